@@ -1,0 +1,76 @@
+package v1
+
+// ConditionType is the type of a condition in SecondarySchedulerStatus.Conditions.
+type ConditionType string
+
+const (
+	// ConditionAvailable is True while at least one scheduler pod is ready to schedule.
+	ConditionAvailable ConditionType = "Available"
+	// ConditionProgressing is True while the scheduler's Deployment rolls out a change.
+	ConditionProgressing ConditionType = "Progressing"
+	// ConditionDegraded is True when the desired state cannot be reached; the reason says
+	// why and the message what to fix. The last good scheduler keeps running meanwhile.
+	ConditionDegraded ConditionType = "Degraded"
+)
+
+// ConditionReason is the machine-readable reason of a condition. Events on the
+// SecondaryScheduler reuse the same reasons.
+type ConditionReason string
+
+// Reasons of the Available condition.
+const (
+	// ReasonSchedulerReady: a scheduler pod is ready.
+	ReasonSchedulerReady ConditionReason = "SchedulerReady"
+	// ReasonNoReadyScheduler: no scheduler pod is ready yet, or none is left.
+	ReasonNoReadyScheduler ConditionReason = "NoReadyScheduler"
+	// ReasonSchedulerNotDeployed: no scheduler Deployment exists (yet).
+	ReasonSchedulerNotDeployed ConditionReason = "SchedulerNotDeployed"
+)
+
+// Reasons of the Progressing condition.
+const (
+	// ReasonRollingOut: the Deployment is rolling out a new configuration or image.
+	ReasonRollingOut ConditionReason = "RollingOut"
+	// ReasonRolloutComplete: every replica runs the current configuration.
+	ReasonRolloutComplete ConditionReason = "RolloutComplete"
+)
+
+// Reasons shared by all conditions for management states other than Managed.
+const (
+	// ReasonUnmanaged: managementState is Unmanaged; the operator leaves the objects alone.
+	ReasonUnmanaged ConditionReason = "Unmanaged"
+	// ReasonRemoved: managementState is Removed; the operator deleted the scheduler.
+	ReasonRemoved ConditionReason = "Removed"
+)
+
+// Reasons of the Degraded condition.
+const (
+	// ReasonAsExpected: nothing is wrong.
+	ReasonAsExpected ConditionReason = "AsExpected"
+	// ReasonConfigMapNotFound: spec.schedulerConfig names a ConfigMap that does not exist.
+	ReasonConfigMapNotFound ConditionReason = "ConfigMapNotFound"
+	// ReasonConfigKeyMissing: the ConfigMap has no config.yaml key.
+	ReasonConfigKeyMissing ConditionReason = "ConfigKeyMissing"
+	// ReasonConfigNotYAML: config.yaml is not valid YAML.
+	ReasonConfigNotYAML ConditionReason = "ConfigNotYAML"
+	// ReasonNotKubeSchedulerConfiguration: config.yaml is YAML but not a KubeSchedulerConfiguration.
+	ReasonNotKubeSchedulerConfiguration ConditionReason = "NotKubeSchedulerConfiguration"
+	// ReasonUnsupportedConfigVersion: config.yaml uses an apiVersion that current
+	// kube-schedulers no longer serve (v1beta1 to v1beta3).
+	ReasonUnsupportedConfigVersion ConditionReason = "UnsupportedConfigVersion"
+	// ReasonInvalidConfig: config.yaml has unknown or duplicate fields, or wrongly typed values.
+	ReasonInvalidConfig ConditionReason = "InvalidConfig"
+	// ReasonNoProfile: the configuration has no profile.
+	ReasonNoProfile ConditionReason = "NoProfile"
+	// ReasonProfileNotFound: no profile's schedulerName is the SecondaryScheduler's scheduler name.
+	ReasonProfileNotFound ConditionReason = "ProfileNotFound"
+	// ReasonDefaultSchedulerClaimed: a profile is named default-scheduler (explicitly, or by
+	// leaving schedulerName empty), which belongs to the cluster's own scheduler.
+	ReasonDefaultSchedulerClaimed ConditionReason = "DefaultSchedulerClaimed"
+	// ReasonSchedulerNameConflict: an older SecondaryScheduler already uses this scheduler name.
+	ReasonSchedulerNameConflict ConditionReason = "SchedulerNameConflict"
+	// ReasonApplyFailed: the API server refused an object of the scheduler.
+	ReasonApplyFailed ConditionReason = "ApplyFailed"
+	// ReasonDiscoveryFailed: the operator could not read the cluster's Kubernetes version.
+	ReasonDiscoveryFailed ConditionReason = "DiscoveryFailed"
+)

@@ -1,0 +1,324 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultSchedulerName is the name of the cluster's own kube-scheduler. A secondary
+// scheduler must never claim it: pods without spec.schedulerName would go to it.
+const DefaultSchedulerName = "default-scheduler"
+
+// ManagementState says how far the operator manages the scheduler of a SecondaryScheduler.
+// +kubebuilder:validation:Enum=Managed;Unmanaged;Removed;Force
+type ManagementState string
+
+const (
+	// Managed: the operator creates the scheduler and keeps it in the desired state.
+	Managed ManagementState = "Managed"
+	// Unmanaged: the operator leaves the scheduler's objects alone (they keep running as they are).
+	Unmanaged ManagementState = "Unmanaged"
+	// Removed: the operator deletes the scheduler's objects but keeps the SecondaryScheduler.
+	Removed ManagementState = "Removed"
+	// Force is accepted for compatibility with operator.openshift.io/v1 and means Managed.
+	Force ManagementState = "Force"
+)
+
+// LogLevel is the verbosity of a scheduler's or the operator's logs.
+// +kubebuilder:validation:Enum="";Normal;Debug;Trace;TraceAll
+type LogLevel string
+
+const (
+	// Normal logs at klog verbosity 2. The empty string means Normal too.
+	Normal LogLevel = "Normal"
+	// Debug logs at klog verbosity 4.
+	Debug LogLevel = "Debug"
+	// Trace logs at klog verbosity 6.
+	Trace LogLevel = "Trace"
+	// TraceAll logs at klog verbosity 8.
+	TraceAll LogLevel = "TraceAll"
+)
+
+// Verbosity is the klog -v value for the level.
+func (l LogLevel) Verbosity() int {
+	switch l {
+	case Debug:
+		return 4
+	case Trace:
+		return 6
+	case TraceAll:
+		return 8
+	default:
+		return 2
+	}
+}
+
+// TopologyMode says how many scheduler replicas run.
+// +kubebuilder:validation:Enum=SingleReplica;HighlyAvailable
+type TopologyMode string
+
+const (
+	// SingleReplica runs one scheduler pod.
+	SingleReplica TopologyMode = "SingleReplica"
+	// HighlyAvailable runs several scheduler pods; one holds the lease and schedules,
+	// the others wait to take over.
+	HighlyAvailable TopologyMode = "HighlyAvailable"
+)
+
+// DefaultHighlyAvailableReplicas is the replica count of HighlyAvailable mode when
+// highlyAvailableTopology.maxReplicas is not set.
+const DefaultHighlyAvailableReplicas int32 = 3
+
+// Topology says how the scheduler's pods are laid out.
+// +kubebuilder:validation:XValidation:rule="!has(self.highlyAvailableTopology) || self.mode == 'HighlyAvailable'",message="highlyAvailableTopology is only allowed with mode HighlyAvailable"
+type Topology struct {
+	// Mode is SingleReplica (one scheduler pod, the default) or HighlyAvailable
+	// (several pods with leader election; see highlyAvailableTopology).
+	// +kubebuilder:default=SingleReplica
+	// +optional
+	Mode TopologyMode `json:"mode,omitempty"`
+
+	// HighlyAvailableTopology places the replicas of HighlyAvailable mode.
+	// +optional
+	HighlyAvailableTopology *HighlyAvailableTopology `json:"highlyAvailableTopology,omitempty"`
+}
+
+// HighlyAvailableTopology places the scheduler replicas of HighlyAvailable mode.
+type HighlyAvailableTopology struct {
+	// NodeSelector restricts the scheduler pods to nodes with these labels,
+	// for example control-plane or infrastructure nodes.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the scheduler pods run on tainted nodes, for example
+	// node-role.kubernetes.io/control-plane:NoSchedule.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// MaxReplicas is the number of scheduler pods (default 3). They are spread
+	// over nodes when the nodes allow it; one leads at a time.
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=7
+	// +optional
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+}
+
+// ProfileType names a scheduling profile the operator knows how to configure.
+// +kubebuilder:validation:Enum=Custom;BinPacking
+type ProfileType string
+
+const (
+	// CustomProfile runs the user's own KubeSchedulerConfiguration from spec.schedulerConfig.
+	CustomProfile ProfileType = "Custom"
+	// BinPackingProfile packs pods onto as few nodes as their requests allow, with the
+	// in-tree NodeResourcesFit plugin scoring MostAllocated.
+	BinPackingProfile ProfileType = "BinPacking"
+)
+
+// Profile chooses what the scheduler optimises for. It is a union discriminated by
+// type: each type may carry its own arguments in the member named after it (binPacking
+// for BinPacking), and a member is refused with any other type. Load-aware types
+// (TargetLoadPacking, LoadVariationRiskBalancing, LowRiskOverCommitment) join as new
+// enum values with their own members.
+// +kubebuilder:validation:XValidation:rule="self.type == 'BinPacking' || !has(self.binPacking)",message="profile.binPacking applies only to profile type BinPacking"
+type Profile struct {
+	// Type is the profile: Custom (the KubeSchedulerConfiguration in spec.schedulerConfig)
+	// or BinPacking (pack pods onto as few nodes as their requests allow).
+	// +required
+	Type ProfileType `json:"type"`
+
+	// BinPacking holds the arguments of profile type BinPacking.
+	// +optional
+	BinPacking *BinPackingArgs `json:"binPacking,omitempty"`
+}
+
+// BinPackingArgs configures the BinPacking profile: in-tree NodeResourcesFit scoring
+// MostAllocated over every feasible node, NodeResourcesBalancedAllocation disabled.
+type BinPackingArgs struct {
+	// ResourceWeights weighs each resource in the MostAllocated score, from 1 to 100.
+	// Default: cpu 1, memory 1. Extended resources such as nvidia.com/gpu may be listed too.
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(r, self[r] >= 1 && self[r] <= 100)",message="each resource weight must be between 1 and 100"
+	// +optional
+	ResourceWeights map[corev1.ResourceName]int64 `json:"resourceWeights,omitempty"`
+}
+
+// SecondarySchedulerSpec is the desired secondary scheduler. Its first fields are those of
+// OpenShift's operator.openshift.io/v1 SecondaryScheduler, with the same meanings, so an
+// existing resource works after changing only its apiVersion.
+// +kubebuilder:validation:XValidation:rule="has(self.profile) || (has(self.schedulerConfig) && self.schedulerConfig != '')",message="set spec.profile.type (for example BinPacking) or spec.schedulerConfig (the name of a ConfigMap holding a KubeSchedulerConfiguration)"
+// +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type != 'Custom' || (has(self.schedulerConfig) && self.schedulerConfig != '')",message="profile type Custom needs spec.schedulerConfig: the name of a ConfigMap whose key config.yaml holds a KubeSchedulerConfiguration"
+// +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type == 'Custom' || !has(self.schedulerConfig) || self.schedulerConfig == ''",message="spec.schedulerConfig is only used with profile type Custom; remove it or set profile.type to Custom"
+type SecondarySchedulerSpec struct {
+	// ManagementState is Managed (the default: create the scheduler and keep it as
+	// specified), Unmanaged (leave the scheduler's objects as they are) or Removed
+	// (delete the scheduler's objects, keep this resource). Force means Managed.
+	// +kubebuilder:default=Managed
+	// +optional
+	ManagementState ManagementState `json:"managementState,omitempty"`
+
+	// LogLevel is the scheduler's log verbosity: Normal (-v=2, the default), Debug (-v=4),
+	// Trace (-v=6) or TraceAll (-v=8).
+	// +optional
+	LogLevel LogLevel `json:"logLevel,omitempty"`
+
+	// OperatorLogLevel is the verbosity of the operator's own logs about this resource,
+	// with the same levels as logLevel.
+	// +optional
+	OperatorLogLevel LogLevel `json:"operatorLogLevel,omitempty"`
+
+	// SchedulerConfig is the name of a ConfigMap in this namespace whose key config.yaml
+	// holds a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1). Setting it
+	// without a profile means profile type Custom. The operator sets leaderElection and
+	// fills clientConnection when unset; the rest is used as written. Edits roll out.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SchedulerConfig string `json:"schedulerConfig,omitempty"`
+
+	// SchedulerImage is the scheduler's container image; its binary must be
+	// /bin/kube-scheduler. Default: the kubernetes-sigs/scheduler-plugins release built
+	// for the cluster's Kubernetes minor version (status.image says which).
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	SchedulerImage string `json:"schedulerImage,omitempty"`
+
+	// Topology is SingleReplica (the default) or HighlyAvailable.
+	// +optional
+	Topology *Topology `json:"topology,omitempty"`
+
+	// SchedulerName is the name pods give in spec.schedulerName to be placed by this
+	// scheduler. Default: metadata.name. It cannot be changed and cannot be
+	// default-scheduler. When two resources claim one name, the older keeps it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="self != 'default-scheduler'",message="default-scheduler belongs to the cluster's own kube-scheduler; choose another schedulerName"
+	// +optional
+	SchedulerName string `json:"schedulerName,omitempty"`
+
+	// Profile chooses what the scheduler optimises for. Without it, spec.schedulerConfig
+	// must be set (profile type Custom).
+	// +optional
+	Profile *Profile `json:"profile,omitempty"`
+}
+
+// SecondarySchedulerStatus is what the operator observed of the scheduler.
+type SecondarySchedulerStatus struct {
+	// ObservedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Available (a scheduler pod is ready to schedule), Progressing
+	// (a rollout is under way) and Degraded (the desired state cannot be reached;
+	// the reason and message say why and what to fix).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// ReadyReplicas is the number of ready scheduler pods.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// SchedulerName is the name pods use in spec.schedulerName to reach this scheduler.
+	// +optional
+	SchedulerName string `json:"schedulerName,omitempty"`
+
+	// Profile is the profile type in effect.
+	// +optional
+	Profile ProfileType `json:"profile,omitempty"`
+
+	// Image is the scheduler image in use, whether given or defaulted.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// ImageSource says where status.image comes from: spec.schedulerImage, or the
+	// default chosen for the cluster's Kubernetes version (and whether that version has a
+	// matching scheduler-plugins release).
+	// +optional
+	ImageSource string `json:"imageSource,omitempty"`
+
+	// ConfigHash identifies the rendered scheduler configuration; pods roll only when it changes.
+	// +optional
+	ConfigHash string `json:"configHash,omitempty"`
+}
+
+// SecondaryScheduler runs a secondary kube-scheduler beside the cluster's default one.
+// Pods opt in with spec.schedulerName.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=secsched;ssched,categories=all
+// +kubebuilder:printcolumn:name="Scheduler",type=string,JSONPath=`.status.schedulerName`
+// +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.status.profile`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 50",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter) of at most 50 characters: the scheduler's Deployment and Service are named after it"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.schedulerName) || self.metadata.name != 'default-scheduler'",message="a SecondaryScheduler named default-scheduler must set spec.schedulerName to another name"
+// +kubebuilder:validation:XValidation:rule="(has(self.spec.schedulerName) ? self.spec.schedulerName : self.metadata.name) == (has(oldSelf.spec.schedulerName) ? oldSelf.spec.schedulerName : oldSelf.metadata.name)",message="spec.schedulerName cannot be changed; create a new SecondaryScheduler instead"
+type SecondaryScheduler struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired secondary scheduler.
+	// +required
+	Spec SecondarySchedulerSpec `json:"spec"`
+
+	// Status is what the operator observed.
+	// +optional
+	Status SecondarySchedulerStatus `json:"status,omitempty"`
+}
+
+// EffectiveSchedulerName is spec.schedulerName, or metadata.name when it is unset.
+func (s *SecondaryScheduler) EffectiveSchedulerName() string {
+	if s.Spec.SchedulerName != "" {
+		return s.Spec.SchedulerName
+	}
+	return s.Name
+}
+
+// EffectiveProfile is spec.profile.type, or Custom when only spec.schedulerConfig is set.
+func (s *SecondaryScheduler) EffectiveProfile() ProfileType {
+	if s.Spec.Profile != nil && s.Spec.Profile.Type != "" {
+		return s.Spec.Profile.Type
+	}
+	return CustomProfile
+}
+
+// EffectiveManagementState is spec.managementState with Force and the empty value read as Managed.
+func (s *SecondaryScheduler) EffectiveManagementState() ManagementState {
+	switch s.Spec.ManagementState {
+	case Unmanaged, Removed:
+		return s.Spec.ManagementState
+	default:
+		return Managed
+	}
+}
+
+// Replicas is the number of scheduler pods the topology asks for.
+func (s *SecondaryScheduler) Replicas() int32 {
+	t := s.Spec.Topology
+	if t == nil || t.Mode != HighlyAvailable {
+		return 1
+	}
+	if t.HighlyAvailableTopology != nil && t.HighlyAvailableTopology.MaxReplicas != nil {
+		return *t.HighlyAvailableTopology.MaxReplicas
+	}
+	return DefaultHighlyAvailableReplicas
+}
+
+// +kubebuilder:object:root=true
+
+// SecondarySchedulerList is a list of SecondarySchedulers.
+type SecondarySchedulerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the SecondarySchedulers.
+	Items []SecondaryScheduler `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&SecondaryScheduler{}, &SecondarySchedulerList{})
+}

@@ -1,0 +1,60 @@
+package render
+
+import v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+
+// Labels every object of a scheduler carries. The operator's caches select on
+// LabelManagedBy, and map an object back to its SecondaryScheduler through the owner
+// labels, which also serve the objects an owner reference cannot reach (cluster-scoped
+// ones, and the RoleBinding in kube-system).
+const (
+	LabelManagedBy      = "app.kubernetes.io/managed-by"
+	ManagedByValue      = "secondary-scheduler-operator"
+	LabelName           = "app.kubernetes.io/name"
+	NameValue           = "secondary-scheduler"
+	LabelInstance       = "app.kubernetes.io/instance"
+	LabelOwnerNamespace = "operator.secondary-scheduler.io/owner-namespace"
+	LabelOwnerName      = "operator.secondary-scheduler.io/owner-name"
+)
+
+// ConfigHashAnnotation on the scheduler's pod template holds the hash of the rendered
+// configuration: pods roll when, and only when, the configuration really changes.
+const ConfigHashAnnotation = "operator.secondary-scheduler.io/config-hash"
+
+// AuthenticationReaderNamespace is where the Role extension-apiserver-authentication-reader
+// lives, and so where its RoleBinding must be.
+const AuthenticationReaderNamespace = "kube-system"
+
+// Names of a scheduler's objects, all derived from its SecondaryScheduler so that many
+// coexist. Namespaced objects share the namespace, so the name is enough; objects
+// outside it include the namespace, with ':' as separator because no namespace or name
+// can contain one.
+
+// SchedulerName is the name of the scheduler's Deployment, Service and ServiceAccount.
+func SchedulerName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler" }
+
+// ConfigMapName is the name of the ConfigMap holding the rendered configuration.
+func ConfigMapName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-config" }
+
+// LeaseRoleName is the name of the Role (and its RoleBinding) for the scheduler's Lease.
+func LeaseRoleName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-lease" }
+
+// ClusterBindingName is the name of a binding outside the SecondaryScheduler's namespace.
+func ClusterBindingName(cr *v1.SecondaryScheduler, role string) string {
+	return "secondary-scheduler:" + cr.Namespace + ":" + cr.Name + ":" + role
+}
+
+// OwnerLabels are the labels every object of cr's scheduler carries.
+func OwnerLabels(cr *v1.SecondaryScheduler) map[string]string {
+	return map[string]string{
+		LabelManagedBy:      ManagedByValue,
+		LabelName:           NameValue,
+		LabelInstance:       cr.Name,
+		LabelOwnerNamespace: cr.Namespace,
+		LabelOwnerName:      cr.Name,
+	}
+}
+
+// podSelector selects the scheduler pods of cr within its namespace.
+func podSelector(cr *v1.SecondaryScheduler) map[string]string {
+	return map[string]string{LabelName: NameValue, LabelInstance: cr.Name}
+}

@@ -1,0 +1,269 @@
+// Package render turns a SecondaryScheduler and the facts the operator discovered about
+// the cluster into the objects of its scheduler. It is pure: no client, no clock, no
+// logging. Each field of the SecondaryScheduler is read in one place here, so this
+// package is where a field of the resource becomes a setting of the scheduler:
+//
+//	spec.schedulerName, spec.profile, spec.schedulerConfig -> SchedulerConfig (config.yaml)
+//	spec.schedulerImage                                     -> SchedulerImage
+//	spec.logLevel                                           -> the --v flag, in deployment
+//	spec.topology                                           -> replicas and placement, in deployment
+package render
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+)
+
+// Facts are what the operator found out about the cluster and the resource's references.
+type Facts struct {
+	// KubernetesMinor is the cluster's Kubernetes minor version (37 for 1.37), for the
+	// default image; 0 when unknown.
+	KubernetesMinor int
+	// CustomConfig is the user's config.yaml for profile Custom, already checked with
+	// schedconfig.Parse.
+	CustomConfig []byte
+}
+
+// Result is a rendered scheduler.
+type Result struct {
+	// Objects are the scheduler's objects in the order they are applied: identity and
+	// permissions first, then configuration, then the Deployment that uses them.
+	Objects []*unstructured.Unstructured
+	// SchedulerConfig is the rendered config.yaml.
+	SchedulerConfig string
+	// ConfigHash identifies SchedulerConfig.
+	ConfigHash string
+	// Image is the scheduler image, and ImageSource where it comes from.
+	Image, ImageSource string
+}
+
+// Render renders every object of cr's scheduler.
+func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
+	config, err := SchedulerConfig(cr, facts.CustomConfig)
+	if err != nil {
+		return nil, err
+	}
+	result := &Result{SchedulerConfig: config, ConfigHash: ConfigHash(config)}
+	result.Image, result.ImageSource = SchedulerImage(cr, facts.KubernetesMinor)
+
+	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
+		serviceAccount,
+		clusterRoleBinding("clusterrolebinding-kube-scheduler.yaml", "kube-scheduler"),
+		clusterRoleBinding("clusterrolebinding-volume-scheduler.yaml", "volume-scheduler"),
+		authenticationReaderBinding,
+		leaseRole,
+		leaseRoleBinding,
+		configMap,
+		service,
+		deployment,
+	}
+	for _, build := range builders {
+		node, err := build(cr, result)
+		if err != nil {
+			return nil, fmt.Errorf("render scheduler of %s/%s: %w", cr.Namespace, cr.Name, err)
+		}
+		object, err := toUnstructured(node)
+		if err != nil {
+			return nil, err
+		}
+		result.Objects = append(result.Objects, object)
+	}
+	return result, nil
+}
+
+// newObject loads an asset and gives it its name, namespace (empty for cluster-scoped
+// objects) and labels; objects in cr's namespace are controlled by cr, for garbage
+// collection.
+func newObject(cr *v1.SecondaryScheduler, asset, name, namespace string) (*yaml.RNode, error) {
+	node, err := loadAsset(asset)
+	if err != nil {
+		return nil, err
+	}
+	if err := node.SetName(name); err != nil {
+		return nil, err
+	}
+	if namespace != "" {
+		if err := node.SetNamespace(namespace); err != nil {
+			return nil, err
+		}
+	}
+	if err := node.SetLabels(OwnerLabels(cr)); err != nil {
+		return nil, err
+	}
+	if namespace == cr.Namespace {
+		owner := metav1.OwnerReference{
+			APIVersion:         v1.GroupVersion.String(),
+			Kind:               "SecondaryScheduler",
+			Name:               cr.Name,
+			UID:                cr.UID,
+			Controller:         ptr.To(true),
+			BlockOwnerDeletion: ptr.To(true),
+		}
+		if err := setValue(node, []metav1.OwnerReference{owner}, "metadata", "ownerReferences"); err != nil {
+			return nil, err
+		}
+	}
+	return node, nil
+}
+
+// setSchedulerSubject makes the scheduler's ServiceAccount the subject of a binding.
+func setSchedulerSubject(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
+	subject, err := node.Pipe(yaml.Lookup("subjects", "[kind=ServiceAccount]"))
+	if err != nil || subject == nil {
+		return fmt.Errorf("asset %s has no ServiceAccount subject: %v", node.GetKind(), err)
+	}
+	if err := setNode(subject, yaml.NewStringRNode(SchedulerName(cr)), "name"); err != nil {
+		return err
+	}
+	return setNode(subject, yaml.NewStringRNode(cr.Namespace), "namespace")
+}
+
+func serviceAccount(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	return newObject(cr, "serviceaccount.yaml", SchedulerName(cr), cr.Namespace)
+}
+
+func clusterRoleBinding(asset, role string) func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error) {
+	return func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+		node, err := newObject(cr, asset, ClusterBindingName(cr, role), "")
+		if err != nil {
+			return nil, err
+		}
+		return node, setSchedulerSubject(node, cr)
+	}
+}
+
+func authenticationReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject(cr, "rolebinding-authentication-reader.yaml",
+		ClusterBindingName(cr, "authentication-reader"), AuthenticationReaderNamespace)
+	if err != nil {
+		return nil, err
+	}
+	return node, setSchedulerSubject(node, cr)
+}
+
+func leaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject(cr, "role-lease.yaml", LeaseRoleName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	rule, err := node.Pipe(yaml.Lookup("rules", "1"))
+	if err != nil || rule == nil {
+		return nil, fmt.Errorf("lease role asset has no second rule: %v", err)
+	}
+	return node, setValue(rule, []string{cr.EffectiveSchedulerName()}, "resourceNames")
+}
+
+func leaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject(cr, "rolebinding-lease.yaml", LeaseRoleName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if err := setNode(node, yaml.NewStringRNode(LeaseRoleName(cr)), "roleRef", "name"); err != nil {
+		return nil, err
+	}
+	return node, setSchedulerSubject(node, cr)
+}
+
+func configMap(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
+	node, err := newObject(cr, "configmap-scheduler-config.yaml", ConfigMapName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return node, setValue(node, result.SchedulerConfig, "data", schedconfig.ConfigKey)
+}
+
+func service(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject(cr, "service.yaml", SchedulerName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return node, setValue(node, podSelector(cr), "spec", "selector")
+}
+
+func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
+	node, err := newObject(cr, "deployment.yaml", SchedulerName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	podLabels := OwnerLabels(cr)
+	settings := []struct {
+		path  []string
+		value any
+	}{
+		{[]string{"spec", "replicas"}, cr.Replicas()},
+		{[]string{"spec", "selector", "matchLabels"}, podSelector(cr)},
+		{[]string{"spec", "template", "metadata", "labels"}, podLabels},
+		{[]string{"spec", "template", "metadata", "annotations"}, map[string]string{ConfigHashAnnotation: result.ConfigHash}},
+		{[]string{"spec", "template", "spec", "serviceAccountName"}, SchedulerName(cr)},
+	}
+	for _, setting := range settings {
+		if err := setValue(node, setting.value, setting.path...); err != nil {
+			return nil, err
+		}
+	}
+	container, err := node.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name=kube-scheduler]"))
+	if err != nil || container == nil {
+		return nil, fmt.Errorf("deployment asset has no kube-scheduler container: %v", err)
+	}
+	if err := setNode(container, yaml.NewStringRNode(result.Image), "image"); err != nil {
+		return nil, err
+	}
+	verbosity := "--v=" + strconv.Itoa(cr.Spec.LogLevel.Verbosity())
+	if err := container.PipeE(yaml.Lookup("command"), yaml.Append(yaml.NewStringRNode(verbosity).YNode())); err != nil {
+		return nil, fmt.Errorf("append %s: %w", verbosity, err)
+	}
+	volume, err := node.Pipe(yaml.Lookup("spec", "template", "spec", "volumes", "[name=scheduler-config]"))
+	if err != nil || volume == nil {
+		return nil, fmt.Errorf("deployment asset has no scheduler-config volume: %v", err)
+	}
+	if err := setNode(volume, yaml.NewStringRNode(ConfigMapName(cr)), "configMap", "name"); err != nil {
+		return nil, err
+	}
+	return node, setHighlyAvailablePlacement(node, cr)
+}
+
+// setHighlyAvailablePlacement spreads HighlyAvailable replicas over nodes, so that losing
+// one node leaves a replica to take the lease, and applies the user's placement.
+func setHighlyAvailablePlacement(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
+	topology := cr.Spec.Topology
+	if topology == nil || topology.Mode != v1.HighlyAvailable {
+		return nil
+	}
+	podSpec := []string{"spec", "template", "spec"}
+	spread := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				TopologyKey:   corev1.LabelHostname,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: podSelector(cr)},
+			},
+		}},
+	}}
+	if err := setValue(node, spread, append(podSpec, "affinity")...); err != nil {
+		return err
+	}
+	placement := topology.HighlyAvailableTopology
+	if placement == nil {
+		return nil
+	}
+	if len(placement.NodeSelector) > 0 {
+		if err := setValue(node, placement.NodeSelector, append(podSpec, "nodeSelector")...); err != nil {
+			return err
+		}
+	}
+	if len(placement.Tolerations) > 0 {
+		if err := setValue(node, placement.Tolerations, append(podSpec, "tolerations")...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

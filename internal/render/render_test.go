@@ -1,0 +1,195 @@
+package render
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata from the current rendering")
+
+func secondaryScheduler(name string, mutate func(*v1.SecondaryScheduler)) *v1.SecondaryScheduler {
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "platform", UID: "4f1f5a8e-0000-4000-8000-000000000001"},
+		Spec:       v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.BinPackingProfile}},
+	}
+	if mutate != nil {
+		mutate(cr)
+	}
+	return cr
+}
+
+const customConfig = `# Our own scoring: prefer nodes that already have the image.
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  qps: 80
+profiles:
+- schedulerName: image-locality
+  plugins:
+    multiPoint:
+      enabled:
+      - name: ImageLocality
+        weight: 10
+`
+
+func TestRenderGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		cr    *v1.SecondaryScheduler
+		facts Facts
+	}{
+		{
+			name:  "binpacking-defaults",
+			cr:    secondaryScheduler("packer", nil),
+			facts: Facts{KubernetesMinor: 34},
+		},
+		{
+			name: "binpacking-highly-available",
+			cr: secondaryScheduler("gpu-packer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.SchedulerName = "gpu-packing"
+				cr.Spec.LogLevel = v1.Trace
+				cr.Spec.SchedulerImage = "registry.example.com/scheduler:v1"
+				cr.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{
+					"nvidia.com/gpu": 10, corev1.ResourceCPU: 2, corev1.ResourceMemory: 1,
+				}}
+				cr.Spec.Topology = &v1.Topology{Mode: v1.HighlyAvailable, HighlyAvailableTopology: &v1.HighlyAvailableTopology{
+					NodeSelector: map[string]string{"node-role.kubernetes.io/infra": ""},
+					Tolerations:  []corev1.Toleration{{Key: "node-role.kubernetes.io/infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					MaxReplicas:  ptr.To[int32](3),
+				}}
+			}),
+			facts: Facts{KubernetesMinor: 33},
+		},
+		{
+			name: "custom",
+			cr: secondaryScheduler("image-locality", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = nil
+				cr.Spec.SchedulerConfig = "image-locality-config"
+			}),
+			facts: Facts{KubernetesMinor: 37, CustomConfig: []byte(customConfig)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			result, err := Render(tt.cr, tt.facts)
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			// What the operator renders must pass the same checks as a user's config.
+			if _, err := schedconfig.Parse([]byte(result.SchedulerConfig), tt.cr.EffectiveSchedulerName(), "rendered config"); err != nil {
+				t.Fatalf("rendered config does not pass schedconfig.Parse: %v\n%s", err, result.SchedulerConfig)
+			}
+			var documents []string
+			for _, object := range result.Objects {
+				data, err := yaml.Marshal(object.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				documents = append(documents, string(data))
+			}
+			got := strings.Join(documents, "---\n")
+			golden := filepath.Join("testdata", tt.name+".golden.yaml")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("read golden file (run go test ./internal/render -update to create it): %v", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("rendering differs from %s (-want +got); if the change is intended, run go test ./internal/render -update:\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+func TestSchedulerConfigOperatorOwnedFields(t *testing.T) {
+	cr := secondaryScheduler("image-locality", func(cr *v1.SecondaryScheduler) {
+		cr.Spec.Profile = nil
+		cr.Spec.SchedulerConfig = "cm"
+	})
+	userConfig := customConfig + `leaderElection:
+  leaderElect: false
+  resourceName: kube-scheduler
+  resourceNamespace: kube-system
+`
+	config, err := SchedulerConfig(cr, []byte(userConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := schedconfig.Parse([]byte(config), "image-locality", "rendered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := parsed.LeaderElection
+	if !ptr.Deref(le.LeaderElect, false) || le.ResourceName != "image-locality" || le.ResourceNamespace != "platform" || le.ResourceLock != "leases" {
+		t.Errorf("leader election must always use the scheduler's own Lease, got %+v", le)
+	}
+	if parsed.ClientConnection.QPS != 80 || parsed.ClientConnection.Burst != 1000 {
+		t.Errorf("clientConnection: want the user's qps 80 kept and burst filled with 1000, got qps %v burst %v",
+			parsed.ClientConnection.QPS, parsed.ClientConnection.Burst)
+	}
+	if !strings.Contains(config, "# Our own scoring") {
+		t.Errorf("the user's comments should survive rendering:\n%s", config)
+	}
+}
+
+func TestRenderRollsPodsOnlyOnConfigChange(t *testing.T) {
+	base := secondaryScheduler("packer", nil)
+	hashOf := func(cr *v1.SecondaryScheduler) string {
+		result, err := Render(cr, Facts{KubernetesMinor: 34})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result.ConfigHash
+	}
+	same := base.DeepCopy()
+	same.Spec.LogLevel = v1.Debug // a flag, not the config
+	if hashOf(base) != hashOf(same) {
+		t.Error("changing the log level changed the config hash")
+	}
+	changed := base.DeepCopy()
+	changed.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 5}}
+	if hashOf(base) == hashOf(changed) {
+		t.Error("changing resource weights did not change the config hash")
+	}
+}
+
+func TestSchedulerImage(t *testing.T) {
+	tests := []struct {
+		name            string
+		image           string
+		kubernetesMinor int
+		wantImage       string
+		wantSource      string
+	}{
+		{"explicit image wins", "example.com/s:1", 34, "example.com/s:1", "spec.schedulerImage"},
+		{"matching release", "", 34, "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7", "release for Kubernetes 1.34"},
+		{"older matching release", "", 30, "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.30.12", "release for Kubernetes 1.30"},
+		{"newer cluster gets the newest and says so", "", 37, "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7", "no scheduler-plugins release is known for Kubernetes 1.37"},
+		{"older cluster gets the oldest and says so", "", 28, "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.30.12", "so the one for 1.30"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := secondaryScheduler("s", func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = tt.image })
+			image, source := SchedulerImage(cr, tt.kubernetesMinor)
+			if image != tt.wantImage || !strings.Contains(source, tt.wantSource) {
+				t.Errorf("got %q (%q), want %q (containing %q)", image, source, tt.wantImage, tt.wantSource)
+			}
+		})
+	}
+}
