@@ -74,3 +74,7 @@ const (
 	// ReasonDiscoveryFailed: the operator could not read the cluster's Kubernetes version.
 	ReasonDiscoveryFailed ConditionReason = "DiscoveryFailed"
 )
+
+// ReasonRolloutStalled: the scheduler's Deployment exceeded its progress deadline, for
+// example because its pods crash or cannot be placed.
+const ReasonRolloutStalled ConditionReason = "RolloutStalled"

@@ -220,7 +220,7 @@ type SecondarySchedulerStatus struct {
 
 	// ReadyReplicas is the number of ready scheduler pods.
 	// +optional
-	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	ReadyReplicas int32 `json:"readyReplicas"`
 
 	// SchedulerName is the name pods use in spec.schedulerName to reach this scheduler.
 	// +optional

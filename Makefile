@@ -1,0 +1,136 @@
+# secondary-scheduler-operator. `make help` lists the targets.
+
+# Image of the operator, for deploy and build-installer.
+IMG ?= ghcr.io/secondary-scheduler/secondary-scheduler-operator:latest
+
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+LOCALBIN ?= $(CURDIR)/bin
+# The control plane (kube-apiserver, etcd, kubectl, ...) built by hack/build-control-plane.sh;
+# envtest finds it through KUBEBUILDER_ASSETS.
+KUBE_VERSION ?= v1.37.0
+CONTROL_PLANE_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
+KUBECTL ?= $(CONTROL_PLANE_DIR)/kubectl
+
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+# Files that `make manifests generate` writes; CI fails when they differ from the commit.
+GENERATED = api/v1/zz_generated.deepcopy.go config/crd/bases config/rbac/role.yaml
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRD and the operator's ClusterRole.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-fix
+lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and fix what it can.
+	$(GOLANGCI_LINT) run --fix ./...
+
+.PHONY: verify-generated
+verify-generated: manifests generate ## Fail when generated files differ from the committed ones.
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
+		echo "Generated files are stale; run 'make manifests generate' and commit:"; \
+		git status --porcelain -- $(GENERATED); git diff -- $(GENERATED) | head -50; exit 1; fi
+
+##@ Test
+
+.PHONY: control-plane
+control-plane: ## Build the pinned control plane into bin/ (reuses what is there).
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
+
+.PHONY: test
+test: manifests generate fmt vet lint $(if $(CI),verify-generated) test-unit test-integration ## Run every test: unit, then integration on a real API server.
+
+.PHONY: test-unit
+test-unit: ## Unit tests (no API server).
+	go test ./api/... ./internal/... -count=1
+
+.PHONY: test-integration
+test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-apiserver etcd kubectl
+	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... -count=1 -timeout 20m
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the operator binary.
+	go build -o bin/manager .
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the operator against the current kubeconfig.
+	go run . --metrics-bind-address=0 --health-probe-bind-address=:8081
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests $(KUBECTL) ## Install the CRD into the cluster of the current kubeconfig.
+	$(KUBECTL) kustomize config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests ## Remove the CRD. ignore-not-found=true ignores missing objects.
+	$(KUBECTL) kustomize config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: build-installer ## Deploy the operator with image IMG.
+	$(KUBECTL) apply --server-side -f dist/install.yaml
+
+.PHONY: undeploy
+undeploy: build-installer ## Remove the operator. ignore-not-found=true ignores missing objects.
+	$(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f dist/install.yaml
+
+.PHONY: build-installer
+build-installer: manifests $(KUBECTL) ## Write dist/install.yaml: CRD, RBAC and the operator, for one kubectl apply.
+	mkdir -p dist
+	rm -rf dist/kustomize && cp -r config dist/kustomize
+	sed -i 's#newName: .*#newName: $(firstword $(subst :, ,$(IMG)))#; s#newTag: .*#newTag: $(or $(word 2,$(subst :, ,$(IMG))),latest)#' dist/kustomize/manager/kustomization.yaml
+	$(KUBECTL) kustomize dist/kustomize/default > dist/install.yaml
+	rm -rf dist/kustomize
+
+##@ Tools
+
+$(CONTROLLER_GEN):
+	mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	mv $(LOCALBIN)/controller-gen $@
+
+$(GOLANGCI_LINT):
+	mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(LOCALBIN)/golangci-lint $@
+
+$(KUBECTL):
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kubectl

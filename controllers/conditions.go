@@ -1,0 +1,100 @@
+package controllers
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+// conditionSetter sets conditions on a status with the resource's generation.
+type conditionSetter struct {
+	generation int64
+	status     *v1.SecondarySchedulerStatus
+}
+
+func newConditionSetter(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus) *conditionSetter {
+	return &conditionSetter{generation: cr.Generation, status: status}
+}
+
+func (c *conditionSetter) set(conditionType v1.ConditionType, isTrue bool, reason v1.ConditionReason, message string) {
+	status := metav1.ConditionFalse
+	if isTrue {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&c.status.Conditions, metav1.Condition{
+		Type:               string(conditionType),
+		Status:             status,
+		Reason:             string(reason),
+		Message:            message,
+		ObservedGeneration: c.generation,
+	})
+}
+
+// setAll sets every condition False with one reason, for management states in which
+// the operator does not run a scheduler.
+func (c *conditionSetter) setAll(reason v1.ConditionReason, message string) {
+	for _, conditionType := range []v1.ConditionType{v1.ConditionAvailable, v1.ConditionProgressing, v1.ConditionDegraded} {
+		c.set(conditionType, false, reason, message)
+	}
+}
+
+// setProgressing reports whether the Deployment still rolls out.
+func setProgressing(conditions *conditionSetter, deployment *appsv1.Deployment) {
+	if deployment == nil {
+		conditions.set(v1.ConditionProgressing, false, v1.ReasonSchedulerNotDeployed, "the scheduler has not been deployed")
+		return
+	}
+	want := ptrValue(deployment.Spec.Replicas)
+	s := deployment.Status
+	if deployment.Generation != s.ObservedGeneration || s.UpdatedReplicas < want || s.Replicas > s.UpdatedReplicas || s.AvailableReplicas < want {
+		conditions.set(v1.ConditionProgressing, true, v1.ReasonRollingOut, fmt.Sprintf(
+			"rolling out the current configuration: %d of %d pods updated, %d available, %d old pods left",
+			s.UpdatedReplicas, want, s.AvailableReplicas, max(s.Replicas-s.UpdatedReplicas, 0)))
+		return
+	}
+	conditions.set(v1.ConditionProgressing, false, v1.ReasonRolloutComplete, fmt.Sprintf("all %d scheduler pods run the current configuration", want))
+}
+
+// setDegradedFromRollout sets Degraded once the desired scheduler was applied: a rollout
+// past its deadline (pods crash or cannot be placed) degrades it, nothing else does.
+func setDegradedFromRollout(conditions *conditionSetter, deployment *appsv1.Deployment) {
+	if deployment != nil {
+		for _, condition := range deployment.Status.Conditions {
+			if condition.Type == appsv1.DeploymentProgressing && condition.Reason == "ProgressDeadlineExceeded" {
+				conditions.set(v1.ConditionDegraded, true, v1.ReasonRolloutStalled, fmt.Sprintf(
+					"the scheduler's Deployment %s/%s stopped progressing: %s; look at its pods' events and logs",
+					deployment.Namespace, deployment.Name, condition.Message))
+				return
+			}
+		}
+	}
+	conditions.set(v1.ConditionDegraded, false, v1.ReasonAsExpected, "the scheduler is configured as specified")
+}
+
+// changedConditions are the conditions of after whose status or reason differ from before.
+func changedConditions(before, after []metav1.Condition) []metav1.Condition {
+	var changed []metav1.Condition
+	for _, condition := range after {
+		previous := meta.FindStatusCondition(before, condition.Type)
+		if previous == nil || previous.Status != condition.Status || previous.Reason != condition.Reason {
+			changed = append(changed, condition)
+		}
+	}
+	return changed
+}
+
+// isBad reports whether a condition asks for the user's attention.
+func isBad(condition metav1.Condition) bool {
+	switch v1.ConditionType(condition.Type) {
+	case v1.ConditionDegraded:
+		return condition.Status == metav1.ConditionTrue
+	case v1.ConditionAvailable:
+		return condition.Status == metav1.ConditionFalse && condition.Reason == string(v1.ReasonNoReadyScheduler)
+	default:
+		return false
+	}
+}

@@ -1,0 +1,240 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+const (
+	eventuallyTimeout = 30 * time.Second
+	pollInterval      = 100 * time.Millisecond
+)
+
+// scenario is one test's view of the API server: its own namespace and helpers.
+type scenario struct {
+	t         *testing.T
+	g         gomega.Gomega
+	ctx       context.Context
+	namespace string
+}
+
+func newScenario(t *testing.T) *scenario {
+	t.Helper()
+	g := gomega.NewWithT(t)
+	g.SetDefaultEventuallyTimeout(eventuallyTimeout)
+	g.SetDefaultEventuallyPollingInterval(pollInterval)
+	g.SetDefaultConsistentlyDuration(2 * time.Second)
+	g.SetDefaultConsistentlyPollingInterval(pollInterval)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-"}}
+	g.Expect(adminClient.Create(context.Background(), ns)).To(gomega.Succeed())
+	return &scenario{t: t, g: g, ctx: context.Background(), namespace: ns.Name}
+}
+
+func (s *scenario) create(objects ...client.Object) {
+	s.t.Helper()
+	for _, object := range objects {
+		if object.GetNamespace() == "" && !isClusterScoped(object) {
+			object.SetNamespace(s.namespace)
+		}
+		s.g.Expect(adminClient.Create(s.ctx, object)).To(gomega.Succeed(), "create %T %s", object, object.GetName())
+	}
+}
+
+func isClusterScoped(object client.Object) bool {
+	switch object.(type) {
+	case *corev1.Namespace, *corev1.Node, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
+		return true
+	}
+	return false
+}
+
+// update re-reads object, applies mutate and writes it, retrying on conflicts.
+func (s *scenario) update(object client.Object, mutate func()) {
+	s.t.Helper()
+	s.g.Eventually(func() error {
+		if err := adminClient.Get(s.ctx, client.ObjectKeyFromObject(object), object); err != nil {
+			return err
+		}
+		mutate()
+		return adminClient.Update(s.ctx, object)
+	}).Should(gomega.Succeed())
+}
+
+func (s *scenario) get(object client.Object) error {
+	return adminClient.Get(s.ctx, client.ObjectKeyFromObject(object), object)
+}
+
+func binPacking(name string) *v1.SecondaryScheduler {
+	return &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.BinPackingProfile}},
+	}
+}
+
+func custom(name, configMap string) *v1.SecondaryScheduler {
+	return &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1.SecondarySchedulerSpec{SchedulerConfig: configMap},
+	}
+}
+
+func configMap(name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
+}
+
+func configMapIn(namespace, name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+}
+
+// goodConfig is a valid custom configuration for scheduler schedulerName.
+func goodConfig(schedulerName string, imageLocalityWeight int) string {
+	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: %s
+  plugins:
+    score:
+      enabled:
+      - name: ImageLocality
+        weight: %d
+`, schedulerName, imageLocalityWeight)
+}
+
+// deployment returns cr's Deployment as it is now, or nil.
+func (s *scenario) deployment(cr *v1.SecondaryScheduler) *appsv1.Deployment {
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}}
+	if err := s.get(deployment); err != nil {
+		s.g.Expect(apierrors.IsNotFound(err)).To(gomega.BeTrue(), "get Deployment: %v", err)
+		return nil
+	}
+	return deployment
+}
+
+func (s *scenario) renderedConfig(cr *v1.SecondaryScheduler) string {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.ConfigMapName(cr)}}
+	if err := s.get(cm); err != nil {
+		return ""
+	}
+	return cm.Data["config.yaml"]
+}
+
+// condition returns cr's current condition of a type, or nil.
+func (s *scenario) condition(cr *v1.SecondaryScheduler, conditionType v1.ConditionType) *metav1.Condition {
+	current := &v1.SecondaryScheduler{}
+	if err := adminClient.Get(s.ctx, client.ObjectKeyFromObject(cr), current); err != nil {
+		return nil
+	}
+	condition := meta.FindStatusCondition(current.Status.Conditions, string(conditionType))
+	if condition != nil && condition.ObservedGeneration != current.Generation {
+		return nil // not yet about the current spec
+	}
+	return condition
+}
+
+// expectCondition waits until cr's condition has the status and reason.
+func (s *scenario) expectCondition(cr *v1.SecondaryScheduler, conditionType v1.ConditionType, status metav1.ConditionStatus, reason v1.ConditionReason) *metav1.Condition {
+	s.t.Helper()
+	var found *metav1.Condition
+	s.g.Eventually(func() string {
+		found = s.condition(cr, conditionType)
+		if found == nil {
+			return "none"
+		}
+		return string(found.Status) + "/" + found.Reason
+	}).Should(gomega.Equal(string(status)+"/"+string(reason)), "condition %s of %s/%s", conditionType, cr.Namespace, cr.Name)
+	return found
+}
+
+// markDeploymentReady plays the Deployment controller, which envtest does not run.
+func (s *scenario) markDeploymentReady(cr *v1.SecondaryScheduler, ready int32) {
+	s.t.Helper()
+	s.g.Eventually(func() error {
+		deployment := s.deployment(cr)
+		if deployment == nil {
+			return fmt.Errorf("no deployment yet")
+		}
+		replicas := *deployment.Spec.Replicas
+		deployment.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: deployment.Generation,
+			Replicas:           replicas,
+			UpdatedReplicas:    replicas,
+			ReadyReplicas:      ready,
+			AvailableReplicas:  ready,
+		}
+		return adminClient.Status().Update(s.ctx, deployment)
+	}).Should(gomega.Succeed())
+}
+
+func key(namespace, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: name}
+}
+
+// clusterScopedChildren lists the objects outside cr's namespace that belong to it.
+func (s *scenario) clusterScopedChildren(cr *v1.SecondaryScheduler) []string {
+	var names []string
+	crbs := &rbacv1.ClusterRoleBindingList{}
+	s.g.Expect(adminClient.List(s.ctx, crbs, ownerSelector(cr))).To(gomega.Succeed())
+	for _, crb := range crbs.Items {
+		names = append(names, "ClusterRoleBinding/"+crb.Name)
+	}
+	rbs := &rbacv1.RoleBindingList{}
+	s.g.Expect(adminClient.List(s.ctx, rbs, client.InNamespace(render.AuthenticationReaderNamespace), ownerSelector(cr))).To(gomega.Succeed())
+	for _, rb := range rbs.Items {
+		names = append(names, "RoleBinding/"+rb.Namespace+"/"+rb.Name)
+	}
+	return names
+}
+
+// namespacedChildren lists the objects in cr's namespace that carry its labels.
+func (s *scenario) namespacedChildren(cr *v1.SecondaryScheduler) []client.Object {
+	var objects []client.Object
+	for _, kind := range allChildKinds {
+		if kind.name == clusterRoleBindingKind.name {
+			continue
+		}
+		list := kind.list()
+		s.g.Expect(adminClient.List(s.ctx, list, client.InNamespace(cr.Namespace), ownerSelector(cr))).To(gomega.Succeed())
+		s.g.Expect(meta.EachListItem(list, func(item runtime.Object) error {
+			objects = append(objects, item.(client.Object))
+			return nil
+		})).To(gomega.Succeed())
+	}
+	return objects
+}
+
+// eventReasons lists the reasons of the Events about cr.
+func (s *scenario) eventReasons(cr *v1.SecondaryScheduler) []string {
+	list, err := adminClientset.EventsV1().Events(cr.Namespace).List(s.ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var reasons []string
+	for _, event := range list.Items {
+		if event.Regarding.UID == cr.UID {
+			reasons = append(reasons, event.Reason)
+		}
+	}
+	return reasons
+}
+
+func readAll(r io.Reader) string {
+	data, _ := io.ReadAll(r)
+	return string(data)
+}

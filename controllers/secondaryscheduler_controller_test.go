@@ -1,0 +1,329 @@
+package controllers
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("packer")
+	s.create(cr)
+
+	// Before any scheduler pod is ready the scheduler is not Available, and says so.
+	notReady := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoReadyScheduler)
+	s.g.Expect(notReady.Message).To(ContainSubstring("spec.schedulerName: packer"))
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionTrue, v1.ReasonRollingOut)
+
+	s.g.Expect(s.get(cr)).To(Succeed())
+	s.g.Expect(cr.Finalizers).To(ContainElement(Finalizer))
+	status := cr.Status
+	s.g.Expect(status.SchedulerName).To(Equal("packer"))
+	s.g.Expect(status.Profile).To(Equal(v1.BinPackingProfile))
+	// envtest's kube-apiserver is 1.37, newer than any scheduler-plugins release.
+	s.g.Expect(status.Image).To(Equal("registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7"))
+	s.g.Expect(status.ImageSource).To(ContainSubstring("no scheduler-plugins release is known for Kubernetes 1.37"))
+	s.g.Expect(status.ObservedGeneration).To(Equal(cr.Generation))
+
+	deployment := s.deployment(cr)
+	s.g.Expect(deployment).NotTo(BeNil())
+	s.g.Expect(deployment.Spec.Template.Annotations[render.ConfigHashAnnotation]).To(Equal(status.ConfigHash))
+	s.g.Expect(deployment.Spec.Template.Spec.Containers[0].Image).To(Equal(status.Image))
+	s.g.Expect(deployment.Spec.Template.Spec.ServiceAccountName).To(Equal(render.SchedulerName(cr)))
+	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("schedulerName: packer"))
+	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("resourceName: packer"))
+
+	// Every namespaced object is controlled by the SecondaryScheduler, for garbage collection.
+	children := s.namespacedChildren(cr)
+	s.g.Expect(children).To(HaveLen(6)) // Deployment, Service, ConfigMap, ServiceAccount, lease Role and RoleBinding
+	for _, child := range children {
+		owner := metav1.GetControllerOf(child)
+		s.g.Expect(owner).NotTo(BeNil(), "%T %s has no controller", child, child.GetName())
+		s.g.Expect(owner.UID).To(Equal(cr.UID))
+	}
+	s.g.Expect(s.clusterScopedChildren(cr)).To(ConsistOf(
+		"ClusterRoleBinding/secondary-scheduler:"+s.namespace+":packer:kube-scheduler",
+		"ClusterRoleBinding/secondary-scheduler:"+s.namespace+":packer:volume-scheduler",
+		"RoleBinding/kube-system/secondary-scheduler:"+s.namespace+":packer:authentication-reader",
+	))
+
+	// The Deployment controller reports ready pods: the scheduler becomes Available.
+	s.markDeploymentReady(cr, 1)
+	ready := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.g.Expect(ready.Message).To(ContainSubstring("1 of 1 scheduler pods ready"))
+	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonRolloutComplete)
+	s.g.Eventually(func() int32 { _ = s.get(cr); return cr.Status.ReadyReplicas }).Should(Equal(int32(1)))
+
+	// Events reuse the condition reasons.
+	s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(v1.ReasonSchedulerReady)))
+}
+
+func TestConfigEditRollsOutNewConfiguration(t *testing.T) {
+	s := newScenario(t)
+	userConfig := configMap("my-config", map[string]string{"config.yaml": goodConfig("locality", 5)})
+	cr := custom("locality", "my-config")
+	s.create(userConfig, cr)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("weight: 5"))
+	firstHash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
+
+	s.update(userConfig, func() { userConfig.Data["config.yaml"] = goodConfig("locality", 9) })
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("weight: 9"))
+	s.g.Eventually(func() string {
+		return s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
+	}).ShouldNot(Equal(firstHash))
+	s.g.Eventually(func() string { _ = s.get(cr); return cr.Status.ConfigHash }).
+		Should(Equal(s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]))
+}
+
+func TestDriftIsRepaired(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("drift")
+	s.create(cr)
+	s.g.Eventually(func() *appsv1.Deployment { return s.deployment(cr) }).ShouldNot(BeNil())
+	original := s.deployment(cr)
+
+	s.g.Expect(adminClient.Delete(s.ctx, original)).To(Succeed())
+	s.g.Eventually(func() bool {
+		recreated := s.deployment(cr)
+		return recreated != nil && recreated.UID != original.UID
+	}).Should(BeTrue(), "the deleted Deployment comes back")
+
+	scaled := s.deployment(cr)
+	s.update(scaled, func() { scaled.Spec.Replicas = ptr.To[int32](5) })
+	s.g.Eventually(func() int32 { return *s.deployment(cr).Spec.Replicas }).Should(Equal(int32(1)), "a changed field is set back")
+
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "kube-scheduler")}}
+	s.g.Expect(adminClient.Delete(s.ctx, crb)).To(Succeed())
+	s.g.Eventually(func() error { return s.get(crb) }).Should(Succeed(), "a deleted ClusterRoleBinding comes back")
+}
+
+func TestManagementStateTransitions(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("states")
+	s.create(cr)
+	s.g.Eventually(func() *appsv1.Deployment { return s.deployment(cr) }).ShouldNot(BeNil())
+
+	// Unmanaged: the operator leaves a hand edit alone.
+	s.update(cr, func() { cr.Spec.ManagementState = v1.Unmanaged })
+	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonUnmanaged)
+	edited := s.deployment(cr)
+	s.update(edited, func() { edited.Spec.Replicas = ptr.To[int32](4) })
+	s.g.Consistently(func() int32 { return *s.deployment(cr).Spec.Replicas }).Should(Equal(int32(4)))
+
+	// Removed: every object goes, the SecondaryScheduler stays.
+	s.update(cr, func() { cr.Spec.ManagementState = v1.Removed })
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonRemoved)
+	s.g.Eventually(func() []client.Object { return s.namespacedChildren(cr) }).Should(BeEmpty())
+	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(BeEmpty())
+	s.g.Expect(s.get(cr)).To(Succeed())
+
+	// Managed again: everything comes back as specified.
+	s.update(cr, func() { cr.Spec.ManagementState = v1.Managed })
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	s.g.Eventually(func() []client.Object { return s.namespacedChildren(cr) }).Should(HaveLen(6))
+	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(3))
+	s.g.Expect(*s.deployment(cr).Spec.Replicas).To(Equal(int32(1)))
+
+	// Unmanaged back to Managed repairs what was edited meanwhile.
+	s.update(cr, func() { cr.Spec.ManagementState = v1.Unmanaged })
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonUnmanaged)
+	edited = s.deployment(cr)
+	s.update(edited, func() { edited.Spec.Replicas = ptr.To[int32](3) })
+	s.update(cr, func() { cr.Spec.ManagementState = v1.Managed })
+	s.g.Eventually(func() int32 { return *s.deployment(cr).Spec.Replicas }).Should(Equal(int32(1)))
+}
+
+func TestDeletionRemovesClusterScopedObjects(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("doomed")
+	s.create(cr)
+	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(3))
+
+	s.g.Expect(adminClient.Delete(s.ctx, cr)).To(Succeed())
+	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(cr)) }).Should(BeTrue(), "the finalizer lets the resource go")
+	s.g.Expect(s.clusterScopedChildren(cr)).To(BeEmpty())
+	// The namespaced objects are left to the garbage collector, which envtest does not
+	// run; their controller owner references were checked on creation.
+}
+
+func TestBadInputKeepsTheRunningSchedulerAndHeals(t *testing.T) {
+	s := newScenario(t)
+	userConfig := configMap("user-config", map[string]string{"config.yaml": goodConfig("careful", 3)})
+	cr := custom("careful", "user-config")
+	s.create(userConfig, cr)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("weight: 3"))
+	goodDeployment := s.deployment(cr)
+	goodRendered := s.renderedConfig(cr)
+
+	tests := []struct {
+		name        string
+		data        map[string]string // nil deletes the ConfigMap
+		reason      v1.ConditionReason
+		messageHint string
+	}{
+		{"missing ConfigMap", nil, v1.ReasonConfigMapNotFound, "does not exist"},
+		{"missing config.yaml key", map[string]string{"scheduler.yaml": goodConfig("careful", 3)}, v1.ReasonConfigKeyMissing, "its keys: scheduler.yaml"},
+		{"not YAML", map[string]string{"config.yaml": "profiles: [unclosed"}, v1.ReasonConfigNotYAML, "not valid YAML"},
+		{"YAML but not a KubeSchedulerConfiguration", map[string]string{"config.yaml": "apiVersion: v1\nkind: ConfigMap\n"}, v1.ReasonNotKubeSchedulerConfiguration, "kind KubeSchedulerConfiguration"},
+		{"a list, not a mapping", map[string]string{"config.yaml": "- a\n- b\n"}, v1.ReasonNotKubeSchedulerConfiguration, "YAML mapping"},
+		{"removed apiVersion v1beta3", map[string]string{"config.yaml": strings.Replace(goodConfig("careful", 3), "/v1\n", "/v1beta3\n", 1)}, v1.ReasonUnsupportedConfigVersion, "change apiVersion to kubescheduler.config.k8s.io/v1"},
+		{"removed apiVersion v1beta1", map[string]string{"config.yaml": strings.Replace(goodConfig("careful", 3), "/v1\n", "/v1beta1\n", 1)}, v1.ReasonUnsupportedConfigVersion, "no longer serve"},
+		{"unknown field", map[string]string{"config.yaml": goodConfig("careful", 3) + "percentageOfNodesToScor: 50\n"}, v1.ReasonInvalidConfig, `unknown field "percentageOfNodesToScor"`},
+		{"unknown field in in-tree plugin args", map[string]string{"config.yaml": goodConfig("careful", 3) + "  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategyy: {}\n"}, v1.ReasonInvalidConfig, "scoringStrategyy"},
+		{"no profile", map[string]string{"config.yaml": "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"}, v1.ReasonNoProfile, "has no profiles"},
+		{"no profile for this scheduler", map[string]string{"config.yaml": goodConfig("someone-else", 3)}, v1.ReasonProfileNotFound, "no profile in ConfigMap"},
+		{"profile named default-scheduler", map[string]string{"config.yaml": goodConfig("careful", 3) + "- schedulerName: default-scheduler\n"}, v1.ReasonDefaultSchedulerClaimed, "belongs to the cluster's own scheduler"},
+		{"profile without a name", map[string]string{"config.yaml": goodConfig("careful", 3) + "- plugins: {}\n"}, v1.ReasonDefaultSchedulerClaimed, "has no schedulerName"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scenario{t: t, g: NewWithT(t), ctx: s.ctx, namespace: s.namespace}
+			s.g.SetDefaultEventuallyTimeout(eventuallyTimeout)
+			s.g.SetDefaultEventuallyPollingInterval(pollInterval)
+			if tt.data == nil {
+				s.g.Expect(adminClient.Delete(s.ctx, configMapIn(s.namespace, "user-config"))).To(Succeed())
+			} else {
+				s.setUserConfig("user-config", tt.data)
+			}
+			degraded := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, tt.reason)
+			s.g.Expect(degraded.Message).To(ContainSubstring(tt.messageHint))
+			s.g.Expect(degraded.Message).To(ContainSubstring("keeps running with its last good configuration"))
+			s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(tt.reason)))
+
+			// Nothing running is lost: the last good config and Deployment are untouched.
+			s.g.Consistently(func() string { return s.renderedConfig(cr) }, time.Second).Should(Equal(goodRendered))
+			current := s.deployment(cr)
+			s.g.Expect(current.UID).To(Equal(goodDeployment.UID))
+			s.g.Expect(current.Spec).To(Equal(goodDeployment.Spec))
+
+			// Fixing the input heals by itself.
+			s.setUserConfig("user-config", map[string]string{"config.yaml": goodConfig("careful", 3)})
+			s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+		})
+	}
+}
+
+// setUserConfig creates or replaces a user's ConfigMap.
+func (s *scenario) setUserConfig(name string, data map[string]string) {
+	s.t.Helper()
+	existing := configMapIn(s.namespace, name)
+	if err := s.get(existing); apierrors.IsNotFound(err) {
+		s.create(configMap(name, data))
+		return
+	}
+	s.update(existing, func() { existing.Data = data })
+}
+
+func TestSchedulerNameConflictOlderWins(t *testing.T) {
+	s := newScenario(t)
+	other := newScenario(t)
+	older := binPacking("first")
+	older.Spec.SchedulerName = "contested"
+	s.create(older)
+	s.expectCondition(older, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	// Creation timestamps have a resolution of one second.
+	time.Sleep(1100 * time.Millisecond)
+
+	newer := binPacking("second")
+	newer.Spec.SchedulerName = "contested"
+	other.create(newer)
+	conflict := other.expectCondition(newer, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonSchedulerNameConflict)
+	other.g.Expect(conflict.Message).To(ContainSubstring(s.namespace + "/first"))
+	other.g.Consistently(func() *appsv1.Deployment { return other.deployment(newer) }).Should(BeNil())
+	s.expectCondition(older, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+
+	// When the older is gone, the newer takes the name over by itself.
+	s.g.Expect(adminClient.Delete(s.ctx, older)).To(Succeed())
+	other.expectCondition(newer, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	other.g.Eventually(func() *appsv1.Deployment { return other.deployment(newer) }).ShouldNot(BeNil())
+}
+
+func TestIdleOperatorWritesNothing(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("quiet")
+	s.create(cr)
+	s.markDeploymentReady(cr, 1)
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonRolloutComplete)
+
+	snapshot := func() map[string]string {
+		versions := map[string]string{}
+		_ = s.get(cr)
+		versions["SecondaryScheduler"] = cr.ResourceVersion
+		for _, child := range s.namespacedChildren(cr) {
+			versions[child.GetObjectKind().GroupVersionKind().Kind+"/"+child.GetName()] = child.GetResourceVersion()
+		}
+		versions["events"] = strings.Join(s.eventReasons(cr), ",")
+		return versions
+	}
+	settled := snapshot()
+	s.g.Consistently(snapshot, 5*time.Second).Should(Equal(settled))
+}
+
+func TestAPIServerValidatesTheResource(t *testing.T) {
+	s := newScenario(t)
+	tests := []struct {
+		name    string
+		mutate  func(*v1.SecondaryScheduler)
+		message string
+	}{
+		{"schedulerName default-scheduler", func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerName = "default-scheduler" }, "belongs to the cluster's own kube-scheduler"},
+		{"neither profile nor config", func(cr *v1.SecondaryScheduler) { cr.Spec.Profile = nil }, "set spec.profile.type"},
+		{"Custom without config", func(cr *v1.SecondaryScheduler) { cr.Spec.Profile.Type = v1.CustomProfile }, "profile type Custom needs spec.schedulerConfig"},
+		{"binPacking arguments on Custom", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.CustomProfile, BinPacking: &v1.BinPackingArgs{}}
+			cr.Spec.SchedulerConfig = "x"
+		}, "profile.binPacking applies only to profile type BinPacking"},
+		{"weight out of range", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{"cpu": 0}}
+		}, "between 1 and 100"},
+		{"HA placement without HA", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Topology = &v1.Topology{Mode: v1.SingleReplica, HighlyAvailableTopology: &v1.HighlyAvailableTopology{}}
+		}, "only allowed with mode HighlyAvailable"},
+		{"unknown log level", func(cr *v1.SecondaryScheduler) { cr.Spec.LogLevel = "Loud" }, "Unsupported value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := binPacking("invalid")
+			cr.Namespace = s.namespace
+			tt.mutate(cr)
+			err := adminClient.Create(s.ctx, cr)
+			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tt.message)))
+		})
+	}
+
+	t.Run("schedulerName is immutable", func(t *testing.T) {
+		cr := binPacking("fixed")
+		s.create(cr)
+		cr.Spec.SchedulerName = "renamed"
+		NewWithT(t).Expect(adminClient.Update(s.ctx, cr)).To(MatchError(ContainSubstring("spec.schedulerName cannot be changed")))
+	})
+
+	t.Run("kubectl shows the printer columns", func(t *testing.T) {
+		cr := binPacking("columns")
+		s.create(cr)
+		s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+		stdout, stderr, err := testEnv.ControlPlane.KubeCtl().Run("get", "secondaryschedulers", "-n", s.namespace, "columns")
+		g := NewWithT(t)
+		g.Expect(err).NotTo(HaveOccurred(), "kubectl: %s", readAll(stderr))
+		output := readAll(stdout)
+		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+AGE`))
+		g.Expect(output).To(MatchRegexp(`columns\s+columns\s+BinPacking\s+0\s+False`))
+	})
+}

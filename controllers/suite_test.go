@@ -1,0 +1,160 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
+)
+
+// The integration tests run the real operator manager against a real kube-apiserver and
+// etcd (envtest, from KUBEBUILDER_ASSETS). The manager runs as a user holding only the
+// ClusterRole generated from the +kubebuilder:rbac markers, so a missing permission
+// fails here as it would in a cluster.
+var (
+	testEnv       *envtest.Environment
+	adminConfig   *rest.Config
+	adminClient   client.Client
+	adminClientset *kubernetes.Clientset
+	testScheme    = runtime.NewScheme()
+)
+
+const operatorUser = "system:serviceaccount:secondary-scheduler-operator:controller-manager"
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
+	utilruntime.Must(v1.AddToScheme(testScheme))
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-integration`, which builds kube-apiserver and etcd into bin/ and sets it")
+		os.Exit(1)
+	}
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapcore.Level(zapLevel()))))
+	code, err := runSuite(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration suite:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+// zapLevel keeps the operator's logs quiet unless TEST_VERBOSE is set.
+func zapLevel() int8 {
+	if os.Getenv("TEST_VERBOSE") != "" {
+		return -4
+	}
+	return 2 // errors only
+}
+
+func runSuite(m *testing.M) (int, error) {
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	if adminConfig, err = testEnv.Start(); err != nil {
+		return 0, fmt.Errorf("start envtest: %w", err)
+	}
+	defer func() { _ = testEnv.Stop() }()
+	if adminClient, err = client.New(adminConfig, client.Options{Scheme: testScheme}); err != nil {
+		return 0, err
+	}
+	adminClientset = kubernetes.NewForConfigOrDie(adminConfig)
+
+	operatorConfig, err := operatorIdentity()
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped, err := startOperator(ctx, operatorConfig)
+	if err != nil {
+		return 0, err
+	}
+	code := m.Run()
+	cancel()
+	if err := <-stopped; err != nil {
+		return 0, fmt.Errorf("operator manager: %w", err)
+	}
+	return code, nil
+}
+
+// operatorIdentity creates a user bound to exactly the operator's generated ClusterRole.
+func operatorIdentity() (*rest.Config, error) {
+	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(data, role); err != nil {
+		return nil, fmt.Errorf("parse generated ClusterRole: %w", err)
+	}
+	ctx := context.Background()
+	if err := adminClient.Create(ctx, role); err != nil {
+		return nil, err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "secondary-scheduler-operator"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: operatorUser}},
+	}
+	if err := adminClient.Create(ctx, binding); err != nil {
+		return nil, err
+	}
+	user, err := testEnv.AddUser(envtest.User{Name: operatorUser}, adminConfig)
+	if err != nil {
+		return nil, fmt.Errorf("add operator user: %w", err)
+	}
+	return user.Config(), nil
+}
+
+// startOperator runs the manager as main.go does.
+func startOperator(ctx context.Context, config *rest.Config) (<-chan error, error) {
+	mgr, err := ctrl.NewManager(config, ctrl.Options{
+		Scheme:                 testScheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  CacheOptions(""),
+	})
+	if err != nil {
+		return nil, err
+	}
+	clientset := kubernetes.NewForConfigOrDie(config)
+	reconciler := &SecondarySchedulerReconciler{
+		Client:           mgr.GetClient(),
+		APIReader:        mgr.GetAPIReader(),
+		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
+		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
+		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+	}
+	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
+		return nil, err
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	return stopped, nil
+}
