@@ -34,7 +34,7 @@ func init() {
 
 func main() {
 	var (
-		metricsAddr, probeAddr, watchNamespace string
+		metricsAddr, probeAddr, watchNamespace  string
 		leaderElect, secureMetrics, enableHTTP2 bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443",

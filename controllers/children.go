@@ -28,12 +28,12 @@ type childKind struct {
 }
 
 var (
-	deploymentKind     = childKind{"Deployment", func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }}
-	serviceKind        = childKind{"Service", func() client.Object { return &corev1.Service{} }, func() client.ObjectList { return &corev1.ServiceList{} }}
-	configMapKind      = childKind{"ConfigMap", func() client.Object { return &corev1.ConfigMap{} }, func() client.ObjectList { return &corev1.ConfigMapList{} }}
-	serviceAccountKind = childKind{"ServiceAccount", func() client.Object { return &corev1.ServiceAccount{} }, func() client.ObjectList { return &corev1.ServiceAccountList{} }}
-	roleKind           = childKind{"Role", func() client.Object { return &rbacv1.Role{} }, func() client.ObjectList { return &rbacv1.RoleList{} }}
-	roleBindingKind    = childKind{"RoleBinding", func() client.Object { return &rbacv1.RoleBinding{} }, func() client.ObjectList { return &rbacv1.RoleBindingList{} }}
+	deploymentKind         = childKind{"Deployment", func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }}
+	serviceKind            = childKind{"Service", func() client.Object { return &corev1.Service{} }, func() client.ObjectList { return &corev1.ServiceList{} }}
+	configMapKind          = childKind{"ConfigMap", func() client.Object { return &corev1.ConfigMap{} }, func() client.ObjectList { return &corev1.ConfigMapList{} }}
+	serviceAccountKind     = childKind{"ServiceAccount", func() client.Object { return &corev1.ServiceAccount{} }, func() client.ObjectList { return &corev1.ServiceAccountList{} }}
+	roleKind               = childKind{"Role", func() client.Object { return &rbacv1.Role{} }, func() client.ObjectList { return &rbacv1.RoleList{} }}
+	roleBindingKind        = childKind{"RoleBinding", func() client.Object { return &rbacv1.RoleBinding{} }, func() client.ObjectList { return &rbacv1.RoleBindingList{} }}
 	clusterRoleBindingKind = childKind{"ClusterRoleBinding", func() client.Object { return &rbacv1.ClusterRoleBinding{} },
 		func() client.ObjectList { return &rbacv1.ClusterRoleBindingList{} }}
 )

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -182,20 +181,16 @@ func (s *scenario) markDeploymentReady(cr *v1.SecondaryScheduler, ready int32) {
 	}).Should(gomega.Succeed())
 }
 
-func key(namespace, name string) types.NamespacedName {
-	return types.NamespacedName{Namespace: namespace, Name: name}
-}
-
 // clusterScopedChildren lists the objects outside cr's namespace that belong to it.
 func (s *scenario) clusterScopedChildren(cr *v1.SecondaryScheduler) []string {
-	var names []string
 	crbs := &rbacv1.ClusterRoleBindingList{}
 	s.g.Expect(adminClient.List(s.ctx, crbs, ownerSelector(cr))).To(gomega.Succeed())
+	rbs := &rbacv1.RoleBindingList{}
+	s.g.Expect(adminClient.List(s.ctx, rbs, client.InNamespace(render.AuthenticationReaderNamespace), ownerSelector(cr))).To(gomega.Succeed())
+	names := make([]string, 0, len(crbs.Items)+len(rbs.Items))
 	for _, crb := range crbs.Items {
 		names = append(names, "ClusterRoleBinding/"+crb.Name)
 	}
-	rbs := &rbacv1.RoleBindingList{}
-	s.g.Expect(adminClient.List(s.ctx, rbs, client.InNamespace(render.AuthenticationReaderNamespace), ownerSelector(cr))).To(gomega.Succeed())
 	for _, rb := range rbs.Items {
 		names = append(names, "RoleBinding/"+rb.Namespace+"/"+rb.Name)
 	}

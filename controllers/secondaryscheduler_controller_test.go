@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -319,8 +320,12 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 		cr := binPacking("columns")
 		s.create(cr)
 		s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
-		stdout, stderr, err := testEnv.ControlPlane.KubeCtl().Run("get", "secondaryschedulers", "-n", s.namespace, "columns")
 		g := NewWithT(t)
+		admin, err := testEnv.AddUser(envtest.User{Name: "columns-reader", Groups: []string{"system:masters"}}, adminConfig)
+		g.Expect(err).NotTo(HaveOccurred())
+		kubectl, err := admin.Kubectl()
+		g.Expect(err).NotTo(HaveOccurred())
+		stdout, stderr, err := kubectl.Run("get", "secondaryschedulers", "-n", s.namespace, "columns")
 		g.Expect(err).NotTo(HaveOccurred(), "kubectl: %s", readAll(stderr))
 		output := readAll(stdout)
 		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+AGE`))

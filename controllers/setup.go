@@ -68,4 +68,3 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	}
 	return controller.Complete(r)
 }
-

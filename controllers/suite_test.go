@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -34,11 +34,11 @@ import (
 // ClusterRole generated from the +kubebuilder:rbac markers, so a missing permission
 // fails here as it would in a cluster.
 var (
-	testEnv       *envtest.Environment
-	adminConfig   *rest.Config
-	adminClient   client.Client
+	testEnv        *envtest.Environment
+	adminConfig    *rest.Config
+	adminClient    client.Client
 	adminClientset *kubernetes.Clientset
-	testScheme    = runtime.NewScheme()
+	testScheme     = runtime.NewScheme()
 )
 
 const operatorUser = "system:serviceaccount:secondary-scheduler-operator:controller-manager"

@@ -75,6 +75,6 @@ const (
 	ReasonDiscoveryFailed ConditionReason = "DiscoveryFailed"
 )
 
-// ReasonRolloutStalled: the scheduler's Deployment exceeded its progress deadline, for
+// ReasonRolloutStalled means the scheduler's Deployment exceeded its progress deadline, for
 // example because its pods crash or cannot be placed.
 const ReasonRolloutStalled ConditionReason = "RolloutStalled"

@@ -3,6 +3,7 @@ package v1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // DefaultSchedulerName is the name of the cluster's own kube-scheduler. A secondary
@@ -14,11 +15,11 @@ const DefaultSchedulerName = "default-scheduler"
 type ManagementState string
 
 const (
-	// Managed: the operator creates the scheduler and keeps it in the desired state.
+	// Managed means the operator creates the scheduler and keeps it in the desired state.
 	Managed ManagementState = "Managed"
-	// Unmanaged: the operator leaves the scheduler's objects alone (they keep running as they are).
+	// Unmanaged means the operator leaves the scheduler's objects alone (they keep running as they are).
 	Unmanaged ManagementState = "Unmanaged"
-	// Removed: the operator deletes the scheduler's objects but keeps the SecondaryScheduler.
+	// Removed means the operator deletes the scheduler's objects but keeps the SecondaryScheduler.
 	Removed ManagementState = "Removed"
 	// Force is accepted for compatibility with operator.openshift.io/v1 and means Managed.
 	Force ManagementState = "Force"
@@ -148,9 +149,9 @@ type BinPackingArgs struct {
 // SecondarySchedulerSpec is the desired secondary scheduler. Its first fields are those of
 // OpenShift's operator.openshift.io/v1 SecondaryScheduler, with the same meanings, so an
 // existing resource works after changing only its apiVersion.
-// +kubebuilder:validation:XValidation:rule="has(self.profile) || (has(self.schedulerConfig) && self.schedulerConfig != '')",message="set spec.profile.type (for example BinPacking) or spec.schedulerConfig (the name of a ConfigMap holding a KubeSchedulerConfiguration)"
-// +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type != 'Custom' || (has(self.schedulerConfig) && self.schedulerConfig != '')",message="profile type Custom needs spec.schedulerConfig: the name of a ConfigMap whose key config.yaml holds a KubeSchedulerConfiguration"
-// +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type == 'Custom' || !has(self.schedulerConfig) || self.schedulerConfig == ''",message="spec.schedulerConfig is only used with profile type Custom; remove it or set profile.type to Custom"
+// +kubebuilder:validation:XValidation:rule="has(self.profile) || (has(self.schedulerConfig) && self.schedulerConfig != ”)",message="set spec.profile.type (for example BinPacking) or spec.schedulerConfig (the name of a ConfigMap holding a KubeSchedulerConfiguration)"
+// +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type != 'Custom' || (has(self.schedulerConfig) && self.schedulerConfig != ”)",message="profile type Custom needs spec.schedulerConfig: the name of a ConfigMap whose key config.yaml holds a KubeSchedulerConfiguration"
+// +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type == 'Custom' || !has(self.schedulerConfig) || self.schedulerConfig == ”",message="spec.schedulerConfig is only used with profile type Custom; remove it or set profile.type to Custom"
 type SecondarySchedulerSpec struct {
 	// ManagementState is Managed (the default: create the scheduler and keep it as
 	// specified), Unmanaged (leave the scheduler's objects as they are) or Removed
@@ -319,6 +320,8 @@ type SecondarySchedulerList struct {
 	Items []SecondaryScheduler `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&SecondaryScheduler{}, &SecondarySchedulerList{})
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion, &SecondaryScheduler{}, &SecondarySchedulerList{})
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
 }

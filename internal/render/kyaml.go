@@ -23,6 +23,18 @@ func loadAsset(path string) (*yaml.RNode, error) {
 	return node, nil
 }
 
+// lookup finds the node at path, which an asset must have.
+func lookup(node *yaml.RNode, path ...string) (*yaml.RNode, error) {
+	found, err := node.Pipe(yaml.Lookup(path...))
+	if err != nil {
+		return nil, fmt.Errorf("look up %v in %s asset: %w", path, node.GetKind(), err)
+	}
+	if found == nil {
+		return nil, fmt.Errorf("%s asset has no %v", node.GetKind(), path)
+	}
+	return found, nil
+}
+
 // valueNode turns a Go value (a Kubernetes API struct, a map, a slice) into a YAML node.
 func valueNode(value any) (*yaml.RNode, error) {
 	// Through JSON, so that API structs take their json field names, then as block YAML.

@@ -117,9 +117,9 @@ func newObject(cr *v1.SecondaryScheduler, asset, name, namespace string) (*yaml.
 
 // setSchedulerSubject makes the scheduler's ServiceAccount the subject of a binding.
 func setSchedulerSubject(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
-	subject, err := node.Pipe(yaml.Lookup("subjects", "[kind=ServiceAccount]"))
-	if err != nil || subject == nil {
-		return fmt.Errorf("asset %s has no ServiceAccount subject: %v", node.GetKind(), err)
+	subject, err := lookup(node, "subjects", "[kind=ServiceAccount]")
+	if err != nil {
+		return err
 	}
 	if err := setNode(subject, yaml.NewStringRNode(SchedulerName(cr)), "name"); err != nil {
 		return err
@@ -155,9 +155,9 @@ func leaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	rule, err := node.Pipe(yaml.Lookup("rules", "1"))
-	if err != nil || rule == nil {
-		return nil, fmt.Errorf("lease role asset has no second rule: %v", err)
+	rule, err := lookup(node, "rules", "1")
+	if err != nil {
+		return nil, err
 	}
 	return node, setValue(rule, []string{cr.EffectiveSchedulerName()}, "resourceNames")
 }
@@ -210,9 +210,9 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 			return nil, err
 		}
 	}
-	container, err := node.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name=kube-scheduler]"))
-	if err != nil || container == nil {
-		return nil, fmt.Errorf("deployment asset has no kube-scheduler container: %v", err)
+	container, err := lookup(node, "spec", "template", "spec", "containers", "[name=kube-scheduler]")
+	if err != nil {
+		return nil, err
 	}
 	if err := setNode(container, yaml.NewStringRNode(result.Image), "image"); err != nil {
 		return nil, err
@@ -221,9 +221,9 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err := container.PipeE(yaml.Lookup("command"), yaml.Append(yaml.NewStringRNode(verbosity).YNode())); err != nil {
 		return nil, fmt.Errorf("append %s: %w", verbosity, err)
 	}
-	volume, err := node.Pipe(yaml.Lookup("spec", "template", "spec", "volumes", "[name=scheduler-config]"))
-	if err != nil || volume == nil {
-		return nil, fmt.Errorf("deployment asset has no scheduler-config volume: %v", err)
+	volume, err := lookup(node, "spec", "template", "spec", "volumes", "[name=scheduler-config]")
+	if err != nil {
+		return nil, err
 	}
 	if err := setNode(volume, yaml.NewStringRNode(ConfigMapName(cr)), "configMap", "name"); err != nil {
 		return nil, err

@@ -85,9 +85,9 @@ func binPackingConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	profile, err := config.Pipe(yaml.Lookup("profiles", "0"))
-	if err != nil || profile == nil {
-		return nil, fmt.Errorf("binpacking asset has no profile: %v", err)
+	profile, err := lookup(config, "profiles", "0")
+	if err != nil {
+		return nil, err
 	}
 	if err := setNode(profile, yaml.NewStringRNode(cr.EffectiveSchedulerName()), "schedulerName"); err != nil {
 		return nil, err
@@ -100,9 +100,9 @@ func binPackingConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
 	for _, resource := range slices.Sorted(maps.Keys(weights)) {
 		resources = append(resources, map[string]any{"name": resource, "weight": weights[resource]})
 	}
-	fitArgs, err := profile.Pipe(yaml.Lookup("pluginConfig", "[name=NodeResourcesFit]", "args"))
-	if err != nil || fitArgs == nil {
-		return nil, fmt.Errorf("binpacking asset has no NodeResourcesFit args: %v", err)
+	fitArgs, err := lookup(profile, "pluginConfig", "[name=NodeResourcesFit]", "args")
+	if err != nil {
+		return nil, err
 	}
 	if err := setValue(fitArgs, resources, "scoringStrategy", "resources"); err != nil {
 		return nil, err
