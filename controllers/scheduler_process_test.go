@@ -1,0 +1,179 @@
+package controllers
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+// TestRenderedSchedulerSchedulesUnderItsOwnIdentity runs the real kube-scheduler with
+// the configuration the operator rendered, authenticated as the ServiceAccount the
+// operator created, so that the rendered bindings are exactly what it has: it must
+// acquire its own Lease (and leave the default scheduler's alone) and bind a pod.
+func TestRenderedSchedulerSchedulesUnderItsOwnIdentity(t *testing.T) {
+	binary := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kube-scheduler")
+	if _, err := os.Stat(binary); err != nil {
+		t.Fatalf("kube-scheduler is missing from KUBEBUILDER_ASSETS (%v); `make test-integration` builds it", err)
+	}
+	s := newScenario(t)
+	cr := binPacking("real")
+	s.create(cr)
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).ShouldNot(BeEmpty())
+
+	dir := t.TempDir()
+	kubeconfig := s.serviceAccountKubeconfig(dir, render.SchedulerName(cr))
+	configPath := filepath.Join(dir, "config.yaml")
+	s.g.Expect(writeWithKubeconfig(s.renderedConfig(cr), kubeconfig, configPath)).To(Succeed())
+
+	port := freePort(t)
+	logPath := filepath.Join(dir, "kube-scheduler.log")
+	logFile, err := os.Create(logPath)
+	s.g.Expect(err).NotTo(HaveOccurred())
+	scheduler := exec.Command(binary, "--config="+configPath, "--secure-port="+strconv.Itoa(port),
+		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig, "--v=2")
+	scheduler.Stdout, scheduler.Stderr = logFile, logFile
+	s.g.Expect(scheduler.Start()).To(Succeed())
+	t.Cleanup(func() {
+		_ = scheduler.Process.Kill()
+		_, _ = scheduler.Process.Wait()
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("kube-scheduler log:\n%s", data)
+		}
+	})
+
+	// Ready on its HTTPS health endpoint, as the Deployment's probe would see it.
+	insecure := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed serving cert
+	s.g.Eventually(func() int {
+		response, err := insecure.Get(fmt.Sprintf("https://127.0.0.1:%d/readyz", port))
+		if err != nil {
+			return 0
+		}
+		_ = response.Body.Close()
+		return response.StatusCode
+	}, time.Minute).Should(Equal(http.StatusOK))
+
+	// It leads with its own Lease in its own namespace.
+	s.g.Eventually(func() string {
+		lease, err := adminClientset.CoordinationV1().Leases(s.namespace).Get(s.ctx, "real", metav1.GetOptions{})
+		if err != nil || lease.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *lease.Spec.HolderIdentity
+	}, time.Minute).ShouldNot(BeEmpty())
+	_, err = adminClientset.CoordinationV1().Leases("kube-system").Get(s.ctx, "kube-scheduler", metav1.GetOptions{})
+	s.g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the default scheduler's Lease must never be touched, got %v", err)
+
+	// It binds a pod that asks for it, and reports it as itself.
+	node := s.createNode("node-" + s.namespace)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "workload", Namespace: s.namespace},
+		Spec: corev1.PodSpec{
+			SchedulerName: "real",
+			Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+			}}},
+		},
+	}
+	s.create(pod)
+	s.g.Eventually(func() string { _ = s.get(pod); return pod.Spec.NodeName }, time.Minute).Should(Equal(node.Name))
+	s.g.Eventually(func() []string {
+		events, err := adminClientset.EventsV1().Events(s.namespace).List(s.ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil
+		}
+		var reporters []string
+		for _, event := range events.Items {
+			if event.Regarding.Name == pod.Name && event.Reason == "Scheduled" {
+				reporters = append(reporters, event.ReportingController)
+			}
+		}
+		return reporters
+	}).Should(ContainElement("real"))
+}
+
+// serviceAccountKubeconfig writes a kubeconfig holding a bound token of a ServiceAccount.
+func (s *scenario) serviceAccountKubeconfig(dir, serviceAccount string) string {
+	s.t.Helper()
+	token, err := adminClientset.CoreV1().ServiceAccounts(s.namespace).CreateToken(s.ctx, serviceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	s.g.Expect(err).NotTo(HaveOccurred())
+	config := clientcmdapi.NewConfig()
+	config.Clusters["envtest"] = &clientcmdapi.Cluster{Server: adminConfig.Host, CertificateAuthorityData: adminConfig.CAData}
+	config.AuthInfos["scheduler"] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
+	config.Contexts["scheduler"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "scheduler"}
+	config.CurrentContext = "scheduler"
+	path := filepath.Join(dir, "kubeconfig")
+	s.g.Expect(clientcmd.WriteToFile(*config, path)).To(Succeed())
+	return path
+}
+
+// writeWithKubeconfig writes a rendered configuration that reaches the API server through
+// kubeconfig: outside a pod there is no in-cluster configuration.
+func writeWithKubeconfig(rendered, kubeconfig, path string) error {
+	config := map[string]any{}
+	if err := yaml.Unmarshal([]byte(rendered), &config); err != nil {
+		return err
+	}
+	connection, _ := config["clientConnection"].(map[string]any)
+	if connection == nil {
+		connection = map[string]any{}
+	}
+	connection["kubeconfig"] = kubeconfig
+	config["clientConnection"] = connection
+	data, err := yaml.Marshal(config)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// createNode registers a schedulable node with room for pods.
+func (s *scenario) createNode(name string) *corev1.Node {
+	s.t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}}}
+	s.create(node)
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110"),
+	}
+	node.Status = corev1.NodeStatus{
+		Capacity: capacity, Allocatable: capacity,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
+	}
+	s.g.Expect(adminClient.Status().Update(s.ctx, node)).To(Succeed())
+	// The TaintNodesByCondition admission plugin taints every new node not-ready; a
+	// kubelet's node controller would lift it once ready.
+	s.update(node, func() { node.Spec.Taints = nil })
+	s.t.Cleanup(func() { _ = adminClient.Delete(s.ctx, node) })
+	return node
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = listener.Close() }()
+	return listener.Addr().(*net.TCPAddr).Port
+}
