@@ -124,10 +124,12 @@ func (p *podProcess) terminate(process *exec.Cmd, exited <-chan error) {
 	}
 	_ = syscall.Kill(-process.Process.Pid, syscall.SIGTERM)
 	select {
-	case <-exited:
+	case err := <-exited:
+		klog.V(2).InfoS("process ended on SIGTERM", "pod", p.pod.Namespace+"/"+p.pod.Name, "err", err)
 	case <-time.After(grace):
 		_ = syscall.Kill(-process.Process.Pid, syscall.SIGKILL)
-		<-exited
+		err := <-exited
+		klog.V(2).InfoS("process killed after its grace period", "pod", p.pod.Namespace+"/"+p.pod.Name, "err", err)
 	}
 }
 

@@ -185,7 +185,7 @@ func (r *runner) renewLease(ctx context.Context) error {
 	if apierrors.IsNotFound(err) {
 		_, err = leases.Create(ctx, &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: r.nodeName, Namespace: corev1.NamespaceNodeLease},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(r.nodeName), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(r.nodeName), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now},
 		}, metav1.CreateOptions{})
 		return err
 	}
