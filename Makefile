@@ -77,6 +77,16 @@ test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest)
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-apiserver kube-scheduler etcd kubectl
 	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... -count=1 -timeout 20m
 
+##@ Demo
+
+.PHONY: demo
+demo: ## Start a local cluster, the operator and a bin-packing scheduler placing pods; leaves it running.
+	hack/demo.sh up
+
+.PHONY: demo-down
+demo-down: ## Stop what make demo started.
+	hack/demo.sh down
+
 ##@ Build
 
 .PHONY: build

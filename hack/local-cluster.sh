@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# A whole Kubernetes cluster on this machine, for the e2e tests and `make demo`:
+# kwokctl's binary runtime runs etcd, kube-apiserver, kube-controller-manager, the default
+# kube-scheduler and kwok, all built by hack/build-control-plane.sh, plus fake nodes that
+# kwok keeps Ready. The scheduler pods run as real processes through test/podrunner.
+#
+# Usage: hack/local-cluster.sh up|down|kubeconfig
+#   CLUSTER_NAME (default secondary-scheduler), OUTPUT_DIR (default _output/<name>),
+#   FAKE_NODES (default 4), FAKE_NODE_CPU (default 4), FAKE_NODE_MEMORY (default 16Gi)
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+KUBE_VERSION="${KUBE_VERSION:-v1.37.0}"
+CONTROL_PLANE_DIR="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
+CLUSTER_NAME="${CLUSTER_NAME:-secondary-scheduler}"
+OUTPUT_DIR="${OUTPUT_DIR:-${repo_root}/_output/${CLUSTER_NAME}}"
+FAKE_NODES="${FAKE_NODES:-4}"
+FAKE_NODE_CPU="${FAKE_NODE_CPU:-4}"
+FAKE_NODE_MEMORY="${FAKE_NODE_MEMORY:-16Gi}"
+
+export KWOK_WORKDIR="${OUTPUT_DIR}/kwok"
+kubeconfig="${OUTPUT_DIR}/kubeconfig"
+kwokctl="${CONTROL_PLANE_DIR}/kwokctl"
+kubectl() { "${CONTROL_PLANE_DIR}/kubectl" --kubeconfig "${kubeconfig}" "$@"; }
+log() { printf '[local-cluster] %s\n' "$*" >&2; }
+
+fake_nodes() {
+  local i
+  for i in $(seq 1 "${FAKE_NODES}"); do
+    cat <<NODE
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: fake-${i}
+  annotations:
+    kwok.x-k8s.io/node: fake
+  labels:
+    kubernetes.io/hostname: fake-${i}
+    kubernetes.io/os: linux
+    type: kwok
+spec:
+  # Keeps the scheduler pods (which tolerate nothing) on podrunner's node, where they
+  # really run; workloads tolerate it and select type=kwok.
+  taints:
+  - key: kwok.x-k8s.io/node
+    value: fake
+    effect: NoSchedule
+status:
+  allocatable: {cpu: "${FAKE_NODE_CPU}", memory: ${FAKE_NODE_MEMORY}, pods: "110"}
+  capacity: {cpu: "${FAKE_NODE_CPU}", memory: ${FAKE_NODE_MEMORY}, pods: "110"}
+NODE
+  done
+}
+
+up() {
+  "${repo_root}/hack/build-control-plane.sh"
+  mkdir -p "${OUTPUT_DIR}"
+  if "${kwokctl}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"; then
+    log "cluster ${CLUSTER_NAME} exists; starting it"
+    "${kwokctl}" start cluster --name "${CLUSTER_NAME}" >/dev/null
+  else
+    log "creating cluster ${CLUSTER_NAME}"
+    "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary \
+      --config "${repo_root}/hack/kwokctl-config.yaml" \
+      --kubeconfig "${kubeconfig}" \
+      --etcd-binary "${CONTROL_PLANE_DIR}/etcd" \
+      --kube-apiserver-binary "${CONTROL_PLANE_DIR}/kube-apiserver" \
+      --kube-controller-manager-binary "${CONTROL_PLANE_DIR}/kube-controller-manager" \
+      --kube-scheduler-binary "${CONTROL_PLANE_DIR}/kube-scheduler" \
+      --kwok-controller-binary "${CONTROL_PLANE_DIR}/kwok" \
+      --wait 2m >/dev/null
+  fi
+  fake_nodes | kubectl apply -f - >/dev/null
+  kubectl apply --server-side -f "${repo_root}/config/crd/bases" >/dev/null
+  kubectl wait --for condition=Established crd/secondaryschedulers.operator.secondary-scheduler.io --timeout 60s >/dev/null
+  log "cluster ${CLUSTER_NAME} is up with ${FAKE_NODES} fake nodes; KUBECONFIG=${kubeconfig}"
+}
+
+down() {
+  if [ -x "${kwokctl}" ]; then
+    "${kwokctl}" delete cluster --name "${CLUSTER_NAME}" >/dev/null 2>&1 || true
+  fi
+  log "cluster ${CLUSTER_NAME} deleted"
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  kubeconfig) echo "${kubeconfig}" ;;
+  *) echo "usage: $0 up|down|kubeconfig" >&2; exit 2 ;;
+esac
