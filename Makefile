@@ -66,7 +66,7 @@ control-plane: ## Build the pinned control plane into bin/ (reuses what is there
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
 
 .PHONY: test
-test: manifests generate fmt vet lint $(if $(CI),verify-clean) test-unit test-integration ## Run every test: unit, then integration on a real API server. With CI set, also fail on stale generated files.
+test: manifests generate fmt vet lint $(if $(CI),verify-clean) test-unit test-integration test-e2e ## Run every test: unit, integration on a real API server, e2e on a local cluster. With CI set, also fail on stale generated files.
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server).
@@ -76,6 +76,11 @@ test-unit: ## Unit tests (no API server).
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-apiserver kube-scheduler etcd kubectl
 	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... -count=1 -timeout 20m
+
+.PHONY: test-e2e
+test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes.
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.no-color
 
 ##@ Demo
 

@@ -75,7 +75,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	ctx = logf.IntoContext(ctx, log)
 
 	if !cr.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, cr)
+		return requeueWhileStopping(r.finalize(ctx, cr))
 	}
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
 		patch := client.MergeFrom(cr.DeepCopy())
@@ -93,7 +93,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, reconcileErr
+	return requeueWhileStopping(reconcileErr)
 }
 
 // reconcile acts on cr according to its management state and returns its new status.
@@ -111,6 +111,9 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 		r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
 		status.ReadyReplicas = 0
 		conditions.setAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
+		if err := r.stopScheduler(ctx, cr); err != nil {
+			return status, err
+		}
 		return status, deleteChildren(ctx, r.Client, cr, allChildKinds)
 	case v1.Unmanaged:
 		_, err := r.observeDeployment(ctx, cr, status, conditions)
@@ -297,6 +300,9 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 	r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
 		return nil
+	}
+	if err := r.stopScheduler(ctx, cr); err != nil {
+		return err
 	}
 	if err := deleteChildren(ctx, r.Client, cr, unownedChildKinds); err != nil {
 		return err

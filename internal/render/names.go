@@ -54,7 +54,7 @@ func OwnerLabels(cr *v1.SecondaryScheduler) map[string]string {
 	}
 }
 
-// podSelector selects the scheduler pods of cr within its namespace.
-func podSelector(cr *v1.SecondaryScheduler) map[string]string {
+// PodSelector selects the scheduler pods of cr within its namespace.
+func PodSelector(cr *v1.SecondaryScheduler) map[string]string {
 	return map[string]string{LabelName: NameValue, LabelInstance: cr.Name}
 }

@@ -186,7 +186,7 @@ func service(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return node, setValue(node, podSelector(cr), "spec", "selector")
+	return node, setValue(node, PodSelector(cr), "spec", "selector")
 }
 
 func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
@@ -200,7 +200,7 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 		value any
 	}{
 		{[]string{"spec", "replicas"}, cr.Replicas()},
-		{[]string{"spec", "selector", "matchLabels"}, podSelector(cr)},
+		{[]string{"spec", "selector", "matchLabels"}, PodSelector(cr)},
 		{[]string{"spec", "template", "metadata", "labels"}, podLabels},
 		{[]string{"spec", "template", "metadata", "annotations"}, map[string]string{ConfigHashAnnotation: result.ConfigHash}},
 		{[]string{"spec", "template", "spec", "serviceAccountName"}, SchedulerName(cr)},
@@ -244,7 +244,7 @@ func setHighlyAvailablePlacement(node *yaml.RNode, cr *v1.SecondaryScheduler) er
 			Weight: 100,
 			PodAffinityTerm: corev1.PodAffinityTerm{
 				TopologyKey:   corev1.LabelHostname,
-				LabelSelector: &metav1.LabelSelector{MatchLabels: podSelector(cr)},
+				LabelSelector: &metav1.LabelSelector{MatchLabels: PodSelector(cr)},
 			},
 		}},
 	}}

@@ -47,7 +47,7 @@ func newPodProcess(r *runner, pod *corev1.Pod) *podProcess {
 	}
 }
 
-// LogPath is where the process's output goes, kept as a test artifact.
+// logPath is where the process's output goes, kept as a test artifact.
 func (p *podProcess) logPath() string { return filepath.Join(p.dir, "process.log") }
 
 func (p *podProcess) supervise(parent context.Context) {
@@ -92,6 +92,10 @@ func (p *podProcess) runOnce(ctx context.Context, command []string, probe *probe
 	process.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := process.Start(); err != nil {
 		return -1, err
+	}
+	// Tests find the process of a pod here, to kill it as a node failure would.
+	if err := os.WriteFile(filepath.Join(p.dir, "pid"), []byte(strconv.Itoa(process.Process.Pid)), 0o644); err != nil {
+		klog.ErrorS(err, "write pid file", "pod", p.pod.Namespace+"/"+p.pod.Name)
 	}
 	started := metav1.Now()
 	exited := make(chan error, 1)

@@ -1,0 +1,55 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+// errSchedulerStopping means the scheduler's pods are still terminating; the operator
+// looks again shortly (it does not watch pods).
+var errSchedulerStopping = errors.New("the scheduler's pods are still terminating")
+
+func requeueWhileStopping(err error) (ctrl.Result, error) {
+	if errors.Is(err, errSchedulerStopping) {
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
+
+// stopScheduler deletes the scheduler's Deployment and, once no scheduler pod is left,
+// its Lease: kube-scheduler leaves its Lease held when it stops, and deleting the Lease
+// while a scheduler still runs would only have it taken again. The Lease stays when an
+// older SecondaryScheduler owns the scheduler name, because then it is that one's.
+func (r *SecondarySchedulerReconciler) stopScheduler(ctx context.Context, cr *v1.SecondaryScheduler) error {
+	if err := deleteChildren(ctx, r.Client, cr, []childKind{deploymentKind}); err != nil {
+		return err
+	}
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
+		return fmt.Errorf("list the scheduler's pods: %w", err)
+	}
+	if len(pods.Items) > 0 {
+		return errSchedulerStopping
+	}
+	if problem, err := r.schedulerNameConflict(ctx, cr); problem != nil || err != nil {
+		return err
+	}
+	lease := &coordinationv1.Lease{}
+	lease.Namespace, lease.Name = cr.Namespace, cr.EffectiveSchedulerName()
+	if err := r.Delete(ctx, lease); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete the scheduler's Lease: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+//go:build e2e
+
+// Package e2e runs the operator binary against a whole local cluster (kwok, binary
+// runtime), with the real kube-scheduler running every scheduler pod as a process
+// (test/podrunner), and checks what a user cares about: pods placed by the right
+// scheduler, on the right nodes, through config edits, bad input, failures and deletion.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+var (
+	repoRoot        = mustAbs("../..")
+	controlPlaneDir = envOr("CONTROL_PLANE_DIR", filepath.Join(repoRoot, "bin", "k8s", envOr("KUBE_VERSION", "v1.37.0")))
+	outputDir       = filepath.Join(repoRoot, "_output", "e2e")
+	kubeconfigPath  = filepath.Join(outputDir, "kubeconfig")
+	artifactsDir    = filepath.Join(outputDir, "artifacts")
+
+	scheme    = runtime.NewScheme()
+	k8s       client.Client
+	clientset *kubernetes.Clientset
+	operator  *managedProcess
+	runner    *managedProcess
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1.AddToScheme(scheme))
+}
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(90 * time.Second)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	RunSpecs(t, "secondary-scheduler-operator e2e")
+}
+
+var _ = BeforeSuite(func() {
+	Expect(os.RemoveAll(outputDir)).To(Succeed())
+	Expect(os.MkdirAll(artifactsDir, 0o755)).To(Succeed())
+	clusterScript("down") // a cluster left over from an interrupted run
+	clusterScript("up")
+
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	clientset = kubernetes.NewForConfigOrDie(config)
+
+	binDir := filepath.Join(outputDir, "bin")
+	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "manager"), ".")
+	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "podrunner"), "./test/podrunner")
+	runner = startProcess("podrunner", filepath.Join(binDir, "podrunner"), "--kubeconfig", kubeconfigPath,
+		"--work-dir", filepath.Join(outputDir, "podrunner"), "--binaries", "kube-scheduler="+filepath.Join(controlPlaneDir, "kube-scheduler"))
+	operator = startProcess("operator", filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug")
+})
+
+var _ = AfterSuite(func() {
+	if operator != nil {
+		operator.stop()
+	}
+	if runner != nil {
+		runner.stop()
+	}
+	if os.Getenv("E2E_KEEP_CLUSTER") == "" {
+		clusterScript("down")
+	}
+})
+
+// On failure, keep what explains it: the namespace's objects and events, the operator's log.
+var _ = ReportAfterEach(func(report SpecReport) {
+	if !report.Failed() {
+		return
+	}
+	dir := filepath.Join(artifactsDir, strings.ReplaceAll(report.FullText(), " ", "_"))
+	_ = os.MkdirAll(dir, 0o755)
+	dump := func(file string, args ...string) {
+		output, _ := exec.Command(filepath.Join(controlPlaneDir, "kubectl"), append([]string{"--kubeconfig", kubeconfigPath}, args...)...).CombinedOutput()
+		_ = os.WriteFile(filepath.Join(dir, file), output, 0o644)
+	}
+	dump("objects.yaml", "get", "secondaryschedulers,deployments,pods,configmaps,leases,events", "-A", "-o", "yaml")
+	dump("nodes.yaml", "get", "nodes", "-o", "yaml")
+	dump("cluster-scoped.yaml", "get", "clusterrolebindings", "-l", "app.kubernetes.io/managed-by=secondary-scheduler-operator", "-o", "yaml")
+	fmt.Fprintf(GinkgoWriter, "artifacts in %s; operator log %s; scheduler process logs under %s\n",
+		dir, operator.logPath, filepath.Join(outputDir, "podrunner", "pods"))
+})
+
+func clusterScript(action string) {
+	command := exec.Command(filepath.Join(repoRoot, "hack", "local-cluster.sh"), action)
+	command.Env = append(os.Environ(), "CLUSTER_NAME=e2e", "OUTPUT_DIR="+outputDir, "CONTROL_PLANE_DIR="+controlPlaneDir)
+	output, err := command.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "hack/local-cluster.sh %s:\n%s", action, output)
+}
+
+func run(dir string, name string, args ...string) {
+	command := exec.Command(name, args...)
+	command.Dir = dir
+	output, err := command.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s %v:\n%s", name, args, output)
+}
+
+// kubectl runs kubectl against the cluster and returns its output.
+func kubectl(args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	command := exec.Command(filepath.Join(controlPlaneDir, "kubectl"), append([]string{"--kubeconfig", kubeconfigPath}, args...)...)
+	command.Stdout, command.Stderr = &stdout, &stderr
+	err := command.Run()
+	if err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %v: %w: %s", args, err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// managedProcess is a binary the suite runs, with its log kept as an artifact.
+type managedProcess struct {
+	name, logPath string
+	args          []string
+	command       *exec.Cmd
+	exited        chan struct{}
+}
+
+func startProcess(name string, args ...string) *managedProcess {
+	p := &managedProcess{name: name, args: args, logPath: filepath.Join(outputDir, name+".log")}
+	p.start()
+	return p
+}
+
+func (p *managedProcess) start() {
+	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	Expect(err).NotTo(HaveOccurred())
+	p.command = exec.Command(p.args[0], p.args[1:]...)
+	p.command.Stdout, p.command.Stderr = logFile, logFile
+	p.command.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	Expect(p.command.Start()).To(Succeed())
+	p.exited = make(chan struct{})
+	go func() { _ = p.command.Wait(); _ = logFile.Close(); close(p.exited) }()
+}
+
+// kill ends the process at once, as a crash or a node failure would.
+func (p *managedProcess) kill() {
+	_ = syscall.Kill(-p.command.Process.Pid, syscall.SIGKILL)
+	<-p.exited
+}
+
+func (p *managedProcess) stop() {
+	_ = syscall.Kill(-p.command.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		p.kill()
+	}
+}
+
+func mustAbs(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}
+
+func envOr(name, fallback string) string {
+	if value := os.Getenv(name); value != "" {
+		return value
+	}
+	return fallback
+}
+
+var ctx = context.Background()

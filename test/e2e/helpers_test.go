@@ -1,0 +1,191 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+// newNamespace creates a namespace for one spec and deletes it afterwards, waiting until
+// its pods are gone, so that every spec starts with empty fake nodes.
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	DeferCleanup(func() {
+		Expect(k8s.Delete(ctx, ns)).To(Succeed())
+		Eventually(func() []corev1.Pod {
+			pods := &corev1.PodList{}
+			Expect(k8s.List(ctx, pods, client.InNamespace(ns.Name))).To(Succeed())
+			return pods.Items
+		}, "2m").Should(BeEmpty(), "the pods of namespace %s are gone", ns.Name)
+	})
+	return ns.Name
+}
+
+func binPacking(namespace, name string) *v1.SecondaryScheduler {
+	return &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.BinPackingProfile}},
+	}
+}
+
+// waitAvailable waits as a user would: kubectl wait --for=condition=Available.
+func waitAvailable(cr *v1.SecondaryScheduler) {
+	output, err := kubectl("wait", "-n", cr.Namespace, "--for=condition=Available", "secondaryscheduler/"+cr.Name, "--timeout=120s")
+	Expect(err).NotTo(HaveOccurred(), output)
+}
+
+// workload is a pod of a test workload: it tolerates and selects the fake nodes.
+func workload(namespace, name, schedulerName, cpu, image string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{"e2e": "workload"}},
+		Spec: corev1.PodSpec{
+			SchedulerName: schedulerName,
+			NodeSelector:  map[string]string{"type": "kwok"},
+			Tolerations:   []corev1.Toleration{{Key: "kwok.x-k8s.io/node", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Containers: []corev1.Container{{Name: "app", Image: image, Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+			}}},
+		},
+	}
+}
+
+// createWorkload creates count pods and returns their names.
+func createWorkload(namespace, prefix, schedulerName, cpu string, count int) []string {
+	names := make([]string, 0, count)
+	for i := range count {
+		pod := workload(namespace, fmt.Sprintf("%s-%d", prefix, i), schedulerName, cpu, "registry.example/app:1")
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		names = append(names, pod.Name)
+	}
+	return names
+}
+
+// nodeOf returns the node a pod is bound to, or "".
+func nodeOf(namespace, name string) string {
+	pod := &corev1.Pod{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+		return ""
+	}
+	return pod.Spec.NodeName
+}
+
+// expectBound waits until every pod is bound and returns the nodes they use.
+func expectBound(namespace string, names []string) map[string]int {
+	nodes := map[string]int{}
+	for _, name := range names {
+		Eventually(func() string { return nodeOf(namespace, name) }).ShouldNot(BeEmpty(), "pod %s/%s is bound", namespace, name)
+		nodes[nodeOf(namespace, name)]++
+	}
+	return nodes
+}
+
+// scheduledBy returns the scheduler that reported binding a pod: the Scheduled event's
+// reporting controller is the profile's schedulerName.
+func scheduledBy(namespace, name string) string {
+	events, err := clientset.EventsV1().Events(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	for _, event := range events.Items {
+		if event.Regarding.Name == name && event.Reason == "Scheduled" {
+			return event.ReportingController
+		}
+	}
+	return ""
+}
+
+func expectScheduledBy(namespace string, names []string, scheduler string) {
+	for _, name := range names {
+		Eventually(func() string { return scheduledBy(namespace, name) }).Should(Equal(scheduler), "scheduler of pod %s/%s", namespace, name)
+	}
+}
+
+// schedulerPods lists the running scheduler pods of a SecondaryScheduler.
+func schedulerPods(cr *v1.SecondaryScheduler) []corev1.Pod {
+	pods := &corev1.PodList{}
+	Expect(k8s.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": cr.Name})).To(Succeed())
+	var running []corev1.Pod
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp == nil {
+			running = append(running, pod)
+		}
+	}
+	return running
+}
+
+// processDir is where podrunner keeps a pod's process files.
+func processDir(pod corev1.Pod) string {
+	return filepath.Join(outputDir, "podrunner", "pods", pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)[:8])
+}
+
+func processPID(pod corev1.Pod) int {
+	data, err := os.ReadFile(filepath.Join(processDir(pod), "pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid
+}
+
+func processLog(pod corev1.Pod) string {
+	data, _ := os.ReadFile(filepath.Join(processDir(pod), "process.log"))
+	return string(data)
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	// Signal 0 checks existence; a zombie awaiting its parent is not alive.
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return err == nil && !strings.Contains(string(status), "State:\tZ")
+}
+
+func leaseHolder(namespace, name string) string {
+	lease, err := clientset.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}
+
+func condition(cr *v1.SecondaryScheduler, conditionType v1.ConditionType) string {
+	current := &v1.SecondaryScheduler{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), current); err != nil {
+		return ""
+	}
+	for _, c := range current.Status.Conditions {
+		if c.Type == string(conditionType) && c.ObservedGeneration == current.Generation {
+			return string(c.Status) + "/" + c.Reason
+		}
+	}
+	return ""
+}
+
+func nonEmptyLines(s string) []string {
+	var lines []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.TrimSpace(line) != "" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
