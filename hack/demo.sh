@@ -38,7 +38,7 @@ up() {
   mkdir -p "${repo_root}/bin"
   (cd "${repo_root}" && go build -o bin/manager . && go build -o bin/podrunner ./test/podrunner)
   start_process podrunner "${repo_root}/bin/podrunner" --kubeconfig "${kubeconfig}" \
-    --work-dir "${OUTPUT_DIR}/podrunner" --binaries "kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler"
+    --work-dir "${OUTPUT_DIR}/podrunner" --binaries "scheduler-plugins=${SCHEDULER_PLUGINS_BINARY:-${CONTROL_PLANE_DIR}/kube-scheduler},kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler"
   start_process operator "${repo_root}/bin/manager" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address=0 --health-probe-bind-address=0
   log "Creating the SecondaryScheduler bin-packing in namespace demo"

@@ -71,8 +71,13 @@ var _ = BeforeSuite(func() {
 	binDir := filepath.Join(outputDir, "bin")
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "manager"), ".")
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "podrunner"), "./test/podrunner")
+	// scheduler-plugins images run SCHEDULER_PLUGINS_BINARY when given, else the in-tree
+	// kube-scheduler, which carries every in-tree plugin: all that BinPacking and the
+	// Custom configs here use. Specs that need out-of-tree plugins skip without it.
+	inTree := filepath.Join(controlPlaneDir, "kube-scheduler")
 	runner = startProcess("podrunner", filepath.Join(binDir, "podrunner"), "--kubeconfig", kubeconfigPath,
-		"--work-dir", filepath.Join(outputDir, "podrunner"), "--binaries", "kube-scheduler="+filepath.Join(controlPlaneDir, "kube-scheduler"))
+		"--work-dir", filepath.Join(outputDir, "podrunner"),
+		"--binaries", "scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree)+",kube-scheduler="+inTree)
 	operator = startProcess("operator", filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug")
 })
