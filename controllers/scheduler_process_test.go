@@ -18,12 +18,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/hostprocess"
 )
 
 // TestRenderedSchedulerSchedulesUnderItsOwnIdentity runs the real kube-scheduler with
@@ -43,7 +41,9 @@ func TestRenderedSchedulerSchedulesUnderItsOwnIdentity(t *testing.T) {
 	dir := t.TempDir()
 	kubeconfig := s.serviceAccountKubeconfig(dir, render.SchedulerName(cr))
 	configPath := filepath.Join(dir, "config.yaml")
-	s.g.Expect(writeWithKubeconfig(s.renderedConfig(cr), kubeconfig, configPath)).To(Succeed())
+	schedulerConfig, err := hostprocess.PointAtKubeconfig([]byte(s.renderedConfig(cr)), kubeconfig)
+	s.g.Expect(err).NotTo(HaveOccurred())
+	s.g.Expect(os.WriteFile(configPath, schedulerConfig, 0o600)).To(Succeed())
 
 	port := freePort(t)
 	logPath := filepath.Join(dir, "kube-scheduler.log")
@@ -118,34 +118,9 @@ func (s *scenario) serviceAccountKubeconfig(dir, serviceAccount string) string {
 	token, err := adminClientset.CoreV1().ServiceAccounts(s.namespace).CreateToken(s.ctx, serviceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
 	s.g.Expect(err).NotTo(HaveOccurred())
-	config := clientcmdapi.NewConfig()
-	config.Clusters["envtest"] = &clientcmdapi.Cluster{Server: adminConfig.Host, CertificateAuthorityData: adminConfig.CAData}
-	config.AuthInfos["scheduler"] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
-	config.Contexts["scheduler"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "scheduler"}
-	config.CurrentContext = "scheduler"
 	path := filepath.Join(dir, "kubeconfig")
-	s.g.Expect(clientcmd.WriteToFile(*config, path)).To(Succeed())
+	s.g.Expect(hostprocess.WriteKubeconfig(path, adminConfig.Host, adminConfig.CAData, "", token.Status.Token)).To(Succeed())
 	return path
-}
-
-// writeWithKubeconfig writes a rendered configuration that reaches the API server through
-// kubeconfig: outside a pod there is no in-cluster configuration.
-func writeWithKubeconfig(rendered, kubeconfig, path string) error {
-	config := map[string]any{}
-	if err := yaml.Unmarshal([]byte(rendered), &config); err != nil {
-		return err
-	}
-	connection, _ := config["clientConnection"].(map[string]any)
-	if connection == nil {
-		connection = map[string]any{}
-	}
-	connection["kubeconfig"] = kubeconfig
-	config["clientConnection"] = connection
-	data, err := yaml.Marshal(config)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o600)
 }
 
 // createNode registers a schedulable node with room for pods.

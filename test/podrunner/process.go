@@ -18,11 +18,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/hostprocess"
 )
 
 // podProcess runs the first container of one pod as a host process, restarting it
@@ -220,17 +219,11 @@ func (p *podProcess) writeKubeconfig(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("request a token for ServiceAccount %s/%s: %w", p.pod.Namespace, serviceAccount, err)
 	}
-	config := clientcmdapi.NewConfig()
-	config.Clusters["cluster"] = &clientcmdapi.Cluster{Server: p.runner.apiServer, CertificateAuthorityData: p.runner.caData,
-		CertificateAuthority: p.runner.caFile}
-	config.AuthInfos["pod"] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
-	config.Contexts["pod"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "pod"}
-	config.CurrentContext = "pod"
 	path, err := filepath.Abs(filepath.Join(p.dir, "kubeconfig"))
 	if err != nil {
 		return "", err
 	}
-	return path, clientcmd.WriteToFile(*config, path)
+	return path, hostprocess.WriteKubeconfig(path, p.runner.apiServer, p.runner.caData, p.runner.caFile, token.Status.Token)
 }
 
 // writeVolumes writes the container's ConfigMap, Secret and emptyDir volumes and returns
@@ -254,7 +247,11 @@ func (p *podProcess) writeVolumes(ctx context.Context, container corev1.Containe
 			return nil, err
 		}
 		for name, content := range files {
-			if err := os.WriteFile(filepath.Join(hostDir, name), pointAtKubeconfig(content, kubeconfig), 0o600); err != nil {
+			content, err := hostprocess.PointAtKubeconfig(content, kubeconfig)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(filepath.Join(hostDir, name), content, 0o600); err != nil {
 				return nil, err
 			}
 		}
@@ -284,26 +281,6 @@ func (p *podProcess) volumeFiles(ctx context.Context, volume corev1.Volume) (map
 		}
 	}
 	return files, nil
-}
-
-// pointAtKubeconfig makes a KubeSchedulerConfiguration reach the API server through
-// kubeconfig: outside a pod there is no in-cluster configuration. Other files pass as they are.
-func pointAtKubeconfig(content []byte, kubeconfig string) []byte {
-	config := map[string]any{}
-	if yaml.Unmarshal(content, &config) != nil || config["kind"] != "KubeSchedulerConfiguration" {
-		return content
-	}
-	connection, _ := config["clientConnection"].(map[string]any)
-	if connection == nil {
-		connection = map[string]any{}
-	}
-	connection["kubeconfig"] = kubeconfig
-	config["clientConnection"] = connection
-	rewritten, err := yaml.Marshal(config)
-	if err != nil {
-		return content
-	}
-	return rewritten
 }
 
 // rewritePaths replaces a mount path at the start of an argument, or of its value in
