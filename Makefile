@@ -70,7 +70,7 @@ test: manifests generate fmt vet lint $(if $(CI),verify-clean) test-unit test-in
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server).
-	go test ./api/... ./internal/... -count=1
+	go test ./api/... ./internal/... ./test/podrunner/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
