@@ -75,7 +75,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	ctx = logf.IntoContext(ctx, log)
 
 	if !cr.DeletionTimestamp.IsZero() {
-		return requeueWhileStopping(r.finalize(ctx, cr))
+		return requeueIfWaiting(r.finalize(ctx, cr))
 	}
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
 		patch := client.MergeFrom(cr.DeepCopy())
@@ -93,7 +93,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 		return ctrl.Result{}, err
 	}
-	return requeueWhileStopping(reconcileErr)
+	return requeueIfWaiting(reconcileErr)
 }
 
 // reconcile acts on cr according to its management state and returns its new status.
@@ -123,6 +123,9 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	}
 
 	desired, problem, err := r.desiredScheduler(ctx, cr)
+	if err == nil && problem == nil {
+		problem, err = r.takenName(ctx, cr, desired.Objects)
+	}
 	if err != nil {
 		return status, err
 	}
@@ -132,6 +135,9 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 		conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message+runningNote(status))
 		deployment, err := r.observeDeployment(ctx, cr, status, conditions)
 		setProgressing(conditions, deployment)
+		if err == nil && problem.Reason == v1.ReasonObjectNameTaken {
+			err = errWaiting // no event tells when someone else's object goes away
+		}
 		return status, err
 	}
 	for _, object := range desired.Objects {

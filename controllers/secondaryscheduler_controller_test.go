@@ -332,3 +332,19 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 		g.Expect(output).To(MatchRegexp(`columns\s+columns\s+BinPacking\s+0\s+False`))
 	})
 }
+
+func TestObjectOfSomeoneElseIsNotTakenOver(t *testing.T) {
+	s := newScenario(t)
+	theirs := configMap("taken-scheduler-config", map[string]string{"owner": "another team"})
+	s.create(theirs)
+	cr := binPacking("taken")
+	s.create(cr)
+	taken := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonObjectNameTaken)
+	s.g.Expect(taken.Message).To(ContainSubstring("ConfigMap " + s.namespace + "/taken-scheduler-config already exists"))
+	s.g.Consistently(func() map[string]string { _ = s.get(theirs); return theirs.Data }).Should(Equal(map[string]string{"owner": "another team"}))
+	s.g.Expect(s.deployment(cr)).To(BeNil(), "nothing is rolled out half-way")
+
+	s.g.Expect(adminClient.Delete(s.ctx, theirs)).To(Succeed())
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("schedulerName: taken"))
+}

@@ -15,13 +15,13 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
-// errSchedulerStopping means the scheduler's pods are still terminating; the operator
-// looks again shortly (it does not watch pods).
-var errSchedulerStopping = errors.New("the scheduler's pods are still terminating")
+// errWaiting means the operator waits for something it does not watch (scheduler pods
+// terminating, someone else's object going away) and looks again shortly.
+var errWaiting = errors.New("waiting for objects the operator does not watch")
 
-func requeueWhileStopping(err error) (ctrl.Result, error) {
-	if errors.Is(err, errSchedulerStopping) {
-		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+func requeueIfWaiting(err error) (ctrl.Result, error) {
+	if errors.Is(err, errWaiting) {
+		return ctrl.Result{RequeueAfter: 3 * time.Second}, nil
 	}
 	return ctrl.Result{}, err
 }
@@ -41,7 +41,7 @@ func (r *SecondarySchedulerReconciler) stopScheduler(ctx context.Context, cr *v1
 		return fmt.Errorf("list the scheduler's pods: %w", err)
 	}
 	if len(pods.Items) > 0 {
-		return errSchedulerStopping
+		return fmt.Errorf("the scheduler's pods are still terminating: %w", errWaiting)
 	}
 	if problem, err := r.schedulerNameConflict(ctx, cr); problem != nil || err != nil {
 		return err

@@ -78,3 +78,7 @@ const (
 // ReasonRolloutStalled means the scheduler's Deployment exceeded its progress deadline, for
 // example because its pods crash or cannot be placed.
 const ReasonRolloutStalled ConditionReason = "RolloutStalled"
+
+// ReasonObjectNameTaken means an object the scheduler needs already exists under the
+// same name and belongs to someone else; the operator does not take it over.
+const ReasonObjectNameTaken ConditionReason = "ObjectNameTaken"
