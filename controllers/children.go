@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,24 +29,28 @@ type childKind struct {
 }
 
 var (
-	deploymentKind         = childKind{"Deployment", func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }}
-	serviceKind            = childKind{"Service", func() client.Object { return &corev1.Service{} }, func() client.ObjectList { return &corev1.ServiceList{} }}
-	configMapKind          = childKind{"ConfigMap", func() client.Object { return &corev1.ConfigMap{} }, func() client.ObjectList { return &corev1.ConfigMapList{} }}
-	serviceAccountKind     = childKind{"ServiceAccount", func() client.Object { return &corev1.ServiceAccount{} }, func() client.ObjectList { return &corev1.ServiceAccountList{} }}
-	roleKind               = childKind{"Role", func() client.Object { return &rbacv1.Role{} }, func() client.ObjectList { return &rbacv1.RoleList{} }}
-	roleBindingKind        = childKind{"RoleBinding", func() client.Object { return &rbacv1.RoleBinding{} }, func() client.ObjectList { return &rbacv1.RoleBindingList{} }}
+	deploymentKind     = childKind{"Deployment", func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }}
+	serviceKind        = childKind{"Service", func() client.Object { return &corev1.Service{} }, func() client.ObjectList { return &corev1.ServiceList{} }}
+	configMapKind      = childKind{"ConfigMap", func() client.Object { return &corev1.ConfigMap{} }, func() client.ObjectList { return &corev1.ConfigMapList{} }}
+	serviceAccountKind = childKind{"ServiceAccount", func() client.Object { return &corev1.ServiceAccount{} }, func() client.ObjectList { return &corev1.ServiceAccountList{} }}
+	roleKind           = childKind{"Role", func() client.Object { return &rbacv1.Role{} }, func() client.ObjectList { return &rbacv1.RoleList{} }}
+	roleBindingKind    = childKind{"RoleBinding", func() client.Object { return &rbacv1.RoleBinding{} }, func() client.ObjectList { return &rbacv1.RoleBindingList{} }}
+	clusterRoleKind    = childKind{"ClusterRole", func() client.Object { return &rbacv1.ClusterRole{} },
+		func() client.ObjectList { return &rbacv1.ClusterRoleList{} }}
 	clusterRoleBindingKind = childKind{"ClusterRoleBinding", func() client.Object { return &rbacv1.ClusterRoleBinding{} },
 		func() client.ObjectList { return &rbacv1.ClusterRoleBindingList{} }}
 )
 
 // allChildKinds are every kind render produces; the cache holds only objects of these
 // kinds labelled as the operator's.
-var allChildKinds = []childKind{deploymentKind, serviceKind, configMapKind, serviceAccountKind, roleKind, roleBindingKind, clusterRoleBindingKind}
+var allChildKinds = []childKind{
+	deploymentKind, serviceKind, configMapKind, serviceAccountKind, roleKind, roleBindingKind, clusterRoleKind, clusterRoleBindingKind,
+}
 
-// unownedChildKinds hold the objects an owner reference cannot reach: ClusterRoleBindings,
-// and RoleBindings, one of which lives in kube-system. Owned RoleBindings are deleted
-// with them, which the garbage collector would do a moment later anyway.
-var unownedChildKinds = []childKind{roleBindingKind, clusterRoleBindingKind}
+// unownedChildKinds hold the objects an owner reference cannot reach: ClusterRoles and
+// ClusterRoleBindings, and RoleBindings, one of which lives in kube-system. Owned
+// RoleBindings are deleted with them, which the garbage collector would do a moment later anyway.
+var unownedChildKinds = []childKind{roleBindingKind, clusterRoleKind, clusterRoleBindingKind}
 
 // ownerSelector selects the objects of cr's scheduler, in every namespace.
 func ownerSelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
@@ -102,8 +107,11 @@ func renderedNames(cr *v1.SecondaryScheduler, kind childKind) []client.ObjectKey
 	case roleBindingKind.name:
 		return append(inNamespace(render.LeaseRoleName(cr)),
 			client.ObjectKey{Namespace: render.AuthenticationReaderNamespace, Name: render.ClusterBindingName(cr, "authentication-reader")})
+	case clusterRoleKind.name:
+		return []client.ObjectKey{{Name: render.ClusterBindingName(cr, "metrics-reader")}}
 	case clusterRoleBindingKind.name:
-		return []client.ObjectKey{{Name: render.ClusterBindingName(cr, "kube-scheduler")}, {Name: render.ClusterBindingName(cr, "volume-scheduler")}}
+		return []client.ObjectKey{{Name: render.ClusterBindingName(cr, "kube-scheduler")}, {Name: render.ClusterBindingName(cr, "volume-scheduler")},
+			{Name: render.ClusterBindingName(cr, "metrics-reader")}}
 	}
 	return nil
 }
@@ -117,3 +125,32 @@ var ownerOf = handler.EnqueueRequestsFromMapFunc(func(_ context.Context, object 
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}}}
 })
+
+// pruneChildren deletes cr's objects that the desired scheduler no longer has, such as
+// the metrics-reader ClusterRole once the profile stops reading metrics.k8s.io.
+func pruneChildren(ctx context.Context, c client.Client, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) error {
+	wanted := map[string]bool{}
+	for _, object := range desired {
+		wanted[object.GetKind()+"/"+object.GetNamespace()+"/"+object.GetName()] = true
+	}
+	for _, kind := range allChildKinds {
+		list := kind.list()
+		if err := c.List(ctx, list, ownerSelector(cr)); err != nil {
+			return fmt.Errorf("list the scheduler's objects: %w", err)
+		}
+		err := meta.EachListItem(list, func(item runtime.Object) error {
+			object := item.(client.Object)
+			if wanted[kind.name+"/"+object.GetNamespace()+"/"+object.GetName()] {
+				return nil
+			}
+			if err := c.Delete(ctx, object); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete %s %s: %w", kind.name, client.ObjectKeyFromObject(object), err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

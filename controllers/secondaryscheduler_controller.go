@@ -53,12 +53,15 @@ type SecondarySchedulerReconciler struct {
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;serviceaccounts;configmaps,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
 // The operator grants its schedulers these roles without holding all they allow.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=system:kube-scheduler;system:volume-scheduler
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=bind,resourceNames=extension-apiserver-authentication-reader
 // The lease Role it creates grants what the operator holds itself.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// The metrics-reader ClusterRole of load-aware schedulers grants what the operator holds.
+// +kubebuilder:rbac:groups=metrics.k8s.io,resources=nodes,verbs=get;list
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
@@ -146,6 +149,9 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 				fmt.Sprintf("applying %s %s failed: %v", object.GetKind(), client.ObjectKeyFromObject(object), err))
 			return status, fmt.Errorf("apply %s %s: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
 		}
+	}
+	if err := pruneChildren(ctx, r.Client, cr, desired.Objects); err != nil {
+		return status, err
 	}
 	status.Image, status.ImageSource, status.ConfigHash = desired.Image, desired.ImageSource, desired.ConfigHash
 	deployment, err := r.observeDeployment(ctx, cr, status, conditions)

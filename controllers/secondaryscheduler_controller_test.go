@@ -298,6 +298,33 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 			cr.Spec.Topology = &v1.Topology{Mode: v1.SingleReplica, HighlyAvailableTopology: &v1.HighlyAvailableTopology{}}
 		}, "only allowed with mode HighlyAvailable"},
 		{"unknown log level", func(cr *v1.SecondaryScheduler) { cr.Spec.LogLevel = "Loud" }, "Unsupported value"},
+		{"load-aware profile without metrics", func(cr *v1.SecondaryScheduler) { cr.Spec.Profile.Type = v1.TargetLoadPackingProfile }, "load-aware profiles need profile.metrics"},
+		{"metrics on BinPacking", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile.Metrics = &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}
+		}, "profile.metrics applies only to the load-aware profile types"},
+		{"Prometheus without address", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{Provider: v1.PrometheusProvider}}
+		}, "set metrics.address"},
+		{"watcherAddress with address", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
+				Metrics: &v1.LoadMetrics{Address: "http://prometheus:9090", WatcherAddress: "http://load-watcher:2020"}}
+		}, "watcherAddress (an external load-watcher) excludes address"},
+		{"arguments of another load-aware type", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, LowRiskOverCommitment: &v1.LowRiskOverCommitmentArgs{},
+				Metrics: &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}
+		}, "profile.lowRiskOverCommitment applies only to profile type LowRiskOverCommitment"},
+		{"risk weight above 1", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.LowRiskOverCommitmentProfile,
+				LowRiskOverCommitment: &v1.LowRiskOverCommitmentArgs{RiskLimitWeights: map[corev1.ResourceName]v1.RiskWeight{"cpu": "1.5"}},
+				Metrics:               &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}
+		}, "riskLimitWeights.cpu in body should match"},
+		{"target utilization above 100", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](120)},
+				Metrics: &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}
+		}, "should be less than or equal to 100"},
+		{"address that is not a URL", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{Address: "prometheus:9090"}}
+		}, "should match '^https?://'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,4 +374,29 @@ func TestObjectOfSomeoneElseIsNotTakenOver(t *testing.T) {
 	s.g.Expect(adminClient.Delete(s.ctx, theirs)).To(Succeed())
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("schedulerName: taken"))
+}
+
+func TestLoadAwareProfileRendersAndPrunesMetricsReader(t *testing.T) {
+	s := newScenario(t)
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "load-aware"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](55)},
+			Metrics:           &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}},
+	}
+	s.create(cr)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	s.g.Expect(s.renderedConfig(cr)).To(And(ContainSubstring("name: TargetLoadPacking"), ContainSubstring("targetUtilization: 55"),
+		ContainSubstring("type: KubernetesMetricsServer")))
+	// The operator, bound only to its generated ClusterRole, may grant metrics.k8s.io reads.
+	reader := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "metrics-reader")}}
+	s.g.Eventually(func() error { return s.get(reader) }).Should(Succeed())
+	s.g.Expect(s.clusterScopedChildren(cr)).To(ContainElement("ClusterRoleBinding/" + render.ClusterBindingName(cr, "metrics-reader")))
+
+	s.update(cr, func() {
+		cr.Spec.Profile.Metrics = &v1.LoadMetrics{Provider: v1.PrometheusProvider, Address: "http://prometheus-k8s.monitoring.svc:9090"}
+	})
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("address: http://prometheus-k8s.monitoring.svc:9090"))
+	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(reader)) }).Should(BeTrue(), "the metrics-reader ClusterRole is pruned")
+	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(3))
 }

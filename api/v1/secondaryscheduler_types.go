@@ -106,7 +106,7 @@ type HighlyAvailableTopology struct {
 }
 
 // ProfileType names a scheduling profile the operator knows how to configure.
-// +kubebuilder:validation:Enum=Custom;BinPacking
+// +kubebuilder:validation:Enum=Custom;BinPacking;TargetLoadPacking;LoadVariationRiskBalancing;LowRiskOverCommitment
 type ProfileType string
 
 const (
@@ -115,23 +115,158 @@ const (
 	// BinPackingProfile packs pods onto as few nodes as their requests allow, with the
 	// in-tree NodeResourcesFit plugin scoring MostAllocated.
 	BinPackingProfile ProfileType = "BinPacking"
+	// TargetLoadPackingProfile packs pods onto nodes until their measured CPU use reaches
+	// a target, then spreads (scheduler-plugins' Trimaran TargetLoadPacking).
+	TargetLoadPackingProfile ProfileType = "TargetLoadPacking"
+	// LoadVariationRiskBalancingProfile balances the risk of nodes, measured as mean plus
+	// variation of their CPU and memory use (Trimaran LoadVariationRiskBalancing).
+	LoadVariationRiskBalancingProfile ProfileType = "LoadVariationRiskBalancing"
+	// LowRiskOverCommitmentProfile places pods where over-committing their limits is least
+	// risky given measured use (Trimaran LowRiskOverCommitment).
+	LowRiskOverCommitmentProfile ProfileType = "LowRiskOverCommitment"
 )
+
+// IsLoadAware reports whether the profile scores nodes by their measured load, which it
+// reads from a metrics provider.
+func (t ProfileType) IsLoadAware() bool {
+	return t == TargetLoadPackingProfile || t == LoadVariationRiskBalancingProfile || t == LowRiskOverCommitmentProfile
+}
 
 // Profile chooses what the scheduler optimises for. It is a union discriminated by
 // type: each type may carry its own arguments in the member named after it (binPacking
-// for BinPacking), and a member is refused with any other type. Load-aware types
-// (TargetLoadPacking, LoadVariationRiskBalancing, LowRiskOverCommitment) join as new
-// enum values with their own members.
+// for BinPacking, targetLoadPacking for TargetLoadPacking, ...), and a member is refused
+// with any other type. The load-aware types read node load from spec.profile.metrics.
 // +kubebuilder:validation:XValidation:rule="self.type == 'BinPacking' || !has(self.binPacking)",message="profile.binPacking applies only to profile type BinPacking"
+// +kubebuilder:validation:XValidation:rule="self.type == 'TargetLoadPacking' || !has(self.targetLoadPacking)",message="profile.targetLoadPacking applies only to profile type TargetLoadPacking"
+// +kubebuilder:validation:XValidation:rule="self.type == 'LoadVariationRiskBalancing' || !has(self.loadVariationRiskBalancing)",message="profile.loadVariationRiskBalancing applies only to profile type LoadVariationRiskBalancing"
+// +kubebuilder:validation:XValidation:rule="self.type == 'LowRiskOverCommitment' || !has(self.lowRiskOverCommitment)",message="profile.lowRiskOverCommitment applies only to profile type LowRiskOverCommitment"
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['TargetLoadPacking', 'LoadVariationRiskBalancing', 'LowRiskOverCommitment']) || has(self.metrics)",message="load-aware profiles need profile.metrics: a Prometheus or SignalFx address, provider KubernetesMetricsServer, or a load-watcher watcherAddress"
+// +kubebuilder:validation:XValidation:rule="self.type in ['TargetLoadPacking', 'LoadVariationRiskBalancing', 'LowRiskOverCommitment'] || !has(self.metrics)",message="profile.metrics applies only to the load-aware profile types"
 type Profile struct {
-	// Type is the profile: Custom (the KubeSchedulerConfiguration in spec.schedulerConfig)
-	// or BinPacking (pack pods onto as few nodes as their requests allow).
+	// Type is the profile: Custom (the KubeSchedulerConfiguration in spec.schedulerConfig),
+	// BinPacking (pack pods onto as few nodes as their requests allow), or one of the
+	// load-aware Trimaran profiles TargetLoadPacking, LoadVariationRiskBalancing and
+	// LowRiskOverCommitment, which need a scheduler-plugins image (the default).
 	// +required
 	Type ProfileType `json:"type"`
 
 	// BinPacking holds the arguments of profile type BinPacking.
 	// +optional
 	BinPacking *BinPackingArgs `json:"binPacking,omitempty"`
+
+	// TargetLoadPacking holds the arguments of profile type TargetLoadPacking.
+	// +optional
+	TargetLoadPacking *TargetLoadPackingArgs `json:"targetLoadPacking,omitempty"`
+
+	// LoadVariationRiskBalancing holds the arguments of profile type LoadVariationRiskBalancing.
+	// +optional
+	LoadVariationRiskBalancing *LoadVariationRiskBalancingArgs `json:"loadVariationRiskBalancing,omitempty"`
+
+	// LowRiskOverCommitment holds the arguments of profile type LowRiskOverCommitment.
+	// +optional
+	LowRiskOverCommitment *LowRiskOverCommitmentArgs `json:"lowRiskOverCommitment,omitempty"`
+
+	// Metrics says where the load-aware profiles read node load. Required with them.
+	// +optional
+	Metrics *LoadMetrics `json:"metrics,omitempty"`
+}
+
+// MetricProvider is a source of node load that scheduler-plugins' load-watcher reads.
+// +kubebuilder:validation:Enum=Prometheus;KubernetesMetricsServer;SignalFx
+type MetricProvider string
+
+const (
+	// PrometheusProvider queries a Prometheus (or Thanos) API for node CPU and memory use.
+	PrometheusProvider MetricProvider = "Prometheus"
+	// KubernetesMetricsServerProvider reads the metrics.k8s.io API of metrics-server.
+	KubernetesMetricsServerProvider MetricProvider = "KubernetesMetricsServer"
+	// SignalFxProvider queries SignalFx.
+	SignalFxProvider MetricProvider = "SignalFx"
+)
+
+// LoadMetrics says where a load-aware scheduler reads node load: through its built-in
+// load-watcher from a provider, or from an external load-watcher service.
+// +kubebuilder:validation:XValidation:rule="!has(self.watcherAddress) || (!has(self.address) && !has(self.insecureSkipVerify))",message="watcherAddress (an external load-watcher) excludes address and insecureSkipVerify, which configure the built-in one"
+// +kubebuilder:validation:XValidation:rule="has(self.watcherAddress) || self.provider == 'KubernetesMetricsServer' || has(self.address)",message="set metrics.address to the provider's URL (for Prometheus for example http://prometheus-k8s.monitoring.svc:9090), use provider KubernetesMetricsServer, or set watcherAddress"
+type LoadMetrics struct {
+	// Provider is Prometheus (the default), KubernetesMetricsServer or SignalFx.
+	// +kubebuilder:default=Prometheus
+	// +optional
+	Provider MetricProvider `json:"provider,omitempty"`
+
+	// Address is the provider's URL, for example
+	// https://thanos-querier.openshift-monitoring.svc:9091. Not used by KubernetesMetricsServer.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://`
+	// +optional
+	Address string `json:"address,omitempty"`
+
+	// InsecureSkipVerify turns off verification of the provider's TLS certificate.
+	// Default false: the scheduler verifies it (load-watcher itself would default to true).
+	// +optional
+	InsecureSkipVerify *bool `json:"insecureSkipVerify,omitempty"`
+
+	// WatcherAddress is the URL of an external load-watcher service to read load from,
+	// instead of the scheduler's built-in one.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://`
+	// +optional
+	WatcherAddress string `json:"watcherAddress,omitempty"`
+}
+
+// TargetLoadPackingArgs configures the TargetLoadPacking profile.
+type TargetLoadPackingArgs struct {
+	// TargetUtilization is the CPU utilization, in percent, up to which nodes are packed
+	// before pods spread (default 40). Set it about 10 below the utilization you want.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	TargetUtilization *int32 `json:"targetUtilization,omitempty"`
+
+	// DefaultRequests are assumed for containers without requests or limits (best-effort
+	// QoS). Default: cpu 1000m.
+	// +optional
+	DefaultRequests corev1.ResourceList `json:"defaultRequests,omitempty"`
+
+	// DefaultRequestsMultiplier multiplies the requests of containers without limits
+	// (burstable QoS) to estimate their use, as a decimal number (default "1.5").
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +optional
+	DefaultRequestsMultiplier string `json:"defaultRequestsMultiplier,omitempty"`
+}
+
+// LoadVariationRiskBalancingArgs configures the LoadVariationRiskBalancing profile.
+type LoadVariationRiskBalancingArgs struct {
+	// SafeVarianceMargin multiplies the standard deviation of use in a node's risk, as a
+	// decimal number (default "1").
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +optional
+	SafeVarianceMargin string `json:"safeVarianceMargin,omitempty"`
+
+	// SafeVarianceSensitivity is the root power of the standard deviation in a node's
+	// risk, as a decimal number (default "1").
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// +optional
+	SafeVarianceSensitivity string `json:"safeVarianceSensitivity,omitempty"`
+}
+
+// RiskWeight is a decimal number from 0 to 1, such as "0.5".
+// +kubebuilder:validation:MaxLength=16
+// +kubebuilder:validation:Pattern=`^(0([.][0-9]+)?|1([.]0+)?)$`
+type RiskWeight string
+
+// LowRiskOverCommitmentArgs configures the LowRiskOverCommitment profile.
+type LowRiskOverCommitmentArgs struct {
+	// SmoothingWindowSize is the number of metric windows over which use is smoothed (default 5).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	SmoothingWindowSize *int32 `json:"smoothingWindowSize,omitempty"`
+
+	// RiskLimitWeights weighs, per resource, the risk that comes from limits, as decimal
+	// numbers from 0 to 1 (default cpu "0.5", memory "0.5").
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	RiskLimitWeights map[corev1.ResourceName]RiskWeight `json:"riskLimitWeights,omitempty"`
 }
 
 // BinPackingArgs configures the BinPacking profile: in-tree NodeResourcesFit scoring

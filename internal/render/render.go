@@ -62,10 +62,11 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		authenticationReaderBinding,
 		leaseRole,
 		leaseRoleBinding,
-		configMap,
-		service,
-		deployment,
 	}
+	if readsMetricsServer(cr) {
+		builders = append(builders, metricsReaderRole, metricsReaderBinding)
+	}
+	builders = append(builders, configMap, service, deployment)
 	for _, build := range builders {
 		node, err := build(cr, result)
 		if err != nil {

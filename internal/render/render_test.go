@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -71,6 +72,35 @@ func TestRenderGolden(t *testing.T) {
 				}}
 			}),
 			facts: Facts{KubernetesMinor: 33},
+		},
+		{
+			name: "target-load-packing-prometheus",
+			cr: secondaryScheduler("load-packer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
+					TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](60),
+						DefaultRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}, DefaultRequestsMultiplier: "2"},
+					Metrics: &v1.LoadMetrics{Provider: v1.PrometheusProvider, Address: "http://prometheus-k8s.monitoring.svc:9090"}}
+			}),
+			facts: Facts{KubernetesMinor: 34},
+		},
+		{
+			name: "load-variation-risk-balancing-watcher",
+			cr: secondaryScheduler("risk-balancer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile,
+					LoadVariationRiskBalancing: &v1.LoadVariationRiskBalancingArgs{SafeVarianceMargin: "1.5", SafeVarianceSensitivity: "2"},
+					Metrics:                    &v1.LoadMetrics{WatcherAddress: "http://load-watcher.monitoring.svc:2020"}}
+			}),
+			facts: Facts{KubernetesMinor: 34},
+		},
+		{
+			name: "low-risk-over-commitment-metrics-server",
+			cr: secondaryScheduler("over-committer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = &v1.Profile{Type: v1.LowRiskOverCommitmentProfile,
+					LowRiskOverCommitment: &v1.LowRiskOverCommitmentArgs{SmoothingWindowSize: ptr.To[int32](3),
+						RiskLimitWeights: map[corev1.ResourceName]v1.RiskWeight{"cpu": "0.7", "memory": "0.25"}},
+					Metrics: &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}
+			}),
+			facts: Facts{KubernetesMinor: 34},
 		},
 		{
 			name: "custom",

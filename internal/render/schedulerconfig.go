@@ -36,6 +36,10 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, customConfig []byte) (string, er
 		if config, err = binPackingConfig(cr); err != nil {
 			return "", err
 		}
+	case v1.TargetLoadPackingProfile, v1.LoadVariationRiskBalancingProfile, v1.LowRiskOverCommitmentProfile:
+		if config, err = loadAwareConfig(cr); err != nil {
+			return "", err
+		}
 	default:
 		return "", fmt.Errorf("profile type %q is not supported by this operator version", profile)
 	}
