@@ -16,15 +16,8 @@ import (
 // also at preScore) with arguments exactly as scheduler-plugins' kubescheduler.config.k8s.io/v1
 // args types spell them, which the plugins decode strictly.
 func loadAwareConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
-	config, err := loadAsset("scheduler-config/load-aware.yaml")
+	config, profile, err := profileAsset(cr, "load-aware.yaml")
 	if err != nil {
-		return nil, err
-	}
-	profile, err := lookup(config, "profiles", "0")
-	if err != nil {
-		return nil, err
-	}
-	if err := setNode(profile, yaml.NewStringRNode(cr.EffectiveSchedulerName()), "schedulerName"); err != nil {
 		return nil, err
 	}
 	plugin := string(cr.Spec.Profile.Type)

@@ -83,17 +83,22 @@ func setOperatorOwnedFields(config *yaml.RNode, cr *v1.SecondaryScheduler) error
 	return nil
 }
 
+// profileAsset loads a scheduler configuration asset of one profile and names the
+// profile after cr's scheduler.
+func profileAsset(cr *v1.SecondaryScheduler, asset string) (config, profile *yaml.RNode, err error) {
+	if config, err = loadAsset("scheduler-config/" + asset); err != nil {
+		return nil, nil, err
+	}
+	if profile, err = lookup(config, "profiles", "0"); err != nil {
+		return nil, nil, err
+	}
+	return config, profile, setNode(profile, yaml.NewStringRNode(cr.EffectiveSchedulerName()), "schedulerName")
+}
+
 // binPackingConfig fills the BinPacking asset with the scheduler name and resource weights.
 func binPackingConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
-	config, err := loadAsset("scheduler-config/binpacking.yaml")
+	config, profile, err := profileAsset(cr, "binpacking.yaml")
 	if err != nil {
-		return nil, err
-	}
-	profile, err := lookup(config, "profiles", "0")
-	if err != nil {
-		return nil, err
-	}
-	if err := setNode(profile, yaml.NewStringRNode(cr.EffectiveSchedulerName()), "schedulerName"); err != nil {
 		return nil, err
 	}
 	if cr.Spec.Profile.BinPacking == nil || len(cr.Spec.Profile.BinPacking.ResourceWeights) == 0 {
