@@ -69,7 +69,7 @@ control-plane: ## Build the pinned control plane into bin/ (reuses what is there
 test: manifests generate fmt vet lint $(if $(CI),verify-clean) test-unit test-integration test-e2e ## Run every test: unit, integration on a real API server, e2e on a local cluster. With CI set, also fail on stale generated files.
 
 .PHONY: test-unit
-test-unit: ## Unit tests (no API server).
+test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback).
 	go test ./api/... ./internal/... ./test/podrunner/... -count=1
 
 .PHONY: test-integration

@@ -82,3 +82,22 @@ const ReasonRolloutStalled ConditionReason = "RolloutStalled"
 // ReasonObjectNameTaken means an object the scheduler needs already exists under the
 // same name and belongs to someone else; the operator does not take it over.
 const ReasonObjectNameTaken ConditionReason = "ObjectNameTaken"
+
+// ConditionMetricsAvailable is True when the metrics a load-aware scheduler reads are
+// served for every node; only load-aware profiles with a Prometheus provider have it.
+const ConditionMetricsAvailable ConditionType = "MetricsAvailable"
+
+// Reasons of the MetricsAvailable condition. When metrics are not available, Degraded
+// carries the same reason: a load-aware scheduler without them scores every node 0.
+const (
+	// ReasonMetricsAvailable means every node has the series load-watcher reads.
+	ReasonMetricsAvailable ConditionReason = "MetricsAvailable"
+	// ReasonPrometheusUnreachable means the Prometheus endpoint could not be queried.
+	ReasonPrometheusUnreachable ConditionReason = "PrometheusUnreachable"
+	// ReasonUnauthorized means the endpoint refused the scheduler's credentials.
+	ReasonUnauthorized ConditionReason = "Unauthorized"
+	// ReasonRecordingRuleMissing means a series load-watcher reads does not exist.
+	ReasonRecordingRuleMissing ConditionReason = "RecordingRuleMissing"
+	// ReasonNodeLabelMismatch means some nodes have no series whose instance label is their name.
+	ReasonNodeLabelMismatch ConditionReason = "NodeLabelMismatch"
+)
