@@ -6,7 +6,9 @@ import (
 	"context"
 	"crypto/tls"
 	"flag"
+	"net/http"
 	"os"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,6 +38,7 @@ func main() {
 	var (
 		metricsAddr, probeAddr, watchNamespace  string
 		leaderElect, secureMetrics, enableHTTP2 bool
+		metricsProbeInterval                    time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443",
 		"Address the metrics endpoint binds to, for example :8443 (HTTPS) or :8080 with --metrics-secure=false; 0 disables it.")
@@ -48,6 +51,8 @@ func main() {
 		"Manage only SecondarySchedulers in this namespace; empty means all namespaces. Defaults to $WATCH_NAMESPACE (OLM sets it from olm.targetNamespaces).")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too; off by default against the HTTP/2 rapid-reset and stream-cancellation attacks.")
+	flag.DurationVar(&metricsProbeInterval, "metrics-probe-interval", controllers.DefaultMetricsProbeInterval,
+		"How often the metrics of load-aware schedulers are probed again when nothing changes.")
 	zapOptions := zap.Options{}
 	zapOptions.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -57,6 +62,7 @@ func main() {
 	if err := run(ctrl.SetupSignalHandler(), options{
 		metricsAddr: metricsAddr, probeAddr: probeAddr, watchNamespace: watchNamespace,
 		leaderElect: leaderElect, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
+		metricsProbeInterval: metricsProbeInterval,
 	}); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)
@@ -66,6 +72,7 @@ func main() {
 type options struct {
 	metricsAddr, probeAddr, watchNamespace  string
 	leaderElect, secureMetrics, enableHTTP2 bool
+	metricsProbeInterval                    time.Duration
 }
 
 func run(ctx context.Context, opts options) error {
@@ -104,6 +111,7 @@ func run(ctx context.Context, opts options) error {
 		Version:          discoveryClient,
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		MetricsProber:    &controllers.MetricsProber{HTTPClient: &http.Client{Timeout: 10 * time.Second}, Interval: opts.metricsProbeInterval},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return err

@@ -46,6 +46,8 @@ type SecondarySchedulerReconciler struct {
 	Recorder events.EventRecorder
 	// ConfigMapWatches watches the ConfigMaps named by spec.schedulerConfig.
 	ConfigMapWatches *refwatch.Watches
+	// MetricsProber probes the metrics of load-aware schedulers.
+	MetricsProber *MetricsProber
 }
 
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers,verbs=get;list;watch;update;patch
@@ -95,6 +97,10 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if reconcileErr == nil && status.Metrics != nil {
+		// Metrics come and go without an event: probe them again in a while.
+		return ctrl.Result{RequeueAfter: r.MetricsProber.Interval}, nil
 	}
 	return requeueIfWaiting(reconcileErr)
 }
@@ -155,9 +161,12 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	}
 	status.Image, status.ImageSource, status.ConfigHash = desired.Image, desired.ImageSource, desired.ConfigHash
 	deployment, err := r.observeDeployment(ctx, cr, status, conditions)
+	if err != nil {
+		return status, err
+	}
 	setProgressing(conditions, deployment)
 	setDegradedFromRollout(conditions, deployment)
-	return status, err
+	return status, r.setMetricsConditions(ctx, cr, status, conditions)
 }
 
 // runningNote tells, after a problem, that the last good scheduler still runs.
@@ -310,6 +319,7 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 // finalize deletes what owner references cannot, then lets the SecondaryScheduler go.
 func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.SecondaryScheduler) error {
 	r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
+	r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
 		return nil
 	}

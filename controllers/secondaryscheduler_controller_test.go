@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +18,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
 
 func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
@@ -394,9 +396,54 @@ func TestLoadAwareProfileRendersAndPrunesMetricsReader(t *testing.T) {
 	s.g.Expect(s.clusterScopedChildren(cr)).To(ContainElement("ClusterRoleBinding/" + render.ClusterBindingName(cr, "metrics-reader")))
 
 	s.update(cr, func() {
-		cr.Spec.Profile.Metrics = &v1.LoadMetrics{Provider: v1.PrometheusProvider, Address: "http://prometheus-k8s.monitoring.svc:9090"}
+		// A closed loopback port: the probe that follows fails here, which this test ignores.
+		cr.Spec.Profile.Metrics = &v1.LoadMetrics{Provider: v1.PrometheusProvider, Address: "http://127.0.0.1:9"}
 	})
-	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("address: http://prometheus-k8s.monitoring.svc:9090"))
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("address: http://127.0.0.1:9"))
 	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(reader)) }).Should(BeTrue(), "the metrics-reader ClusterRole is pruned")
 	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(3))
+}
+
+// A load-aware scheduler's metrics are probed against a real Prometheus; missing metrics
+// degrade it with the probe's reason, and it heals when they appear.
+func TestLoadAwareMetricsAreProbed(t *testing.T) {
+	s := newScenario(t)
+	prometheus := promtest.Start(t)
+	s.createNode("metrics-node-" + s.namespace)
+	nodeNames := func() map[string]float64 {
+		nodes := &corev1.NodeList{}
+		s.g.Expect(adminClient.List(s.ctx, nodes)).To(Succeed())
+		values := map[string]float64{}
+		for _, node := range nodes.Items {
+			values[node.Name] = 0.4
+		}
+		return values
+	}
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "probed"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: prometheus.URL}}},
+	}
+	s.create(cr)
+	missing := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonRecordingRuleMissing)
+	s.g.Expect(missing.Message).To(ContainSubstring("instance:node_cpu:ratio"))
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonRecordingRuleMissing)
+	s.g.Expect(s.deployment(cr)).NotTo(BeNil(), "the scheduler is deployed all the same")
+
+	prometheus.SetSeries("instance:node_cpu:ratio", nodeNames())
+	prometheus.SetSeries("instance:node_memory_utilisation:ratio", nodeNames())
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	s.g.Eventually(func() *v1.MetricsStatus { _ = s.get(cr); return cr.Status.Metrics }).Should(
+		HaveField("NodesWithMetrics", BeNumerically(">", 0)))
+
+	prometheus.Stop()
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPrometheusUnreachable)
+
+	// Another profile has no metrics to probe: the condition goes.
+	s.update(cr, func() { cr.Spec.Profile = &v1.Profile{Type: v1.BinPackingProfile} })
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+	s.g.Expect(s.get(cr)).To(Succeed())
+	s.g.Expect(meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionMetricsAvailable))).To(BeNil())
+	s.g.Expect(cr.Status.Metrics).To(BeNil())
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -16,6 +18,10 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
+
+// nodeGVK is the kind of Nodes, of which the operator caches metadata only: their names,
+// to compare with the instance labels of node metrics.
+var nodeGVK = corev1.SchemeGroupVersion.WithKind("Node")
 
 // CacheOptions scopes the manager's cache to what the operator owns: of each kind a
 // scheduler is made of, only the objects labelled as the operator's. ConfigMaps that
@@ -66,5 +72,10 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	for _, kind := range allChildKinds {
 		controller = controller.Watches(kind.object(), ownerOf)
 	}
+	nodes := &metav1.PartialObjectMetadata{}
+	nodes.SetGroupVersionKind(nodeGVK)
+	nodesComeOrGo := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+	controller = controller.Watches(nodes, handler.EnqueueRequestsFromMapFunc(r.loadAwareSchedulers),
+		builder.OnlyMetadata, builder.WithPredicates(nodesComeOrGo))
 	return controller.Complete(r)
 }

@@ -3,9 +3,11 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
@@ -150,6 +152,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		MetricsProber:    &MetricsProber{HTTPClient: &http.Client{Timeout: 10 * time.Second}, Interval: time.Second},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err

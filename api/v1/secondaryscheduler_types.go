@@ -376,9 +376,27 @@ type SecondarySchedulerStatus struct {
 	// +optional
 	ImageSource string `json:"imageSource,omitempty"`
 
+	// Metrics is what the operator found when it probed the metrics of a load-aware
+	// scheduler, as the MetricsAvailable condition says in words.
+	// +optional
+	Metrics *MetricsStatus `json:"metrics,omitempty"`
+
 	// ConfigHash identifies the rendered scheduler configuration; pods roll only when it changes.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
+}
+
+// MetricsStatus is the last probe of a load-aware scheduler's metrics.
+type MetricsStatus struct {
+	// Address is the endpoint probed.
+	// +optional
+	Address string `json:"address,omitempty"`
+
+	// NodesWithMetrics counts the nodes that have every series load-watcher reads.
+	NodesWithMetrics int32 `json:"nodesWithMetrics"`
+
+	// Nodes counts the cluster's nodes.
+	Nodes int32 `json:"nodes"`
 }
 
 // SecondaryScheduler runs a secondary kube-scheduler beside the cluster's default one.
