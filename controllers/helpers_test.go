@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,7 +59,7 @@ func (s *scenario) create(objects ...client.Object) {
 
 func isClusterScoped(object client.Object) bool {
 	switch object.(type) {
-	case *corev1.Namespace, *corev1.Node, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
+	case *corev1.Namespace, *corev1.Node, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *apiextensionsv1.CustomResourceDefinition:
 		return true
 	}
 	return false

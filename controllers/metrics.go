@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 )
 
 // DefaultMetricsProbeInterval is how often the metrics of a load-aware scheduler are
@@ -30,8 +31,9 @@ type MetricsProber struct {
 	// Interval is how long a probe result stands.
 	Interval time.Duration
 
-	mu   sync.Mutex
-	last map[types.NamespacedName]probeRecord
+	mu         sync.Mutex
+	last       map[types.NamespacedName]probeRecord
+	discovered map[types.NamespacedName]discoveryRecord
 }
 
 type probeRecord struct {
@@ -41,17 +43,36 @@ type probeRecord struct {
 	result  metricsprobe.Result
 }
 
-// probedAddress is the Prometheus endpoint the operator probes for cr, or "" when its
-// scheduler reads no Prometheus (not load-aware, another provider, an external load-watcher).
-func probedAddress(cr *v1.SecondaryScheduler) string {
-	profile := cr.Spec.Profile
-	if profile == nil || !profile.Type.IsLoadAware() || profile.Metrics == nil || profile.Metrics.WatcherAddress != "" {
-		return ""
+// prometheusEndpoint is the Prometheus cr's scheduler reads: the address it gives, or the
+// one discovery finds (looked for again once per interval), or nil when there is none.
+func (r *SecondarySchedulerReconciler) prometheusEndpoint(ctx context.Context, cr *v1.SecondaryScheduler) (*promdiscovery.Endpoint, error) {
+	if address := cr.Spec.Profile.Metrics.Address; address != "" {
+		return &promdiscovery.Endpoint{URL: address, Source: "spec.profile.metrics.address"}, nil
 	}
-	if provider := profile.Metrics.Provider; provider != "" && provider != v1.PrometheusProvider {
-		return ""
+	key := client.ObjectKeyFromObject(cr)
+	p := r.MetricsProber
+	p.mu.Lock()
+	last, ok := p.discovered[key]
+	p.mu.Unlock()
+	if ok && time.Since(last.at) < p.Interval {
+		return last.endpoint, nil
 	}
-	return profile.Metrics.Address
+	endpoint, err := promdiscovery.Find(ctx, r.APIReader)
+	if err != nil {
+		return nil, fmt.Errorf("discover Prometheus: %w", err)
+	}
+	p.mu.Lock()
+	if p.discovered == nil {
+		p.discovered = map[types.NamespacedName]discoveryRecord{}
+	}
+	p.discovered[key] = discoveryRecord{at: time.Now(), endpoint: endpoint}
+	p.mu.Unlock()
+	return endpoint, nil
+}
+
+type discoveryRecord struct {
+	at       time.Time
+	endpoint *promdiscovery.Endpoint
 }
 
 // probe returns the metrics probe result for cr, probing again when the last result is
@@ -77,20 +98,25 @@ func (p *MetricsProber) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.last, key)
+	delete(p.discovered, key)
 }
 
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheuses,verbs=list
 
 // setMetricsConditions probes the metrics cr's scheduler reads and reports them; missing
 // metrics degrade the scheduler, since it would score every node 0 without a word.
 func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) error {
-	address := probedAddress(cr)
-	if address == "" {
+	if !cr.Spec.Profile.ReadsPrometheus() {
 		meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
 		status.Metrics = nil
 		r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
 		return nil
+	}
+	endpoint, err := r.prometheusEndpoint(ctx, cr)
+	if err != nil || endpoint == nil {
+		return err // desiredScheduler reported a missing endpoint already
 	}
 	nodeList := &metav1.PartialObjectMetadataList{}
 	nodeList.SetGroupVersionKind(nodeGVK)
@@ -101,8 +127,9 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	for _, node := range nodeList.Items {
 		nodes = append(nodes, node.Name)
 	}
-	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), address, nodes)
-	status.Metrics = &v1.MetricsStatus{Address: address, NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes)}
+	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, nodes)
+	status.Metrics = &v1.MetricsStatus{Address: endpoint.URL, Source: endpoint.Source,
+		NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes)}
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
 	if !result.Available {
 		conditions.set(v1.ConditionDegraded, true, result.Reason,
@@ -119,7 +146,7 @@ func (r *SecondarySchedulerReconciler) loadAwareSchedulers(ctx context.Context, 
 	}
 	var requests []reconcile.Request
 	for i := range list.Items {
-		if probedAddress(&list.Items[i]) != "" {
+		if list.Items[i].Spec.Profile.ReadsPrometheus() {
 			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}

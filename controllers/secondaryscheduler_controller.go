@@ -23,6 +23,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
@@ -98,7 +99,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 		return ctrl.Result{}, err
 	}
-	if reconcileErr == nil && status.Metrics != nil {
+	if reconcileErr == nil && cr.Spec.Profile.ReadsPrometheus() {
 		// Metrics come and go without an event: probe them again in a while.
 		return ctrl.Result{RequeueAfter: r.MetricsProber.Interval}, nil
 	}
@@ -147,6 +148,10 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 		if err == nil && problem.Reason == v1.ReasonObjectNameTaken {
 			err = errWaiting // no event tells when someone else's object goes away
 		}
+		if problem.Reason == v1.ReasonPrometheusNotFound {
+			conditions.set(v1.ConditionMetricsAvailable, false, problem.Reason, problem.Message)
+			status.Metrics = nil
+		}
 		return status, err
 	}
 	for _, object := range desired.Objects {
@@ -188,6 +193,17 @@ func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr 
 		return nil, problem, err
 	}
 	facts := render.Facts{CustomConfig: customConfig}
+	if cr.Spec.Profile.ReadsPrometheus() {
+		endpoint, err := r.prometheusEndpoint(ctx, cr)
+		if err != nil {
+			return nil, nil, err
+		}
+		if endpoint == nil {
+			return nil, &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
+				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", promdiscovery.Searched)}, nil
+		}
+		facts.PrometheusAddress = endpoint.URL
+	}
 	if cr.Spec.SchedulerImage == "" {
 		if facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonDiscoveryFailed, Message: fmt.Sprintf(

@@ -9,14 +9,17 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
@@ -304,9 +307,9 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 		{"metrics on BinPacking", func(cr *v1.SecondaryScheduler) {
 			cr.Spec.Profile.Metrics = &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}
 		}, "profile.metrics applies only to the load-aware profile types"},
-		{"Prometheus without address", func(cr *v1.SecondaryScheduler) {
-			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{Provider: v1.PrometheusProvider}}
-		}, "set metrics.address"},
+		{"SignalFx without address", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{Provider: v1.SignalFxProvider}}
+		}, "provider SignalFx needs metrics.address"},
 		{"watcherAddress with address", func(cr *v1.SecondaryScheduler) {
 			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
 				Metrics: &v1.LoadMetrics{Address: "http://prometheus:9090", WatcherAddress: "http://load-watcher:2020"}}
@@ -341,8 +344,14 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 	t.Run("schedulerName is immutable", func(t *testing.T) {
 		cr := binPacking("fixed")
 		s.create(cr)
-		cr.Spec.SchedulerName = "renamed"
-		NewWithT(t).Expect(adminClient.Update(s.ctx, cr)).To(MatchError(ContainSubstring("spec.schedulerName cannot be changed")))
+		// Retried while the operator's own writes (finalizer, status) make the update conflict.
+		NewWithT(t).Eventually(func() error {
+			if err := s.get(cr); err != nil {
+				return err
+			}
+			cr.Spec.SchedulerName = "renamed"
+			return adminClient.Update(s.ctx, cr)
+		}, eventuallyTimeout, pollInterval).Should(MatchError(ContainSubstring("spec.schedulerName cannot be changed")))
 	})
 
 	t.Run("kubectl shows the printer columns", func(t *testing.T) {
@@ -446,4 +455,76 @@ func TestLoadAwareMetricsAreProbed(t *testing.T) {
 	s.g.Expect(s.get(cr)).To(Succeed())
 	s.g.Expect(meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionMetricsAvailable))).To(BeNil())
 	s.g.Expect(cr.Status.Metrics).To(BeNil())
+}
+
+// Without an address, the operator looks for Prometheus as a platform engineer would,
+// in order: OpenShift monitoring, a Prometheus Operator's Prometheus, well-known Services.
+func TestPrometheusIsDiscovered(t *testing.T) {
+	s := newScenario(t)
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "discovering"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile,
+			Metrics: &v1.LoadMetrics{Provider: v1.PrometheusProvider}}},
+	}
+	s.create(cr)
+	notFound := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonPrometheusNotFound)
+	s.g.Expect(notFound.Message).To(ContainSubstring("openshift-monitoring/thanos-querier"))
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPrometheusNotFound)
+	s.g.Expect(s.deployment(cr)).To(BeNil(), "no scheduler without its metrics source")
+
+	discovered := func() string {
+		_ = s.get(cr)
+		if cr.Status.Metrics == nil {
+			return ""
+		}
+		return cr.Status.Metrics.Address + " from " + cr.Status.Metrics.Source
+	}
+	service := func(namespace, name string, port int32) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+		if err := adminClient.Create(s.ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: port}}}}
+		s.create(svc)
+		t.Cleanup(func() { _ = adminClient.Delete(s.ctx, svc) })
+	}
+
+	service("monitoring", "prometheus-k8s", 9090)
+	s.g.Eventually(discovered).Should(Equal("http://prometheus-k8s.monitoring.svc:9090 from Service monitoring/prometheus-k8s (kube-prometheus)"))
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("address: http://prometheus-k8s.monitoring.svc:9090"))
+
+	// A Prometheus Operator's Prometheus wins over well-known Services.
+	s.create(prometheusCRD())
+	prometheus := &unstructured.Unstructured{}
+	prometheus.SetGroupVersionKind(promdiscovery.PrometheusGVK)
+	prometheus.SetNamespace("observability")
+	prometheus.SetName("main")
+	service("observability", "prometheus-operated", 9090)
+	s.g.Eventually(func() error { return adminClient.Create(s.ctx, prometheus) }).Should(Succeed())
+	t.Cleanup(func() { _ = adminClient.Delete(s.ctx, prometheus) })
+	s.g.Eventually(discovered).Should(Equal(
+		"http://prometheus-operated.observability.svc:9090 from Prometheus observability/main (Prometheus Operator), Service prometheus-operated"))
+
+	// OpenShift monitoring wins over both.
+	service("openshift-monitoring", "thanos-querier", 9091)
+	s.g.Eventually(discovered).Should(Equal("https://thanos-querier.openshift-monitoring.svc:9091 from Service openshift-monitoring/thanos-querier (OpenShift monitoring)"))
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("address: https://thanos-querier.openshift-monitoring.svc:9091"))
+	// Probing a Service name needs cluster DNS, which this test host lacks.
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonPrometheusUnreachable)
+}
+
+// prometheusCRD is the Prometheus Operator's Prometheus kind, as far as discovery reads it.
+func prometheusCRD() *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheuses.monitoring.coreos.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "monitoring.coreos.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "prometheuses", Singular: "prometheus", Kind: "Prometheus", ListKind: "PrometheusList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
 }

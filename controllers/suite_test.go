@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -48,6 +50,7 @@ const operatorUser = "system:serviceaccount:secondary-scheduler-operator:control
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
 	utilruntime.Must(v1.AddToScheme(testScheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(testScheme))
 }
 
 func TestMain(m *testing.M) {
@@ -152,7 +155,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		MetricsProber:    &MetricsProber{HTTPClient: &http.Client{Timeout: 10 * time.Second}, Interval: time.Second},
+		MetricsProber:    &MetricsProber{HTTPClient: noClusterDNSClient(), Interval: time.Second},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
@@ -160,4 +163,19 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()
 	return stopped, nil
+}
+
+// noClusterDNSClient probes like the operator does, but refuses Service names at once:
+// outside a cluster they would go to this machine's resolver, and tests talk to loopback only.
+func noClusterDNSClient() *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+				return nil, fmt.Errorf("tests reach loopback addresses only, not %s", address)
+			}
+			return dialer.DialContext(ctx, network, address)
+		},
+	}}
 }

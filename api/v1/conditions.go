@@ -90,6 +90,8 @@ const ConditionMetricsAvailable ConditionType = "MetricsAvailable"
 // Reasons of the MetricsAvailable condition. When metrics are not available, Degraded
 // carries the same reason: a load-aware scheduler without them scores every node 0.
 const (
+	// ReasonPrometheusNotFound means no address was given and discovery found no Prometheus.
+	ReasonPrometheusNotFound ConditionReason = "PrometheusNotFound"
 	// ReasonMetricsAvailable means every node has the series load-watcher reads.
 	ReasonMetricsAvailable ConditionReason = "MetricsAvailable"
 	// ReasonPrometheusUnreachable means the Prometheus endpoint could not be queried.

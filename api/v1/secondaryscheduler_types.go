@@ -126,6 +126,15 @@ const (
 	LowRiskOverCommitmentProfile ProfileType = "LowRiskOverCommitment"
 )
 
+// ReadsPrometheus reports whether the profile's scheduler reads node load from Prometheus
+// through its built-in load-watcher.
+func (p *Profile) ReadsPrometheus() bool {
+	if p == nil || !p.Type.IsLoadAware() || p.Metrics == nil || p.Metrics.WatcherAddress != "" {
+		return false
+	}
+	return p.Metrics.Provider == "" || p.Metrics.Provider == PrometheusProvider
+}
+
 // IsLoadAware reports whether the profile scores nodes by their measured load, which it
 // reads from a metrics provider.
 func (t ProfileType) IsLoadAware() bool {
@@ -187,7 +196,7 @@ const (
 // LoadMetrics says where a load-aware scheduler reads node load: through its built-in
 // load-watcher from a provider, or from an external load-watcher service.
 // +kubebuilder:validation:XValidation:rule="!has(self.watcherAddress) || (!has(self.address) && !has(self.insecureSkipVerify))",message="watcherAddress (an external load-watcher) excludes address and insecureSkipVerify, which configure the built-in one"
-// +kubebuilder:validation:XValidation:rule="has(self.watcherAddress) || self.provider == 'KubernetesMetricsServer' || has(self.address)",message="set metrics.address to the provider's URL (for Prometheus for example http://prometheus-k8s.monitoring.svc:9090), use provider KubernetesMetricsServer, or set watcherAddress"
+// +kubebuilder:validation:XValidation:rule="has(self.watcherAddress) || self.provider != 'SignalFx' || has(self.address)",message="provider SignalFx needs metrics.address"
 type LoadMetrics struct {
 	// Provider is Prometheus (the default), KubernetesMetricsServer or SignalFx.
 	// +kubebuilder:default=Prometheus
@@ -196,6 +205,9 @@ type LoadMetrics struct {
 
 	// Address is the provider's URL, for example
 	// https://thanos-querier.openshift-monitoring.svc:9091. Not used by KubernetesMetricsServer.
+	// For Prometheus it may be left out: the operator then looks for OpenShift monitoring,
+	// a Prometheus Operator's Prometheus, or a well-known Service, and says in
+	// status.metrics what it found.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
 	// +optional
@@ -391,6 +403,11 @@ type MetricsStatus struct {
 	// Address is the endpoint probed.
 	// +optional
 	Address string `json:"address,omitempty"`
+
+	// Source says where the address comes from: spec.profile.metrics.address, or the
+	// object discovery found it in.
+	// +optional
+	Source string `json:"source,omitempty"`
 
 	// NodesWithMetrics counts the nodes that have every series load-watcher reads.
 	NodesWithMetrics int32 `json:"nodesWithMetrics"`

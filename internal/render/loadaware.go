@@ -15,7 +15,7 @@ import (
 // loadAwareConfig renders a Trimaran profile: its plugin enabled (LowRiskOverCommitment
 // also at preScore) with arguments exactly as scheduler-plugins' kubescheduler.config.k8s.io/v1
 // args types spell them, which the plugins decode strictly.
-func loadAwareConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
+func loadAwareConfig(cr *v1.SecondaryScheduler, discoveredPrometheus string) (*yaml.RNode, error) {
 	config, profile, err := profileAsset(cr, "load-aware.yaml")
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func loadAwareConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
 			return nil, err
 		}
 	}
-	args, err := trimaranArgs(cr.Spec.Profile)
+	args, err := trimaranArgs(cr.Spec.Profile, discoveredPrometheus)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +38,8 @@ func loadAwareConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
 }
 
 // trimaranArgs are the plugin's args: the part shared by every Trimaran plugin (where
-// load comes from) and the profile's own.
-func trimaranArgs(profile *v1.Profile) (map[string]any, error) {
+// load comes from) and the profile's own. An explicit address wins over discovery.
+func trimaranArgs(profile *v1.Profile, discoveredPrometheus string) (map[string]any, error) {
 	args := map[string]any{}
 	metrics := profile.Metrics
 	if metrics == nil {
@@ -55,6 +55,8 @@ func trimaranArgs(profile *v1.Profile) (map[string]any, error) {
 		metricProvider := map[string]any{"type": string(provider)}
 		if metrics.Address != "" {
 			metricProvider["address"] = metrics.Address
+		} else if profile.ReadsPrometheus() && discoveredPrometheus != "" {
+			metricProvider["address"] = discoveredPrometheus
 		}
 		if provider != v1.KubernetesMetricsServerProvider {
 			// load-watcher skips verification when this is unset: always say it.

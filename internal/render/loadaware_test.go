@@ -111,7 +111,7 @@ func TestLoadAwareArgsDecodeStrictlyAsSchedulerPluginsTypes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cr := secondaryScheduler("load", func(cr *v1.SecondaryScheduler) { cr.Spec.Profile = tt.profile })
-			config, err := SchedulerConfig(cr, nil)
+			config, err := SchedulerConfig(cr, Facts{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,6 +31,9 @@ type Facts struct {
 	// CustomConfig is the user's config.yaml for profile Custom, already checked with
 	// schedconfig.Parse.
 	CustomConfig []byte
+	// PrometheusAddress is the Prometheus that discovery found, for a load-aware profile
+	// reading Prometheus without an address of its own.
+	PrometheusAddress string
 }
 
 // Result is a rendered scheduler.
@@ -48,7 +51,7 @@ type Result struct {
 
 // Render renders every object of cr's scheduler.
 func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
-	config, err := SchedulerConfig(cr, facts.CustomConfig)
+	config, err := SchedulerConfig(cr, facts)
 	if err != nil {
 		return nil, err
 	}

@@ -157,7 +157,7 @@ func TestSchedulerConfigOperatorOwnedFields(t *testing.T) {
   resourceName: kube-scheduler
   resourceNamespace: kube-system
 `
-	config, err := SchedulerConfig(cr, []byte(userConfig))
+	config, err := SchedulerConfig(cr, Facts{CustomConfig: []byte(userConfig)})
 	if err != nil {
 		t.Fatal(err)
 	}

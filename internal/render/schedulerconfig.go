@@ -21,15 +21,15 @@ const (
 )
 
 // SchedulerConfig renders the KubeSchedulerConfiguration of cr's scheduler. For profile
-// Custom it starts from customConfig, the user's config.yaml already checked by
+// Custom it starts from facts.CustomConfig, the user's config.yaml already checked by
 // internal/schedconfig, and keeps it as written (comments included) but for the fields
 // the operator owns: leader election always, client rate limits when unset.
-func SchedulerConfig(cr *v1.SecondaryScheduler, customConfig []byte) (string, error) {
+func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 	var config *yaml.RNode
 	var err error
 	switch profile := cr.EffectiveProfile(); profile {
 	case v1.CustomProfile:
-		if config, err = yaml.Parse(string(customConfig)); err != nil {
+		if config, err = yaml.Parse(string(facts.CustomConfig)); err != nil {
 			return "", fmt.Errorf("parse custom scheduler config: %w", err)
 		}
 	case v1.BinPackingProfile:
@@ -37,7 +37,7 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, customConfig []byte) (string, er
 			return "", err
 		}
 	case v1.TargetLoadPackingProfile, v1.LoadVariationRiskBalancingProfile, v1.LowRiskOverCommitmentProfile:
-		if config, err = loadAwareConfig(cr); err != nil {
+		if config, err = loadAwareConfig(cr, facts.PrometheusAddress); err != nil {
 			return "", err
 		}
 	default:

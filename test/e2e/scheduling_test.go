@@ -86,10 +86,15 @@ var _ = Describe("A SecondaryScheduler", func() {
 	It("with a Custom config places pods by it, rolls out an edit, and survives a bad edit", func() {
 		ns := newNamespace()
 		By("giving fake-3 a large image that the workload uses")
-		node := &corev1.Node{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Name: "fake-3"}, node)).To(Succeed())
-		node.Status.Images = append(node.Status.Images, corev1.ContainerImage{Names: []string{bigImage}, SizeBytes: 800 << 20})
-		Expect(k8s.Status().Update(ctx, node)).To(Succeed())
+		// Retried: kwok writes the node's status too.
+		Eventually(func() error {
+			node := &corev1.Node{}
+			if err := k8s.Get(ctx, client.ObjectKey{Name: "fake-3"}, node); err != nil {
+				return err
+			}
+			node.Status.Images = append(node.Status.Images, corev1.ContainerImage{Names: []string{bigImage}, SizeBytes: 800 << 20})
+			return k8s.Status().Update(ctx, node)
+		}).Should(Succeed())
 		By("loading fake-1 with 2 CPUs of requests")
 		load := workload(ns, "load", "", "2", "registry.example/app:1")
 		load.Spec.NodeName = "fake-1"

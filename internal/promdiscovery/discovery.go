@@ -1,0 +1,133 @@
+// Package promdiscovery finds the Prometheus a load-aware scheduler should read when the
+// user gave no address, the way a platform engineer would look for it: OpenShift's
+// monitoring stack first, then the Prometheus Operator's, then well-known Services.
+package promdiscovery
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Endpoint is a Prometheus HTTP API found in the cluster.
+type Endpoint struct {
+	// URL is the API root, through the Service's cluster DNS name.
+	URL string
+	// Source says which object it came from, for status.
+	Source string
+	// NeedsToken is true when the endpoint authenticates callers (OpenShift's
+	// thanos-querier sits behind kube-rbac-proxy).
+	NeedsToken bool
+}
+
+// Searched says, for a message, where discovery looks.
+const Searched = "Service openshift-monitoring/thanos-querier; monitoring.coreos.com/v1 Prometheus objects and their Service prometheus-operated; " +
+	"Services monitoring/prometheus-k8s, */prometheus-server, */*-kube-prometheus-prometheus and Services labelled app.kubernetes.io/name=prometheus"
+
+// PrometheusGVK is the Prometheus Operator's Prometheus kind.
+var PrometheusGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "Prometheus"}
+
+// Find returns the first endpoint found, or nil. reader reads Services and Prometheus
+// objects across namespaces (uncached: the operator caches neither).
+func Find(ctx context.Context, reader client.Reader) (*Endpoint, error) {
+	thanos := &corev1.Service{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: "openshift-monitoring", Name: "thanos-querier"}, thanos)
+	if err == nil {
+		return &Endpoint{URL: serviceURL(thanos, "https", "web"), Source: "Service openshift-monitoring/thanos-querier (OpenShift monitoring)", NeedsToken: true}, nil
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("read Service openshift-monitoring/thanos-querier: %w", err)
+	}
+
+	services := &corev1.ServiceList{}
+	if err := reader.List(ctx, services); err != nil {
+		return nil, fmt.Errorf("list Services: %w", err)
+	}
+	byKey := map[string]*corev1.Service{}
+	for i := range services.Items {
+		service := &services.Items[i]
+		byKey[service.Namespace+"/"+service.Name] = service
+	}
+
+	if endpoint, err := findOperated(ctx, reader, byKey); endpoint != nil || err != nil {
+		return endpoint, err
+	}
+	if service, ok := byKey["monitoring/prometheus-k8s"]; ok {
+		return wellKnown(service, "kube-prometheus"), nil
+	}
+	keys := make([]string, 0, len(byKey))
+	for key := range byKey {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, match := range []struct {
+		matches func(*corev1.Service) bool
+		what    string
+	}{
+		{func(s *corev1.Service) bool { return s.Name == "prometheus-server" }, "the Prometheus Helm chart"},
+		{func(s *corev1.Service) bool { return strings.HasSuffix(s.Name, "-kube-prometheus-prometheus") }, "kube-prometheus-stack"},
+		{func(s *corev1.Service) bool { return s.Labels["app.kubernetes.io/name"] == "prometheus" }, "label app.kubernetes.io/name=prometheus"},
+	} {
+		for _, key := range keys {
+			if match.matches(byKey[key]) {
+				return wellKnown(byKey[key], match.what), nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// findOperated finds a Prometheus Operator's Prometheus and its governing Service.
+func findOperated(ctx context.Context, reader client.Reader, services map[string]*corev1.Service) (*Endpoint, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(PrometheusGVK.GroupVersion().WithKind("PrometheusList"))
+	if err := reader.List(ctx, list); err != nil {
+		if meta.IsNoMatchError(err) || isNotFoundKind(err) {
+			return nil, nil // no Prometheus Operator in this cluster
+		}
+		return nil, fmt.Errorf("list Prometheus objects: %w", err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool {
+		return list.Items[i].GetNamespace()+"/"+list.Items[i].GetName() < list.Items[j].GetNamespace()+"/"+list.Items[j].GetName()
+	})
+	for _, prometheus := range list.Items {
+		if service, ok := services[prometheus.GetNamespace()+"/prometheus-operated"]; ok {
+			return &Endpoint{URL: serviceURL(service, "http", "web"),
+				Source: fmt.Sprintf("Prometheus %s/%s (Prometheus Operator), Service prometheus-operated", prometheus.GetNamespace(), prometheus.GetName())}, nil
+		}
+	}
+	return nil, nil
+}
+
+func isNotFoundKind(err error) bool {
+	return strings.Contains(err.Error(), "the server could not find the requested resource")
+}
+
+func wellKnown(service *corev1.Service, what string) *Endpoint {
+	return &Endpoint{URL: serviceURL(service, "http", "web"), Source: fmt.Sprintf("Service %s/%s (%s)", service.Namespace, service.Name, what)}
+}
+
+// serviceURL is scheme://name.namespace.svc:port, with the port named portName, else the first.
+func serviceURL(service *corev1.Service, scheme, portName string) string {
+	port := int32(0)
+	for _, p := range service.Spec.Ports {
+		if p.Name == portName || port == 0 {
+			port = p.Port
+		}
+		if p.Name == portName {
+			break
+		}
+	}
+	host := service.Name + "." + service.Namespace + ".svc"
+	if port == 0 {
+		return scheme + "://" + host
+	}
+	return fmt.Sprintf("%s://%s:%d", scheme, host, port)
+}
