@@ -54,7 +54,8 @@ func (r *SecondarySchedulerReconciler) prometheusEndpoint(ctx context.Context, c
 	p.mu.Lock()
 	last, ok := p.discovered[key]
 	p.mu.Unlock()
-	if ok && time.Since(last.at) < p.Interval {
+	// A miss is not remembered: a Prometheus installed meanwhile is found at the next look.
+	if ok && last.endpoint != nil && time.Since(last.at) < p.Interval {
 		return last.endpoint, nil
 	}
 	endpoint, err := promdiscovery.Find(ctx, r.APIReader)
