@@ -111,6 +111,7 @@ func run(ctx context.Context, opts options) error {
 		Version:          discoveryClient,
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		SecretWatches:    refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{}),
 		MetricsProber:    &controllers.MetricsProber{HTTPClient: &http.Client{Timeout: 10 * time.Second}, Interval: opts.metricsProbeInterval},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {

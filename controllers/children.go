@@ -31,6 +31,7 @@ type childKind struct {
 var (
 	deploymentKind     = childKind{"Deployment", func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }}
 	serviceKind        = childKind{"Service", func() client.Object { return &corev1.Service{} }, func() client.ObjectList { return &corev1.ServiceList{} }}
+	secretKind         = childKind{"Secret", func() client.Object { return &corev1.Secret{} }, func() client.ObjectList { return &corev1.SecretList{} }}
 	configMapKind      = childKind{"ConfigMap", func() client.Object { return &corev1.ConfigMap{} }, func() client.ObjectList { return &corev1.ConfigMapList{} }}
 	serviceAccountKind = childKind{"ServiceAccount", func() client.Object { return &corev1.ServiceAccount{} }, func() client.ObjectList { return &corev1.ServiceAccountList{} }}
 	roleKind           = childKind{"Role", func() client.Object { return &rbacv1.Role{} }, func() client.ObjectList { return &rbacv1.RoleList{} }}
@@ -44,7 +45,7 @@ var (
 // allChildKinds are every kind render produces; the cache holds only objects of these
 // kinds labelled as the operator's.
 var allChildKinds = []childKind{
-	deploymentKind, serviceKind, configMapKind, serviceAccountKind, roleKind, roleBindingKind, clusterRoleKind, clusterRoleBindingKind,
+	deploymentKind, serviceKind, configMapKind, secretKind, serviceAccountKind, roleKind, roleBindingKind, clusterRoleKind, clusterRoleBindingKind,
 }
 
 // unownedChildKinds hold the objects an owner reference cannot reach: ClusterRoles and
@@ -100,7 +101,7 @@ func renderedNames(cr *v1.SecondaryScheduler, kind childKind) []client.ObjectKey
 	switch kind.name {
 	case deploymentKind.name, serviceKind.name, serviceAccountKind.name:
 		return inNamespace(render.SchedulerName(cr))
-	case configMapKind.name:
+	case configMapKind.name, secretKind.name:
 		return inNamespace(render.ConfigMapName(cr))
 	case roleKind.name:
 		return inNamespace(render.LeaseRoleName(cr))

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"sync"
@@ -37,10 +38,11 @@ type MetricsProber struct {
 }
 
 type probeRecord struct {
-	at      time.Time
-	address string
-	nodes   int
-	result  metricsprobe.Result
+	at        time.Time
+	address   string
+	tokenHash [32]byte // a hash: the token itself is not kept
+	nodes     int
+	result    metricsprobe.Result
 }
 
 // prometheusEndpoint is the Prometheus cr's scheduler reads: the address it gives, or the
@@ -78,19 +80,20 @@ type discoveryRecord struct {
 
 // probe returns the metrics probe result for cr, probing again when the last result is
 // older than the interval or was about another address or number of nodes.
-func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, address string, nodes []string) metricsprobe.Result {
+func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, address, token string, nodes []string) metricsprobe.Result {
+	tokenHash := sha256.Sum256([]byte(token))
 	p.mu.Lock()
 	if p.last == nil {
 		p.last = map[types.NamespacedName]probeRecord{}
 	}
 	last, ok := p.last[key]
 	p.mu.Unlock()
-	if ok && last.address == address && last.nodes == len(nodes) && time.Since(last.at) < p.Interval {
+	if ok && last.address == address && last.tokenHash == tokenHash && last.nodes == len(nodes) && time.Since(last.at) < p.Interval {
 		return last.result
 	}
-	result := metricsprobe.Probe(ctx, p.HTTPClient, address, "", nodes)
+	result := metricsprobe.Probe(ctx, p.HTTPClient, address, token, nodes)
 	p.mu.Lock()
-	p.last[key] = probeRecord{at: time.Now(), address: address, nodes: len(nodes), result: result}
+	p.last[key] = probeRecord{at: time.Now(), address: address, tokenHash: tokenHash, nodes: len(nodes), result: result}
 	p.mu.Unlock()
 	return result
 }
@@ -128,7 +131,11 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	for _, node := range nodeList.Items {
 		nodes = append(nodes, node.Name)
 	}
-	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, nodes)
+	token, _, err := r.metricsToken(ctx, cr)
+	if err != nil {
+		return err
+	}
+	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, token, nodes)
 	status.Metrics = &v1.MetricsStatus{Address: endpoint.URL, Source: endpoint.Source,
 		NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes)}
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)

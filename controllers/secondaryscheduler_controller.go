@@ -47,6 +47,8 @@ type SecondarySchedulerReconciler struct {
 	Recorder events.EventRecorder
 	// ConfigMapWatches watches the ConfigMaps named by spec.schedulerConfig.
 	ConfigMapWatches *refwatch.Watches
+	// SecretWatches watches the Secrets named by spec.profile.metrics.tokenSecretRef.
+	SecretWatches *refwatch.Watches
 	// MetricsProber probes the metrics of load-aware schedulers.
 	MetricsProber *MetricsProber
 }
@@ -73,7 +75,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	cr := &v1.SecondaryScheduler{}
 	if err := r.Get(ctx, req.NamespacedName, cr); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.ConfigMapWatches.Reference(req.NamespacedName, nil)
+			r.forgetReferences(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -118,7 +120,7 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 
 	switch cr.EffectiveManagementState() {
 	case v1.Removed:
-		r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
+		r.forgetReferences(client.ObjectKeyFromObject(cr))
 		status.ReadyReplicas = 0
 		conditions.setAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
 		if err := r.stopScheduler(ctx, cr); err != nil {
@@ -203,6 +205,9 @@ func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr 
 				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", promdiscovery.Searched)}, nil
 		}
 		facts.PrometheusAddress = endpoint.URL
+	}
+	if facts.MetricsToken, problem, err = r.metricsToken(ctx, cr); problem != nil || err != nil {
+		return nil, problem, err
 	}
 	if cr.Spec.SchedulerImage == "" {
 		if facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
@@ -334,8 +339,7 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 
 // finalize deletes what owner references cannot, then lets the SecondaryScheduler go.
 func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.SecondaryScheduler) error {
-	r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
-	r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
+	r.forgetReferences(client.ObjectKeyFromObject(cr))
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
 		return nil
 	}
@@ -352,4 +356,38 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 	}
 	logf.FromContext(ctx).V(1).Info("deleted the scheduler's cluster-scoped objects")
 	return nil
+}
+
+// forgetReferences stops watching what a SecondaryScheduler referenced.
+func (r *SecondarySchedulerReconciler) forgetReferences(key types.NamespacedName) {
+	r.ConfigMapWatches.Reference(key, nil)
+	r.SecretWatches.Reference(key, nil)
+	r.MetricsProber.forget(key)
+}
+
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+
+// metricsToken reads the bearer token of profile.metrics.tokenSecretRef, watching the Secret.
+func (r *SecondarySchedulerReconciler) metricsToken(ctx context.Context, cr *v1.SecondaryScheduler) (string, *schedconfig.Problem, error) {
+	profile := cr.Spec.Profile
+	if profile == nil || !profile.Type.IsLoadAware() || profile.Metrics == nil || profile.Metrics.TokenSecretRef == nil {
+		r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), nil)
+		return "", nil, nil
+	}
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: profile.Metrics.TokenSecretRef.Name}
+	r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), &key)
+	secret := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", &schedconfig.Problem{Reason: v1.ReasonTokenSecretNotFound, Message: fmt.Sprintf(
+				"Secret %s, named by profile.metrics.tokenSecretRef, does not exist; create it with key token holding a bearer token for the metrics provider", key)}, nil
+		}
+		return "", nil, fmt.Errorf("read Secret %s: %w", key, err)
+	}
+	token := strings.TrimSpace(string(secret.Data["token"]))
+	if token == "" {
+		return "", &schedconfig.Problem{Reason: v1.ReasonTokenKeyMissing, Message: fmt.Sprintf(
+			"Secret %s has no non-empty key token; put the metrics provider's bearer token there", key)}, nil
+	}
+	return token, nil, nil
 }

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -527,4 +528,63 @@ func prometheusCRD() *apiextensionsv1.CustomResourceDefinition {
 					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
 		},
 	}
+}
+
+// A token from tokenSecretRef reaches the probe and the scheduler, only through Secrets.
+func TestMetricsTokenStaysSecret(t *testing.T) {
+	s := newScenario(t)
+	const token = "e2e-bearer-token-0f9a"
+	prometheus := promtest.Start(t)
+	guarded := prometheus.TokenProxy(token)
+	s.createNode("token-node-" + s.namespace)
+	nodes := &corev1.NodeList{}
+	s.g.Expect(adminClient.List(s.ctx, nodes)).To(Succeed())
+	series := map[string]float64{}
+	for _, node := range nodes.Items {
+		series[node.Name] = 0.5
+	}
+	prometheus.SetSeries("instance:node_cpu:ratio", series)
+	prometheus.SetSeries("instance:node_memory_utilisation:ratio", series)
+
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "tokened"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: guarded.URL, TokenSecretRef: &corev1.LocalObjectReference{Name: "prometheus-token"}}}},
+	}
+	s.create(cr)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonTokenSecretNotFound)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prometheus-token"}, Data: map[string][]byte{"other": []byte("x")}}
+	s.create(secret)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonTokenKeyMissing)
+	s.update(secret, func() { secret.Data = map[string][]byte{"token": []byte(token)} })
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+
+	rendered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.ConfigMapName(cr)}}
+	s.g.Expect(s.get(rendered)).To(Succeed())
+	s.g.Expect(string(rendered.Data["config.yaml"])).To(ContainSubstring("token: " + token))
+	s.g.Expect(s.deployment(cr).Spec.Template.Spec.Volumes).To(ContainElement(
+		HaveField("VolumeSource.Secret", Not(BeNil()))), "the scheduler mounts the Secret")
+	configMaps := &corev1.ConfigMapList{}
+	s.g.Expect(adminClient.List(s.ctx, configMaps, client.InNamespace(s.namespace))).To(Succeed())
+	for _, configMap := range configMaps.Items {
+		for key, value := range configMap.Data {
+			s.g.Expect(value).NotTo(ContainSubstring(token), "ConfigMap %s key %s holds the token", configMap.Name, key)
+		}
+	}
+	s.g.Expect(s.get(cr)).To(Succeed())
+	status, err := json.Marshal(cr.Status)
+	s.g.Expect(err).NotTo(HaveOccurred())
+	s.g.Expect(string(status)).NotTo(ContainSubstring(token))
+	events, err := adminClientset.EventsV1().Events(s.namespace).List(s.ctx, metav1.ListOptions{})
+	s.g.Expect(err).NotTo(HaveOccurred())
+	for _, event := range events.Items {
+		s.g.Expect(event.Note).NotTo(ContainSubstring(token))
+	}
+
+	// A new token rolls the scheduler (load-watcher reads it once) and is what the probe uses.
+	hash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
+	s.update(secret, func() { secret.Data = map[string][]byte{"token": []byte("rotated-token")} })
+	s.g.Eventually(func() string { return s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation] }).ShouldNot(Equal(hash))
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonUnauthorized)
 }

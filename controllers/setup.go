@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -50,8 +51,10 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.SecondaryScheduler{}, schedulerNameIndex, indexSchedulerName); err != nil {
 		return fmt.Errorf("index SecondarySchedulers by scheduler name: %w", err)
 	}
-	if err := mgr.Add(r.ConfigMapWatches); err != nil {
-		return fmt.Errorf("add ConfigMap watches: %w", err)
+	for _, watches := range []*refwatch.Watches{r.ConfigMapWatches, r.SecretWatches} {
+		if err := mgr.Add(watches); err != nil {
+			return fmt.Errorf("add reference watches: %w", err)
+		}
 	}
 	// The operator's own status writes change neither generation nor deletion, so they
 	// wake nothing.
@@ -68,7 +71,8 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		Named("secondaryscheduler").
 		For(&v1.SecondaryScheduler{}, builder.WithPredicates(specOrDeletionChanged)).
 		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.otherClaimants), builder.WithPredicates(onlyDeletes)).
-		WatchesRawSource(r.ConfigMapWatches.Source())
+		WatchesRawSource(r.ConfigMapWatches.Source()).
+		WatchesRawSource(r.SecretWatches.Source())
 	for _, kind := range allChildKinds {
 		controller = controller.Watches(kind.object(), ownerOf)
 	}

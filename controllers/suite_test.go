@@ -155,6 +155,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		SecretWatches:    refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{}),
 		MetricsProber:    &MetricsProber{HTTPClient: noClusterDNSClient(), Interval: time.Second},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {

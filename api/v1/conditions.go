@@ -90,6 +90,10 @@ const ConditionMetricsAvailable ConditionType = "MetricsAvailable"
 // Reasons of the MetricsAvailable condition. When metrics are not available, Degraded
 // carries the same reason: a load-aware scheduler without them scores every node 0.
 const (
+	// ReasonTokenSecretNotFound means profile.metrics.tokenSecretRef names a missing Secret.
+	ReasonTokenSecretNotFound ConditionReason = "TokenSecretNotFound"
+	// ReasonTokenKeyMissing means the token Secret has no non-empty key token.
+	ReasonTokenKeyMissing ConditionReason = "TokenKeyMissing"
 	// ReasonPrometheusNotFound means no address was given and discovery found no Prometheus.
 	ReasonPrometheusNotFound ConditionReason = "PrometheusNotFound"
 	// ReasonMetricsAvailable means every node has the series load-watcher reads.

@@ -197,6 +197,7 @@ const (
 // load-watcher from a provider, or from an external load-watcher service.
 // +kubebuilder:validation:XValidation:rule="!has(self.watcherAddress) || (!has(self.address) && !has(self.insecureSkipVerify))",message="watcherAddress (an external load-watcher) excludes address and insecureSkipVerify, which configure the built-in one"
 // +kubebuilder:validation:XValidation:rule="has(self.watcherAddress) || self.provider != 'SignalFx' || has(self.address)",message="provider SignalFx needs metrics.address"
+// +kubebuilder:validation:XValidation:rule="!has(self.tokenSecretRef) || (!has(self.watcherAddress) && self.provider != 'KubernetesMetricsServer')",message="tokenSecretRef applies to the Prometheus and SignalFx providers"
 type LoadMetrics struct {
 	// Provider is Prometheus (the default), KubernetesMetricsServer or SignalFx.
 	// +kubebuilder:default=Prometheus
@@ -217,6 +218,12 @@ type LoadMetrics struct {
 	// Default false: the scheduler verifies it (load-watcher itself would default to true).
 	// +optional
 	InsecureSkipVerify *bool `json:"insecureSkipVerify,omitempty"`
+
+	// TokenSecretRef names a Secret in this namespace whose key token holds a bearer token
+	// for the provider. The scheduler gets it through a Secret, never a ConfigMap, and
+	// restarts when it changes (load-watcher reads it once, at start).
+	// +optional
+	TokenSecretRef *corev1.LocalObjectReference `json:"tokenSecretRef,omitempty"`
 
 	// WatcherAddress is the URL of an external load-watcher service to read load from,
 	// instead of the scheduler's built-in one.

@@ -3,9 +3,6 @@ package metricsprobe
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -57,16 +54,7 @@ func TestProbeAgainstRealPrometheus(t *testing.T) {
 	eventually(v1.ReasonMetricsAvailable, prometheus.URL, "")
 
 	// In front of it, a proxy that wants a bearer token, as kube-rbac-proxy does.
-	target, _ := url.Parse(prometheus.URL)
-	forward := httputil.NewSingleHostReverseProxy(target)
-	guarded := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer right-token" {
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
-			return
-		}
-		forward.ServeHTTP(w, r)
-	}))
-	defer guarded.Close()
+	guarded := prometheus.TokenProxy("right-token")
 	unauthorized := eventually(v1.ReasonUnauthorized, guarded.URL, "wrong-token")
 	if strings.Contains(unauthorized.Message, "wrong-token") {
 		t.Errorf("a token must never appear in a message: %s", unauthorized.Message)

@@ -15,7 +15,7 @@ import (
 // loadAwareConfig renders a Trimaran profile: its plugin enabled (LowRiskOverCommitment
 // also at preScore) with arguments exactly as scheduler-plugins' kubescheduler.config.k8s.io/v1
 // args types spell them, which the plugins decode strictly.
-func loadAwareConfig(cr *v1.SecondaryScheduler, discoveredPrometheus string) (*yaml.RNode, error) {
+func loadAwareConfig(cr *v1.SecondaryScheduler, discoveredPrometheus, token string) (*yaml.RNode, error) {
 	config, profile, err := profileAsset(cr, "load-aware.yaml")
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func loadAwareConfig(cr *v1.SecondaryScheduler, discoveredPrometheus string) (*y
 			return nil, err
 		}
 	}
-	args, err := trimaranArgs(cr.Spec.Profile, discoveredPrometheus)
+	args, err := trimaranArgs(cr.Spec.Profile, discoveredPrometheus, token)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func loadAwareConfig(cr *v1.SecondaryScheduler, discoveredPrometheus string) (*y
 
 // trimaranArgs are the plugin's args: the part shared by every Trimaran plugin (where
 // load comes from) and the profile's own. An explicit address wins over discovery.
-func trimaranArgs(profile *v1.Profile, discoveredPrometheus string) (map[string]any, error) {
+func trimaranArgs(profile *v1.Profile, discoveredPrometheus, token string) (map[string]any, error) {
 	args := map[string]any{}
 	metrics := profile.Metrics
 	if metrics == nil {
@@ -57,6 +57,9 @@ func trimaranArgs(profile *v1.Profile, discoveredPrometheus string) (map[string]
 			metricProvider["address"] = metrics.Address
 		} else if profile.ReadsPrometheus() && discoveredPrometheus != "" {
 			metricProvider["address"] = discoveredPrometheus
+		}
+		if token != "" {
+			metricProvider["token"] = token
 		}
 		if provider != v1.KubernetesMetricsServerProvider {
 			// load-watcher skips verification when this is unset: always say it.

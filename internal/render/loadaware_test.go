@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -178,5 +179,46 @@ func TestMetricsServerReaderOnlyWhenNeeded(t *testing.T) {
 	}
 	if got := kinds(&v1.Profile{Type: v1.BinPackingProfile}); got != "" {
 		t.Errorf("BinPacking: got %q", got)
+	}
+}
+
+// A configuration that holds a token goes into a Secret; no ConfigMap ever holds it.
+func TestTokenNeverInAConfigMap(t *testing.T) {
+	const token = "s3cr3t-bearer-token"
+	cr := secondaryScheduler("tokened", func(cr *v1.SecondaryScheduler) {
+		cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: "https://prometheus:9091", TokenSecretRef: &corev1.LocalObjectReference{Name: "t"}}}
+	})
+	result, err := Render(cr, Facts{KubernetesMinor: 34, MetricsToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSecret := false
+	for _, object := range result.Objects {
+		data, err := object.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch object.GetKind() {
+		case "Secret":
+			inSecret = strings.Contains(string(data), base64.StdEncoding.EncodeToString([]byte(result.SchedulerConfig)))
+		default:
+			if strings.Contains(string(data), token) {
+				t.Errorf("%s %s holds the token", object.GetKind(), object.GetName())
+			}
+		}
+	}
+	if !inSecret {
+		t.Error("the rendered configuration is not in a Secret")
+	}
+	if !strings.Contains(result.SchedulerConfig, "token: "+token) {
+		t.Errorf("the scheduler's configuration should carry the token for load-watcher:\n%s", result.SchedulerConfig)
+	}
+	without, err := Render(cr, Facts{KubernetesMinor: 34, MetricsToken: "rotated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.ConfigHash == result.ConfigHash {
+		t.Error("a new token must change the config hash: load-watcher reads it only at start")
 	}
 }

@@ -32,7 +32,8 @@ const AuthenticationReaderNamespace = "kube-system"
 // SchedulerName is the name of the scheduler's Deployment, Service and ServiceAccount.
 func SchedulerName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler" }
 
-// ConfigMapName is the name of the ConfigMap holding the rendered configuration.
+// ConfigMapName is the name of the ConfigMap (or Secret, when it holds a token) with the
+// rendered configuration.
 func ConfigMapName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-config" }
 
 // LeaseRoleName is the name of the Role (and its RoleBinding) for the scheduler's Lease.

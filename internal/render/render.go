@@ -34,6 +34,9 @@ type Facts struct {
 	// PrometheusAddress is the Prometheus that discovery found, for a load-aware profile
 	// reading Prometheus without an address of its own.
 	PrometheusAddress string
+	// MetricsToken is the bearer token from profile.metrics.tokenSecretRef. A configuration
+	// holding one is rendered into a Secret.
+	MetricsToken string
 }
 
 // Result is a rendered scheduler.
@@ -47,6 +50,8 @@ type Result struct {
 	ConfigHash string
 	// Image is the scheduler image, and ImageSource where it comes from.
 	Image, ImageSource string
+
+	configInSecret bool
 }
 
 // Render renders every object of cr's scheduler.
@@ -55,7 +60,7 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	result := &Result{SchedulerConfig: config, ConfigHash: ConfigHash(config)}
+	result := &Result{SchedulerConfig: config, ConfigHash: ConfigHash(config), configInSecret: facts.MetricsToken != ""}
 	result.Image, result.ImageSource = SchedulerImage(cr, facts.KubernetesMinor)
 
 	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
@@ -69,7 +74,7 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 	if readsMetricsServer(cr) {
 		builders = append(builders, metricsReaderRole, metricsReaderBinding)
 	}
-	builders = append(builders, configMap, service, deployment)
+	builders = append(builders, schedulerConfigObject, service, deployment)
 	for _, build := range builders {
 		node, err := build(cr, result)
 		if err != nil {
@@ -177,7 +182,16 @@ func leaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error)
 	return node, setSchedulerSubject(node, cr)
 }
 
-func configMap(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
+// schedulerConfigObject holds the rendered configuration: a ConfigMap, or a Secret when
+// the configuration holds a token.
+func schedulerConfigObject(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
+	if result.configInSecret {
+		node, err := newObject(cr, "secret-scheduler-config.yaml", ConfigMapName(cr), cr.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		return node, setValue(node, map[string][]byte{schedconfig.ConfigKey: []byte(result.SchedulerConfig)}, "data")
+	}
 	node, err := newObject(cr, "configmap-scheduler-config.yaml", ConfigMapName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
@@ -229,7 +243,14 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := setNode(volume, yaml.NewStringRNode(ConfigMapName(cr)), "configMap", "name"); err != nil {
+	if result.configInSecret {
+		if err := volume.PipeE(yaml.Clear("configMap")); err != nil {
+			return nil, fmt.Errorf("clear configMap volume: %w", err)
+		}
+		if err := setNode(volume, yaml.NewStringRNode(ConfigMapName(cr)), "secret", "secretName"); err != nil {
+			return nil, err
+		}
+	} else if err := setNode(volume, yaml.NewStringRNode(ConfigMapName(cr)), "configMap", "name"); err != nil {
 		return nil, err
 	}
 	return node, setHighlyAvailablePlacement(node, cr)

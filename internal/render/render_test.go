@@ -84,6 +84,15 @@ func TestRenderGolden(t *testing.T) {
 			facts: Facts{KubernetesMinor: 34},
 		},
 		{
+			name: "target-load-packing-token",
+			cr: secondaryScheduler("tokened", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
+					Metrics: &v1.LoadMetrics{Address: "https://thanos-querier.openshift-monitoring.svc:9091",
+						TokenSecretRef: &corev1.LocalObjectReference{Name: "prometheus-token"}}}
+			}),
+			facts: Facts{KubernetesMinor: 34, MetricsToken: "golden-test-token"},
+		},
+		{
 			name: "load-variation-risk-balancing-watcher",
 			cr: secondaryScheduler("risk-balancer", func(cr *v1.SecondaryScheduler) {
 				cr.Spec.Profile = &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile,

@@ -37,7 +37,7 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 			return "", err
 		}
 	case v1.TargetLoadPackingProfile, v1.LoadVariationRiskBalancingProfile, v1.LowRiskOverCommitmentProfile:
-		if config, err = loadAwareConfig(cr, facts.PrometheusAddress); err != nil {
+		if config, err = loadAwareConfig(cr, facts.PrometheusAddress, facts.MetricsToken); err != nil {
 			return "", err
 		}
 	default:

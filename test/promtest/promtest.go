@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,4 +150,24 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintf(w, "%s{instance=%q} %g\n", name, instance, value)
 		}
 	}
+}
+
+// TokenProxy serves s's API to callers presenting token as a bearer token, and answers
+// 401 to others, as kube-rbac-proxy does in front of OpenShift's and kube-prometheus'
+// Prometheus. It stops with the test.
+func (s *Server) TokenProxy(token string) *httptest.Server {
+	target, err := url.Parse(s.URL)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	forward := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	s.t.Cleanup(proxy.Close)
+	return proxy
 }
