@@ -581,6 +581,8 @@ func TestMetricsTokenStaysSecret(t *testing.T) {
 	for _, event := range events.Items {
 		s.g.Expect(event.Note).NotTo(ContainSubstring(token))
 	}
+	s.g.Expect(operatorLog.String()).To(ContainSubstring("tokened"), "the operator's log is captured at every level")
+	s.g.Expect(operatorLog.String()).NotTo(ContainSubstring(token), "the operator's log holds the token")
 
 	// A new token rolls the scheduler (load-watcher reads it once) and is what the probe uses.
 	hash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]

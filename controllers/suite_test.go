@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,7 +60,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-integration`, which builds kube-apiserver and etcd into bin/ and sets it")
 		os.Exit(1)
 	}
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapcore.Level(zapLevel()))))
+	// Everything the operator logs, at every level, is kept for tests that grep it; it
+	// reaches stderr only with TEST_VERBOSE.
+	logf.SetLogger(zap.New(zap.WriteTo(operatorLog), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
 	code, err := runSuite(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration suite:", err)
@@ -67,12 +71,28 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// zapLevel keeps the operator's logs quiet unless TEST_VERBOSE is set.
-func zapLevel() int8 {
+// capturedLog keeps what the operator logs, and echoes it when TEST_VERBOSE is set.
+type capturedLog struct {
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+var operatorLog = &capturedLog{}
+
+func (l *capturedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.text.Write(p)
 	if os.Getenv("TEST_VERBOSE") != "" {
-		return -4
+		_, _ = os.Stderr.Write(p)
 	}
-	return 2 // errors only
+	return len(p), nil
+}
+
+func (l *capturedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.text.String()
 }
 
 func runSuite(m *testing.M) (int, error) {
