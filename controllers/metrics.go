@@ -110,17 +110,14 @@ func (p *MetricsProber) forget(key types.NamespacedName) {
 
 // setMetricsConditions probes the metrics cr's scheduler reads and reports them; missing
 // metrics degrade the scheduler, since it would score every node 0 without a word.
-func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context, cr *v1.SecondaryScheduler,
+func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context, cr *v1.SecondaryScheduler, desired *desiredState,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) error {
-	if !cr.Spec.Profile.ReadsPrometheus() {
+	endpoint := desired.prometheus
+	if endpoint == nil {
 		meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
 		status.Metrics = nil
 		r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
 		return nil
-	}
-	endpoint, err := r.prometheusEndpoint(ctx, cr)
-	if err != nil || endpoint == nil {
-		return err // desiredScheduler reported a missing endpoint already
 	}
 	nodeList := &metav1.PartialObjectMetadataList{}
 	nodeList.SetGroupVersionKind(nodeGVK)
@@ -131,11 +128,7 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	for _, node := range nodeList.Items {
 		nodes = append(nodes, node.Name)
 	}
-	token, _, err := r.metricsToken(ctx, cr)
-	if err != nil {
-		return err
-	}
-	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, token, nodes)
+	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, desired.metricsToken, nodes)
 	status.Metrics = &v1.MetricsStatus{Address: endpoint.URL, Source: endpoint.Source,
 		NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes)}
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)

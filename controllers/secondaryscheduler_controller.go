@@ -136,7 +136,7 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 
 	desired, problem, err := r.desiredScheduler(ctx, cr)
 	if err == nil && problem == nil {
-		problem, err = r.takenName(ctx, cr, desired.Objects)
+		problem, err = r.takenName(ctx, cr, desired.rendered.Objects)
 	}
 	if err != nil {
 		return status, err
@@ -156,24 +156,25 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 		}
 		return status, err
 	}
-	for _, object := range desired.Objects {
+	for _, object := range desired.rendered.Objects {
 		if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			conditions.set(v1.ConditionDegraded, true, v1.ReasonApplyFailed,
 				fmt.Sprintf("applying %s %s failed: %v", object.GetKind(), client.ObjectKeyFromObject(object), err))
 			return status, fmt.Errorf("apply %s %s: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
 		}
 	}
-	if err := pruneChildren(ctx, r.Client, cr, desired.Objects); err != nil {
+	if err := pruneChildren(ctx, r.Client, cr, desired.rendered.Objects); err != nil {
 		return status, err
 	}
-	status.Image, status.ImageSource, status.ConfigHash = desired.Image, desired.ImageSource, desired.ConfigHash
+	rendered := desired.rendered
+	status.Image, status.ImageSource, status.ConfigHash = rendered.Image, rendered.ImageSource, rendered.ConfigHash
 	deployment, err := r.observeDeployment(ctx, cr, status, conditions)
 	if err != nil {
 		return status, err
 	}
 	setProgressing(conditions, deployment)
 	setDegradedFromRollout(conditions, deployment)
-	return status, r.setMetricsConditions(ctx, cr, status, conditions)
+	return status, r.setMetricsConditions(ctx, cr, desired, status, conditions)
 }
 
 // runningNote tells, after a problem, that the last good scheduler still runs.
@@ -184,9 +185,19 @@ func runningNote(status *v1.SecondarySchedulerStatus) string {
 	return fmt.Sprintf(" The scheduler keeps running with its last good configuration (hash %s) until this is fixed.", status.ConfigHash)
 }
 
+// desiredState is a rendered scheduler and the facts about its metrics source that
+// status reports, gathered once per reconcile.
+type desiredState struct {
+	rendered *render.Result
+	// prometheus is the endpoint a load-aware scheduler reads, nil when it reads none.
+	prometheus *promdiscovery.Endpoint
+	// metricsToken is the provider's bearer token, empty without tokenSecretRef.
+	metricsToken string
+}
+
 // desiredScheduler gathers the facts cr's scheduler depends on and renders it. A
 // problem is returned for what only the user can fix.
-func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr *v1.SecondaryScheduler) (*render.Result, *schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr *v1.SecondaryScheduler) (*desiredState, *schedconfig.Problem, error) {
 	if problem, err := r.schedulerNameConflict(ctx, cr); problem != nil || err != nil {
 		return nil, problem, err
 	}
@@ -194,32 +205,32 @@ func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr 
 	if problem != nil || err != nil {
 		return nil, problem, err
 	}
+	desired := &desiredState{}
 	facts := render.Facts{CustomConfig: customConfig}
 	if cr.Spec.Profile.ReadsPrometheus() {
-		endpoint, err := r.prometheusEndpoint(ctx, cr)
-		if err != nil {
+		if desired.prometheus, err = r.prometheusEndpoint(ctx, cr); err != nil {
 			return nil, nil, err
 		}
-		if endpoint == nil {
+		if desired.prometheus == nil {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
 				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", promdiscovery.Searched)}, nil
 		}
-		facts.PrometheusAddress = endpoint.URL
+		facts.PrometheusAddress = desired.prometheus.URL
 	}
-	if facts.MetricsToken, problem, err = r.metricsToken(ctx, cr); problem != nil || err != nil {
+	if desired.metricsToken, problem, err = r.metricsToken(ctx, cr); problem != nil || err != nil {
 		return nil, problem, err
 	}
+	facts.MetricsToken = desired.metricsToken
 	if cr.Spec.SchedulerImage == "" {
 		if facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonDiscoveryFailed, Message: fmt.Sprintf(
 				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err)}, nil
 		}
 	}
-	result, err := render.Render(cr, facts)
-	if err != nil {
+	if desired.rendered, err = render.Render(cr, facts); err != nil {
 		return nil, nil, err
 	}
-	return result, nil, nil
+	return desired, nil, nil
 }
 
 // customConfig reads and checks the user's configuration of profile Custom.
