@@ -19,7 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
 
 const (
@@ -233,4 +235,19 @@ func (s *scenario) eventReasons(cr *v1.SecondaryScheduler) []string {
 func readAll(r io.Reader) string {
 	data, _ := io.ReadAll(r)
 	return string(data)
+}
+
+// serveLoadOfEveryNode makes prometheus serve the series load-watcher reads for every
+// node of the cluster, labelled with the node's name as they should be.
+func (s *scenario) serveLoadOfEveryNode(prometheus *promtest.Server) {
+	s.t.Helper()
+	nodes := &corev1.NodeList{}
+	s.g.Expect(adminClient.List(s.ctx, nodes)).To(gomega.Succeed())
+	load := map[string]float64{}
+	for _, node := range nodes.Items {
+		load[node.Name] = 0.4
+	}
+	for _, series := range metricsprobe.Series {
+		prometheus.SetSeries(series, load)
+	}
 }

@@ -420,15 +420,6 @@ func TestLoadAwareMetricsAreProbed(t *testing.T) {
 	s := newScenario(t)
 	prometheus := promtest.Start(t)
 	s.createNode("metrics-node-" + s.namespace)
-	nodeNames := func() map[string]float64 {
-		nodes := &corev1.NodeList{}
-		s.g.Expect(adminClient.List(s.ctx, nodes)).To(Succeed())
-		values := map[string]float64{}
-		for _, node := range nodes.Items {
-			values[node.Name] = 0.4
-		}
-		return values
-	}
 	cr := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: "probed"},
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
@@ -440,8 +431,7 @@ func TestLoadAwareMetricsAreProbed(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonRecordingRuleMissing)
 	s.g.Expect(s.deployment(cr)).NotTo(BeNil(), "the scheduler is deployed all the same")
 
-	prometheus.SetSeries("instance:node_cpu:ratio", nodeNames())
-	prometheus.SetSeries("instance:node_memory_utilisation:ratio", nodeNames())
+	s.serveLoadOfEveryNode(prometheus)
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 	s.g.Eventually(func() *v1.MetricsStatus { _ = s.get(cr); return cr.Status.Metrics }).Should(
@@ -537,14 +527,7 @@ func TestMetricsTokenStaysSecret(t *testing.T) {
 	prometheus := promtest.Start(t)
 	guarded := prometheus.TokenProxy(token)
 	s.createNode("token-node-" + s.namespace)
-	nodes := &corev1.NodeList{}
-	s.g.Expect(adminClient.List(s.ctx, nodes)).To(Succeed())
-	series := map[string]float64{}
-	for _, node := range nodes.Items {
-		series[node.Name] = 0.5
-	}
-	prometheus.SetSeries("instance:node_cpu:ratio", series)
-	prometheus.SetSeries("instance:node_memory_utilisation:ratio", series)
+	s.serveLoadOfEveryNode(prometheus)
 
 	cr := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: "tokened"},
