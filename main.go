@@ -6,7 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"flag"
-	"net/http"
+	"net"
 	"os"
 	"time"
 
@@ -24,6 +24,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/controllers"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/clusterdial"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 )
 
@@ -112,7 +113,10 @@ func run(ctx context.Context, opts options) error {
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
 		SecretWatches:    refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{}),
-		MetricsProber:    &controllers.MetricsProber{HTTPClient: &http.Client{Timeout: 10 * time.Second}, Interval: opts.metricsProbeInterval},
+		CABundleWatches:  refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		MetricsProber: &controllers.MetricsProber{Interval: opts.metricsProbeInterval, Timeout: 10 * time.Second,
+			// Outside a cluster (make run) Service names do not resolve; their endpoints do.
+			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return err

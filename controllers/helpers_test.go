@@ -2,8 +2,15 @@ package controllers
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"testing"
 	"time"
 
@@ -131,10 +138,15 @@ func (s *scenario) deployment(cr *v1.SecondaryScheduler) *appsv1.Deployment {
 
 func (s *scenario) renderedConfig(cr *v1.SecondaryScheduler) string {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.ConfigMapName(cr)}}
-	if err := s.get(cm); err != nil {
+	if err := s.get(cm); err == nil {
+		return cm.Data["config.yaml"]
+	}
+	// A configuration holding a token is in a Secret.
+	secret := &corev1.Secret{ObjectMeta: cm.ObjectMeta}
+	if err := s.get(secret); err != nil {
 		return ""
 	}
-	return cm.Data["config.yaml"]
+	return string(secret.Data["config.yaml"])
 }
 
 // condition returns cr's current condition of a type, or nil.
@@ -250,4 +262,21 @@ func (s *scenario) serveLoadOfEveryNode(prometheus *promtest.Server) {
 	for _, series := range metricsprobe.Series {
 		prometheus.SetSeries(series, load)
 	}
+}
+
+// testCAPEM is a self-signed CA certificate, as PEM, for CA bundle ConfigMaps.
+func testCAPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

@@ -3,7 +3,10 @@ package controllers
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -27,8 +30,10 @@ const DefaultMetricsProbeInterval = 5 * time.Minute
 // for one address and set of nodes, so that the many reconciles a rollout causes do not
 // each query Prometheus.
 type MetricsProber struct {
-	// HTTPClient queries the endpoints.
-	HTTPClient *http.Client
+	// Dial opens connections to the endpoints; nil for net.Dialer's.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// Timeout bounds each query.
+	Timeout time.Duration
 	// Interval is how long a probe result stands.
 	Interval time.Duration
 
@@ -38,11 +43,11 @@ type MetricsProber struct {
 }
 
 type probeRecord struct {
-	at        time.Time
-	address   string
-	tokenHash [32]byte // a hash: the token itself is not kept
-	nodes     int
-	result    metricsprobe.Result
+	at         time.Time
+	address    string
+	accessHash [32]byte // of token and CA: the token itself is not kept
+	nodes      int
+	result     metricsprobe.Result
 }
 
 // prometheusEndpoint is the Prometheus cr's scheduler reads: the address it gives, or the
@@ -80,22 +85,38 @@ type discoveryRecord struct {
 
 // probe returns the metrics probe result for cr, probing again when the last result is
 // older than the interval or was about another address or number of nodes.
-func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, address, token string, nodes []string) metricsprobe.Result {
-	tokenHash := sha256.Sum256([]byte(token))
+func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, address string, access *metricsAccess, nodes []string) metricsprobe.Result {
+	accessHash := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%t", access.token, access.caPEM, access.insecureSkipVerify)))
 	p.mu.Lock()
 	if p.last == nil {
 		p.last = map[types.NamespacedName]probeRecord{}
 	}
 	last, ok := p.last[key]
 	p.mu.Unlock()
-	if ok && last.address == address && last.tokenHash == tokenHash && last.nodes == len(nodes) && time.Since(last.at) < p.Interval {
+	if ok && last.address == address && last.accessHash == accessHash && last.nodes == len(nodes) && time.Since(last.at) < p.Interval {
 		return last.result
 	}
-	result := metricsprobe.Probe(ctx, p.HTTPClient, address, token, nodes)
+	result := metricsprobe.Probe(ctx, p.httpClient(access), address, access.token, nodes)
 	p.mu.Lock()
-	p.last[key] = probeRecord{at: time.Now(), address: address, tokenHash: tokenHash, nodes: len(nodes), result: result}
+	p.last[key] = probeRecord{at: time.Now(), address: address, accessHash: accessHash, nodes: len(nodes), result: result}
 	p.mu.Unlock()
 	return result
+}
+
+// httpClient queries with the TLS settings the scheduler has: the CA bundle it trusts
+// (else the system roots), or no verification when the user turned it off.
+func (p *MetricsProber) httpClient(access *metricsAccess) *http.Client {
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: access.insecureSkipVerify} //nolint:gosec // the user's explicit choice, as the scheduler makes it
+	if access.caPEM != nil {
+		tlsConfig.RootCAs = x509.NewCertPool()
+		tlsConfig.RootCAs.AppendCertsFromPEM(access.caPEM)
+	}
+	dial := p.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
+	}
+	// Probes are minutes apart: a connection kept open between them would only go stale.
+	return &http.Client{Timeout: p.Timeout, Transport: &http.Transport{DialContext: dial, TLSClientConfig: tlsConfig, DisableKeepAlives: true}}
 }
 
 func (p *MetricsProber) forget(key types.NamespacedName) {
@@ -128,9 +149,15 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	for _, node := range nodeList.Items {
 		nodes = append(nodes, node.Name)
 	}
-	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, desired.metricsToken, nodes)
+	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, desired.access, nodes)
 	status.Metrics = &v1.MetricsStatus{Address: endpoint.URL, Source: endpoint.Source,
-		NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes)}
+		NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes), Credentials: desired.access.credentials}
+	if identity := desired.access.identity; identity != nil {
+		status.Metrics.TokenRenewTime = &metav1.Time{Time: identity.Token.RenewAt.Truncate(time.Second)}
+	}
+	if ca := desired.access.trustedCA; ca != nil {
+		status.Metrics.TrustedCA = fmt.Sprintf("ConfigMap %s/%s, key %s", cr.Namespace, ca.ConfigMap, ca.Key)
+	}
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
 	if !result.Available {
 		conditions.set(v1.ConditionDegraded, true, result.Reason,

@@ -49,6 +49,8 @@ type SecondarySchedulerReconciler struct {
 	ConfigMapWatches *refwatch.Watches
 	// SecretWatches watches the Secrets named by spec.profile.metrics.tokenSecretRef.
 	SecretWatches *refwatch.Watches
+	// CABundleWatches watches the ConfigMaps holding the metrics provider's CA bundle.
+	CABundleWatches *refwatch.Watches
 	// MetricsProber probes the metrics of load-aware schedulers.
 	MetricsProber *MetricsProber
 }
@@ -102,8 +104,9 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		return ctrl.Result{}, err
 	}
 	if reconcileErr == nil && cr.Spec.Profile.ReadsPrometheus() {
-		// Metrics come and go without an event: probe them again in a while.
-		return ctrl.Result{RequeueAfter: r.MetricsProber.Interval}, nil
+		// Metrics come and go without an event: probe them again in a while, and renew
+		// the metrics token when it is due.
+		return ctrl.Result{RequeueAfter: nextMetricsCheck(status, r.MetricsProber.Interval, time.Now())}, nil
 	}
 	return requeueIfWaiting(reconcileErr)
 }
@@ -150,9 +153,11 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 		if err == nil && problem.Reason == v1.ReasonObjectNameTaken {
 			err = errWaiting // no event tells when someone else's object goes away
 		}
-		if problem.Reason == v1.ReasonPrometheusNotFound {
+		if metricsProblems[problem.Reason] {
 			conditions.set(v1.ConditionMetricsAvailable, false, problem.Reason, problem.Message)
-			status.Metrics = nil
+			if problem.Reason == v1.ReasonPrometheusNotFound {
+				status.Metrics = nil
+			}
 		}
 		return status, err
 	}
@@ -177,6 +182,25 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	return status, r.setMetricsConditions(ctx, cr, desired, status, conditions)
 }
 
+// nextMetricsCheck is how long until the metrics are probed again or the metrics token
+// is renewed, whichever comes first.
+func nextMetricsCheck(status *v1.SecondarySchedulerStatus, probeInterval time.Duration, now time.Time) time.Duration {
+	if status.Metrics == nil || status.Metrics.TokenRenewTime == nil {
+		return probeInterval
+	}
+	// A second late, so that the token is due when the reconcile reads it.
+	untilRenewal := status.Metrics.TokenRenewTime.Sub(now) + time.Second
+	return max(min(untilRenewal, probeInterval), time.Second)
+}
+
+// metricsProblems are the problems that keep a load-aware scheduler from reading its
+// metrics, which MetricsAvailable reports as well as Degraded.
+var metricsProblems = map[v1.ConditionReason]bool{
+	v1.ReasonPrometheusNotFound: true, v1.ReasonTokenSecretNotFound: true, v1.ReasonTokenKeyMissing: true,
+	v1.ReasonTokenRequestFailed: true, v1.ReasonCABundleNotFound: true, v1.ReasonCABundleInvalid: true,
+	v1.ReasonRecordingRulesNotInstalled: true,
+}
+
 // runningNote tells, after a problem, that the last good scheduler still runs.
 func runningNote(status *v1.SecondarySchedulerStatus) string {
 	if status.ConfigHash == "" {
@@ -191,8 +215,8 @@ type desiredState struct {
 	rendered *render.Result
 	// prometheus is the endpoint a load-aware scheduler reads, nil when it reads none.
 	prometheus *promdiscovery.Endpoint
-	// metricsToken is the provider's bearer token, empty without tokenSecretRef.
-	metricsToken string
+	// access is how the scheduler reaches its metrics provider.
+	access *metricsAccess
 }
 
 // desiredScheduler gathers the facts cr's scheduler depends on and renders it. A
@@ -217,10 +241,10 @@ func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr 
 		}
 		facts.PrometheusAddress = desired.prometheus.URL
 	}
-	if desired.metricsToken, problem, err = r.metricsToken(ctx, cr); problem != nil || err != nil {
+	if desired.access, problem, err = r.metricsAccess(ctx, cr, desired.prometheus); problem != nil || err != nil {
 		return nil, problem, err
 	}
-	facts.MetricsToken = desired.metricsToken
+	facts.MetricsToken, facts.MetricsIdentity, facts.TrustedCA = desired.access.token, desired.access.identity, desired.access.trustedCA
 	if cr.Spec.SchedulerImage == "" {
 		if facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonDiscoveryFailed, Message: fmt.Sprintf(
@@ -373,32 +397,6 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 func (r *SecondarySchedulerReconciler) forgetReferences(key types.NamespacedName) {
 	r.ConfigMapWatches.Reference(key, nil)
 	r.SecretWatches.Reference(key, nil)
+	r.CABundleWatches.Reference(key, nil)
 	r.MetricsProber.forget(key)
-}
-
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
-
-// metricsToken reads the bearer token of profile.metrics.tokenSecretRef, watching the Secret.
-func (r *SecondarySchedulerReconciler) metricsToken(ctx context.Context, cr *v1.SecondaryScheduler) (string, *schedconfig.Problem, error) {
-	profile := cr.Spec.Profile
-	if profile == nil || !profile.Type.IsLoadAware() || profile.Metrics == nil || profile.Metrics.TokenSecretRef == nil {
-		r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), nil)
-		return "", nil, nil
-	}
-	key := types.NamespacedName{Namespace: cr.Namespace, Name: profile.Metrics.TokenSecretRef.Name}
-	r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), &key)
-	secret := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, key, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", &schedconfig.Problem{Reason: v1.ReasonTokenSecretNotFound, Message: fmt.Sprintf(
-				"Secret %s, named by profile.metrics.tokenSecretRef, does not exist; create it with key token holding a bearer token for the metrics provider", key)}, nil
-		}
-		return "", nil, fmt.Errorf("read Secret %s: %w", key, err)
-	}
-	token := strings.TrimSpace(string(secret.Data["token"]))
-	if token == "" {
-		return "", &schedconfig.Problem{Reason: v1.ReasonTokenKeyMissing, Message: fmt.Sprintf(
-			"Secret %s has no non-empty key token; put the metrics provider's bearer token there", key)}, nil
-	}
-	return token, nil, nil
 }

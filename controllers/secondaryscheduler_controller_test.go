@@ -2,12 +2,14 @@ package controllers
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -23,6 +25,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/rbacproxy"
 )
 
 func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
@@ -470,37 +473,52 @@ func TestPrometheusIsDiscovered(t *testing.T) {
 		}
 		return cr.Status.Metrics.Address + " from " + cr.Status.Metrics.Source
 	}
-	service := func(namespace, name string, port int32) {
+	service := func(namespace, name string, port int32, selector map[string]string) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 		if err := adminClient.Create(s.ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: port}}}}
+			Spec: corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Name: "web", Port: port}}}}
 		s.create(svc)
 		t.Cleanup(func() { _ = adminClient.Delete(s.ctx, svc) })
 	}
 
-	service("monitoring", "prometheus-k8s", 9090)
+	service("monitoring", "prometheus-k8s", 9090, nil)
 	s.g.Eventually(discovered).Should(Equal("http://prometheus-k8s.monitoring.svc:9090 from Service monitoring/prometheus-k8s (kube-prometheus)"))
 	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("address: http://prometheus-k8s.monitoring.svc:9090"))
 
-	// A Prometheus Operator's Prometheus wins over well-known Services.
+	// A Prometheus Operator's Prometheus wins over well-known Services, through a Service
+	// selecting its pods when the operator's own prometheus-operated is not there.
 	s.create(prometheusCRD())
 	prometheus := &unstructured.Unstructured{}
 	prometheus.SetGroupVersionKind(promdiscovery.PrometheusGVK)
 	prometheus.SetNamespace("observability")
 	prometheus.SetName("main")
-	service("observability", "prometheus-operated", 9090)
+	service("observability", "other", 8080, map[string]string{"app": "grafana"})
+	service("observability", "main-web", 9090, map[string]string{"prometheus": "main"})
 	s.g.Eventually(func() error { return adminClient.Create(s.ctx, prometheus) }).Should(Succeed())
 	t.Cleanup(func() { _ = adminClient.Delete(s.ctx, prometheus) })
 	s.g.Eventually(discovered).Should(Equal(
+		"http://main-web.observability.svc:9090 from Prometheus observability/main (Prometheus Operator), Service main-web (selects its pods)"))
+	service("observability", "prometheus-operated", 9090, nil)
+	s.g.Eventually(discovered).Should(Equal(
 		"http://prometheus-operated.observability.svc:9090 from Prometheus observability/main (Prometheus Operator), Service prometheus-operated"))
 
-	// OpenShift monitoring wins over both.
-	service("openshift-monitoring", "thanos-querier", 9091)
+	// OpenShift monitoring wins over both. Its thanos-querier needs a token and serves a
+	// certificate of OpenShift's service CA, which every namespace gets in a ConfigMap.
+	service("openshift-monitoring", "thanos-querier", 9091, nil)
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonCABundleNotFound)
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "openshift-service-ca.crt"},
+		Data: map[string]string{"service-ca.crt": string(testCAPEM(t))}})
 	s.g.Eventually(discovered).Should(Equal("https://thanos-querier.openshift-monitoring.svc:9091 from Service openshift-monitoring/thanos-querier (OpenShift monitoring)"))
-	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("address: https://thanos-querier.openshift-monitoring.svc:9091"))
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(And(
+		ContainSubstring("address: https://thanos-querier.openshift-monitoring.svc:9091"), ContainSubstring("insecureSkipVerify: false")))
+	s.g.Expect(s.get(cr)).To(Succeed())
+	s.g.Expect(cr.Status.Metrics.Credentials).To(Equal("bound token of ServiceAccount " + s.namespace + "/discovering-scheduler-metrics (ClusterRole cluster-monitoring-view)"))
+	s.g.Expect(cr.Status.Metrics.TrustedCA).To(Equal("ConfigMap " + s.namespace + "/openshift-service-ca.crt, key service-ca.crt"))
+	container := s.deployment(cr).Spec.Template.Spec.Containers[0]
+	s.g.Expect(container.Env).To(ContainElement(corev1.EnvVar{Name: "SSL_CERT_FILE", Value: render.TrustedCAFile}))
 	// Probing a Service name needs cluster DNS, which this test host lacks.
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonPrometheusUnreachable)
 }
@@ -548,6 +566,105 @@ func TestMetricsTokenStaysSecret(t *testing.T) {
 	s.g.Expect(string(rendered.Data["config.yaml"])).To(ContainSubstring("token: " + token))
 	s.g.Expect(s.deployment(cr).Spec.Template.Spec.Volumes).To(ContainElement(
 		HaveField("VolumeSource.Secret", Not(BeNil()))), "the scheduler mounts the Secret")
+	s.expectTokenNowhereButSecrets(cr, token)
+
+	// A new token rolls the scheduler (load-watcher reads it once) and is what the probe uses.
+	hash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
+	s.update(secret, func() { secret.Data = map[string][]byte{"token": []byte("rotated-token")} })
+	s.g.Eventually(func() string { return s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation] }).ShouldNot(Equal(hash))
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonUnauthorized)
+}
+
+// monitoringViewAttributes are what the test's kube-rbac-proxy stand-in authorizes, as
+// OpenShift's does in front of thanos-querier.
+var monitoringViewAttributes = authorizationv1.ResourceAttributes{Verb: "get", Group: "monitoring.coreos.com",
+	Resource: "prometheuses", Subresource: "api", Namespace: "openshift-monitoring"}
+
+// A Prometheus behind kube-rbac-proxy with a private CA: the scheduler's ServiceAccount
+// token passes a real TokenReview and SubjectAccessReview, the CA bundle verifies the
+// certificate, and the token is renewed when due, without ever leaving Secrets.
+func TestBoundMetricsTokenAndCABundle(t *testing.T) {
+	s := newScenario(t)
+	prometheus := promtest.Start(t)
+	upstream, err := url.Parse(prometheus.URL)
+	s.g.Expect(err).NotTo(HaveOccurred())
+	proxy, err := rbacproxy.Start(rbacproxy.Options{ListenAddress: "127.0.0.1:0", Upstream: upstream,
+		DNSNames: []string{"localhost"}, Authorization: monitoringViewAttributes, Config: adminConfig})
+	s.g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = proxy.Close() })
+	s.createNode("bound-token-node-" + s.namespace)
+	s.serveLoadOfEveryNode(prometheus)
+
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "bound"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: proxy.URL, ServiceAccountToken: &v1.ServiceAccountTokenAuth{},
+				CABundle: &v1.ConfigMapKeyReference{Name: "prometheus-ca"}}}},
+	}
+	s.create(cr)
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonCABundleNotFound)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonCABundleNotFound)
+	bundle := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prometheus-ca"}, Data: map[string]string{"ca.crt": "not a certificate"}}
+	s.create(bundle)
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonCABundleInvalid)
+	// Another CA than the one that signed the proxy's certificate: verification fails.
+	s.update(bundle, func() { bundle.Data["ca.crt"] = string(testCAPEM(t)) })
+	unreachable := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonPrometheusUnreachable)
+	s.g.Expect(unreachable.Message).To(ContainSubstring("certificate"))
+	// The right CA: the certificate is good, but ClusterRole cluster-monitoring-view does
+	// not exist yet, so the proxy refuses the scheduler's identity.
+	s.update(bundle, func() { bundle.Data["ca.crt"] = string(proxy.CAPEM) })
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonUnauthorized)
+	monitoringView := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cluster-monitoring-view"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"prometheuses/api"}}}}
+	if err := adminClient.Create(s.ctx, monitoringView); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+
+	s.g.Expect(s.get(cr)).To(Succeed())
+	metrics := cr.Status.Metrics
+	s.g.Expect(metrics.Credentials).To(Equal("bound token of ServiceAccount " + s.namespace + "/bound-scheduler-metrics (ClusterRole cluster-monitoring-view)"))
+	s.g.Expect(metrics.TrustedCA).To(Equal("ConfigMap " + s.namespace + "/prometheus-ca, key ca.crt"))
+	s.g.Expect(metrics.TokenRenewTime).NotTo(BeNil())
+	// Renewal at 80% of the default lifetime of one day.
+	s.g.Expect(time.Until(metrics.TokenRenewTime.Time)).To(BeNumerically("~", 24*time.Hour*4/5, 5*time.Minute))
+	tokenSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.MetricsTokenSecretName(cr)}}
+	s.g.Expect(s.get(tokenSecret)).To(Succeed())
+	token := string(tokenSecret.Data["token"])
+	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("token: " + token))
+	template := s.deployment(cr).Spec.Template
+	s.g.Expect(template.Spec.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "SSL_CERT_FILE", Value: render.TrustedCAFile}))
+	s.g.Expect(template.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.ConfigMap.LocalObjectReference.Name", "prometheus-ca")))
+	s.expectTokenNowhereButSecrets(cr, token)
+
+	// When the token is due, a new one replaces it and the scheduler restarts with it.
+	configHash := template.Annotations[render.ConfigHashAnnotation]
+	s.update(tokenSecret, func() {
+		tokenSecret.Annotations[render.TokenRenewAtAnnotation] = time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	})
+	s.g.Eventually(func() string {
+		_ = s.get(tokenSecret)
+		return string(tokenSecret.Data["token"])
+	}).ShouldNot(Equal(token))
+	s.g.Eventually(func() string { return s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation] }).ShouldNot(Equal(configHash))
+	s.g.Eventually(func() bool { return proxy.Requests(rbacproxy.OutcomeForwarded) > 0 }).Should(BeTrue())
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+
+	// A CA bundle change restarts the scheduler: it reads SSL_CERT_FILE once.
+	caHash := s.deployment(cr).Spec.Template.Annotations[render.TrustedCAHashAnnotation]
+	s.update(bundle, func() { bundle.Data["ca.crt"] = string(proxy.CAPEM) + string(testCAPEM(t)) })
+	s.g.Eventually(func() string { return s.deployment(cr).Spec.Template.Annotations[render.TrustedCAHashAnnotation] }).ShouldNot(Equal(caHash))
+
+	// The binding is the operator's to delete: it goes with the SecondaryScheduler.
+	s.g.Expect(s.clusterScopedChildren(cr)).To(ContainElement("ClusterRoleBinding/" + render.ClusterBindingName(cr, "metrics-token")))
+}
+
+// expectTokenNowhereButSecrets checks that token is in no ConfigMap, status field, event
+// or line of the operator's log.
+func (s *scenario) expectTokenNowhereButSecrets(cr *v1.SecondaryScheduler, token string) {
+	s.t.Helper()
 	configMaps := &corev1.ConfigMapList{}
 	s.g.Expect(adminClient.List(s.ctx, configMaps, client.InNamespace(s.namespace))).To(Succeed())
 	for _, configMap := range configMaps.Items {
@@ -564,12 +681,6 @@ func TestMetricsTokenStaysSecret(t *testing.T) {
 	for _, event := range events.Items {
 		s.g.Expect(event.Note).NotTo(ContainSubstring(token))
 	}
-	s.g.Expect(operatorLog.String()).To(ContainSubstring("tokened"), "the operator's log is captured at every level")
+	s.g.Expect(operatorLog.String()).To(ContainSubstring(cr.Name), "the operator's log is captured at every level")
 	s.g.Expect(operatorLog.String()).NotTo(ContainSubstring(token), "the operator's log holds the token")
-
-	// A new token rolls the scheduler (load-watcher reads it once) and is what the probe uses.
-	hash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
-	s.update(secret, func() { secret.Data = map[string][]byte{"token": []byte("rotated-token")} })
-	s.g.Eventually(func() string { return s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation] }).ShouldNot(Equal(hash))
-	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonUnauthorized)
 }

@@ -51,7 +51,7 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.SecondaryScheduler{}, schedulerNameIndex, indexSchedulerName); err != nil {
 		return fmt.Errorf("index SecondarySchedulers by scheduler name: %w", err)
 	}
-	for _, watches := range []*refwatch.Watches{r.ConfigMapWatches, r.SecretWatches} {
+	for _, watches := range []*refwatch.Watches{r.ConfigMapWatches, r.SecretWatches, r.CABundleWatches} {
 		if err := mgr.Add(watches); err != nil {
 			return fmt.Errorf("add reference watches: %w", err)
 		}
@@ -72,7 +72,8 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		For(&v1.SecondaryScheduler{}, builder.WithPredicates(specOrDeletionChanged)).
 		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.otherClaimants), builder.WithPredicates(onlyDeletes)).
 		WatchesRawSource(r.ConfigMapWatches.Source()).
-		WatchesRawSource(r.SecretWatches.Source())
+		WatchesRawSource(r.SecretWatches.Source()).
+		WatchesRawSource(r.CABundleWatches.Source())
 	for _, kind := range allChildKinds {
 		controller = controller.Watches(kind.object(), ownerOf)
 	}

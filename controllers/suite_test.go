@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,7 +175,8 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
 		SecretWatches:    refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{}),
-		MetricsProber:    &MetricsProber{HTTPClient: noClusterDNSClient(), Interval: time.Second},
+		CABundleWatches:  refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		MetricsProber:    &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
@@ -186,17 +186,12 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	return stopped, nil
 }
 
-// noClusterDNSClient probes like the operator does, but refuses Service names at once:
+// loopbackOnlyDial dials like the operator does, but refuses Service names at once:
 // outside a cluster they would go to this machine's resolver, and tests talk to loopback only.
-func noClusterDNSClient() *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
-				return nil, fmt.Errorf("tests reach loopback addresses only, not %s", address)
-			}
-			return dialer.DialContext(ctx, network, address)
-		},
-	}}
+func loopbackOnlyDial(ctx context.Context, network, address string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+		return nil, fmt.Errorf("tests reach loopback addresses only, not %s", address)
+	}
+	return (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, address)
 }

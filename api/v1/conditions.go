@@ -106,4 +106,15 @@ const (
 	ReasonRecordingRuleMissing ConditionReason = "RecordingRuleMissing"
 	// ReasonNodeLabelMismatch means some nodes have no series whose instance label is their name.
 	ReasonNodeLabelMismatch ConditionReason = "NodeLabelMismatch"
+	// ReasonCABundleNotFound means the ConfigMap of profile.metrics.caBundle (or OpenShift's
+	// openshift-service-ca.crt) does not exist.
+	ReasonCABundleNotFound ConditionReason = "CABundleNotFound"
+	// ReasonCABundleInvalid means the CA bundle's key is missing or holds no PEM certificate.
+	ReasonCABundleInvalid ConditionReason = "CABundleInvalid"
+	// ReasonTokenRequestFailed means the API server refused a token for the scheduler's
+	// metrics ServiceAccount.
+	ReasonTokenRequestFailed ConditionReason = "TokenRequestFailed"
+	// ReasonRecordingRulesNotInstalled means installRecordingRules is set but no Prometheus
+	// Operator Prometheus (or no PrometheusRule kind) was found to install them for.
+	ReasonRecordingRulesNotInstalled ConditionReason = "RecordingRulesNotInstalled"
 )

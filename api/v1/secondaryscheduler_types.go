@@ -198,6 +198,11 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.watcherAddress) || (!has(self.address) && !has(self.insecureSkipVerify))",message="watcherAddress (an external load-watcher) excludes address and insecureSkipVerify, which configure the built-in one"
 // +kubebuilder:validation:XValidation:rule="has(self.watcherAddress) || self.provider != 'SignalFx' || has(self.address)",message="provider SignalFx needs metrics.address"
 // +kubebuilder:validation:XValidation:rule="!has(self.tokenSecretRef) || (!has(self.watcherAddress) && self.provider != 'KubernetesMetricsServer')",message="tokenSecretRef applies to the Prometheus and SignalFx providers"
+// +kubebuilder:validation:XValidation:rule="!has(self.tokenSecretRef) || !has(self.serviceAccountToken)",message="tokenSecretRef and serviceAccountToken are two sources of one token: give one"
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceAccountToken) || (!has(self.watcherAddress) && self.provider == 'Prometheus')",message="serviceAccountToken applies to provider Prometheus (the token is for a proxy in front of it)"
+// +kubebuilder:validation:XValidation:rule="!has(self.caBundle) || (!has(self.watcherAddress) && self.provider != 'KubernetesMetricsServer')",message="caBundle applies to the Prometheus and SignalFx providers"
+// +kubebuilder:validation:XValidation:rule="!has(self.caBundle) || !has(self.insecureSkipVerify) || !self.insecureSkipVerify",message="caBundle is for verifying the provider's certificate; it contradicts insecureSkipVerify: true"
+// +kubebuilder:validation:XValidation:rule="!has(self.installRecordingRules) || !self.installRecordingRules || (!has(self.watcherAddress) && self.provider == 'Prometheus')",message="installRecordingRules applies to provider Prometheus"
 type LoadMetrics struct {
 	// Provider is Prometheus (the default), KubernetesMetricsServer or SignalFx.
 	// +kubebuilder:default=Prometheus
@@ -225,12 +230,73 @@ type LoadMetrics struct {
 	// +optional
 	TokenSecretRef *corev1.LocalObjectReference `json:"tokenSecretRef,omitempty"`
 
+	// ServiceAccountToken makes the operator authenticate the scheduler with a bound token
+	// of a dedicated ServiceAccount, which it binds to a ClusterRole, requests from the
+	// TokenRequest API and renews before 80% of its lifetime. It is used without being set
+	// when the endpoint found is OpenShift's thanos-querier; set it ({} for the defaults)
+	// for other endpoints behind kube-rbac-proxy. A new token restarts the scheduler
+	// (load-watcher reads it once, at start); with leader election that is harmless.
+	// +optional
+	ServiceAccountToken *ServiceAccountTokenAuth `json:"serviceAccountToken,omitempty"`
+
+	// CABundle names a ConfigMap in this namespace whose key holds the PEM certificates
+	// that sign the provider's TLS certificate. It is mounted into the scheduler, which
+	// then trusts it alone (SSL_CERT_FILE) and verifies the provider. When unset and the
+	// endpoint found is OpenShift's thanos-querier, the service CA of ConfigMap
+	// openshift-service-ca.crt is used.
+	// +optional
+	CABundle *ConfigMapKeyReference `json:"caBundle,omitempty"`
+
+	// InstallRecordingRules asks the operator to install a PrometheusRule that defines the
+	// series load-watcher reads (instance:node_cpu:ratio, instance:node_memory_utilisation:ratio)
+	// from node-exporter metrics, keyed by node name, for the Prometheus Operator's
+	// Prometheus that discovery finds, labelled to match its ruleSelector. Use it when the
+	// MetricsAvailable condition says RecordingRuleMissing or NodeLabelMismatch.
+	// +optional
+	InstallRecordingRules bool `json:"installRecordingRules,omitempty"`
+
 	// WatcherAddress is the URL of an external load-watcher service to read load from,
 	// instead of the scheduler's built-in one.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
 	// +optional
 	WatcherAddress string `json:"watcherAddress,omitempty"`
+}
+
+// ServiceAccountTokenAuth configures the bound ServiceAccount token a load-aware scheduler
+// presents to its metrics provider.
+type ServiceAccountTokenAuth struct {
+	// ClusterRole is bound to the dedicated ServiceAccount; it must let the endpoint's
+	// proxy authorize the scheduler (default cluster-monitoring-view, OpenShift's role for
+	// reading cluster metrics). The operator can bind cluster-monitoring-view; for another
+	// role, grant the operator the bind verb on it.
+	// +kubebuilder:default=cluster-monitoring-view
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ClusterRole string `json:"clusterRole,omitempty"`
+
+	// ExpirationSeconds is the token's requested lifetime (default 86400, one day; at
+	// least 600). It is renewed at 80% of the lifetime the API server grants.
+	// +kubebuilder:default=86400
+	// +kubebuilder:validation:Minimum=600
+	// +optional
+	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
+}
+
+// ConfigMapKeyReference names a key of a ConfigMap in the SecondaryScheduler's namespace.
+type ConfigMapKeyReference struct {
+	// Name is the ConfigMap's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// Key is the key holding the PEM bundle (default ca.crt).
+	// +kubebuilder:default=ca.crt
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Key string `json:"key,omitempty"`
 }
 
 // TargetLoadPackingArgs configures the TargetLoadPacking profile.
@@ -421,6 +487,24 @@ type MetricsStatus struct {
 
 	// Nodes counts the cluster's nodes.
 	Nodes int32 `json:"nodes"`
+
+	// Credentials says how the scheduler authenticates to the endpoint, never the token
+	// itself: none, the Secret of tokenSecretRef, or the ServiceAccount whose token it uses.
+	// +optional
+	Credentials string `json:"credentials,omitempty"`
+
+	// TokenRenewTime is when the operator renews the ServiceAccount token.
+	// +optional
+	TokenRenewTime *metav1.Time `json:"tokenRenewTime,omitempty"`
+
+	// TrustedCA says which certificates verify the endpoint: a ConfigMap key, or the
+	// system's roots when empty.
+	// +optional
+	TrustedCA string `json:"trustedCA,omitempty"`
+
+	// RecordingRules names the PrometheusRule the operator installed, if any.
+	// +optional
+	RecordingRules string `json:"recordingRules,omitempty"`
 }
 
 // SecondaryScheduler runs a secondary kube-scheduler beside the cluster's default one.

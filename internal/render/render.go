@@ -5,6 +5,8 @@
 //
 //	spec.schedulerName, spec.profile, spec.schedulerConfig -> SchedulerConfig (config.yaml)
 //	spec.schedulerImage                                     -> SchedulerImage
+//	spec.profile.metrics                                    -> metricProvider args (loadaware.go), token
+//	                                                           identity and CA mount (metricsaccess.go)
 //	spec.logLevel                                           -> the --v flag, in deployment
 //	spec.topology                                           -> replicas and placement, in deployment
 package render
@@ -37,6 +39,11 @@ type Facts struct {
 	// MetricsToken is the bearer token from profile.metrics.tokenSecretRef. A configuration
 	// holding one is rendered into a Secret.
 	MetricsToken string
+	// MetricsIdentity is the ServiceAccount whose bound token the scheduler presents to
+	// Prometheus (then MetricsToken is that token), nil when it uses none.
+	MetricsIdentity *MetricsIdentity
+	// TrustedCA is the CA bundle that verifies the metrics provider, nil for the system roots.
+	TrustedCA *TrustedCA
 }
 
 // Result is a rendered scheduler.
@@ -52,6 +59,7 @@ type Result struct {
 	Image, ImageSource string
 
 	configInSecret bool
+	trustedCA      *TrustedCA
 }
 
 // Render renders every object of cr's scheduler.
@@ -60,7 +68,7 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	result := &Result{SchedulerConfig: config, ConfigHash: ConfigHash(config), configInSecret: facts.MetricsToken != ""}
+	result := &Result{SchedulerConfig: config, ConfigHash: ConfigHash(config), configInSecret: facts.MetricsToken != "", trustedCA: facts.TrustedCA}
 	result.Image, result.ImageSource = SchedulerImage(cr, facts.KubernetesMinor)
 
 	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
@@ -74,6 +82,7 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 	if readsMetricsServer(cr) {
 		builders = append(builders, metricsReaderRole, metricsReaderBinding)
 	}
+	builders = append(builders, metricsIdentityBuilders(facts.MetricsIdentity)...)
 	builders = append(builders, schedulerConfigObject, service, deployment)
 	for _, build := range builders {
 		node, err := build(cr, result)
@@ -251,6 +260,9 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 			return nil, err
 		}
 	} else if err := setNode(volume, yaml.NewStringRNode(ConfigMapName(cr)), "configMap", "name"); err != nil {
+		return nil, err
+	}
+	if err := mountTrustedCA(node, result.trustedCA); err != nil {
 		return nil, err
 	}
 	return node, setHighlyAvailablePlacement(node, cr)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -91,6 +92,20 @@ func TestRenderGolden(t *testing.T) {
 						TokenSecretRef: &corev1.LocalObjectReference{Name: "prometheus-token"}}}
 			}),
 			facts: Facts{KubernetesMinor: 34, MetricsToken: "golden-test-token"},
+		},
+		{
+			name: "target-load-packing-openshift-monitoring",
+			cr: secondaryScheduler("openshift", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
+					TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](60)},
+					Metrics:           &v1.LoadMetrics{}}
+			}),
+			facts: Facts{KubernetesMinor: 34, PrometheusAddress: "https://thanos-querier.openshift-monitoring.svc:9091",
+				MetricsToken: "golden-bound-token",
+				MetricsIdentity: &MetricsIdentity{ClusterRole: DefaultMetricsClusterRole, Token: &BoundToken{
+					Token: "golden-bound-token", ServiceAccountUID: "0b6b8c1e-4f1a-4d0e-9a57-3c2f1d0e9a11",
+					ExpiresAt: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), RenewAt: time.Date(2026, 11, 23, 7, 12, 0, 0, time.UTC)}},
+				TrustedCA: &TrustedCA{ConfigMap: "openshift-service-ca.crt", Key: "service-ca.crt", Hash: "3f2a"}},
 		},
 		{
 			name: "load-variation-risk-balancing-watcher",

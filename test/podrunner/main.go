@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func main() {
@@ -44,8 +45,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	reader, err := client.New(config, client.Options{})
+	if err != nil {
+		klog.Fatalf("create client: %v", err)
+	}
 	r := &runner{
 		clientset: kubernetes.NewForConfigOrDie(config),
+		reader:    reader,
 		apiServer: config.Host,
 		caData:    config.CAData,
 		caFile:    config.CAFile,

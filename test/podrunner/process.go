@@ -247,7 +247,7 @@ func (p *podProcess) writeVolumes(ctx context.Context, container corev1.Containe
 			return nil, err
 		}
 		for name, content := range files {
-			content = resolveServiceHosts(ctx, p.runner.clientset, content)
+			content = resolveServiceHosts(ctx, p.runner.reader, content)
 			content, err := hostprocess.PointAtKubeconfig(content, kubeconfig)
 			if err != nil {
 				return nil, err

@@ -18,11 +18,14 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // runner keeps its Node alive and runs the pods bound to it.
 type runner struct {
 	clientset kubernetes.Interface
+	// reader resolves Service names, as cluster networking would route them.
+	reader    client.Reader
 	apiServer string
 	caData    []byte
 	caFile    string

@@ -7,12 +7,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 func TestResolveServiceHosts(t *testing.T) {
-	clientset := fake.NewClientset(
+	reader := fake.NewClientBuilder().WithObjects(
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "prometheus-k8s"},
 			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 9090}, {Name: "reloader", Port: 8080}}}},
 		&discoveryv1.EndpointSlice{
@@ -24,7 +24,7 @@ func TestResolveServiceHosts(t *testing.T) {
 			},
 			Ports: []discoveryv1.EndpointPort{{Name: ptr.To("reloader"), Port: ptr.To[int32](18080)}, {Name: ptr.To("web"), Port: ptr.To[int32](19090)}},
 		},
-	)
+	).Build()
 	tests := []struct{ name, in, want string }{
 		{"service port to endpoint port", "address: http://prometheus-k8s.monitoring.svc:9090/api", "address: http://10.1.0.7:19090/api"},
 		{"cluster.local suffix", "https://prometheus-k8s.monitoring.svc.cluster.local:8080", "https://10.1.0.7:18080"},
@@ -35,7 +35,7 @@ func TestResolveServiceHosts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := string(resolveServiceHosts(context.Background(), clientset, []byte(tt.in))); got != tt.want {
+			if got := string(resolveServiceHosts(context.Background(), reader, []byte(tt.in))); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

@@ -1,0 +1,237 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+)
+
+// OpenShift publishes its service CA, which signs thanos-querier's certificate, in a
+// ConfigMap of this name in every namespace.
+const (
+	openShiftServiceCAConfigMap = "openshift-service-ca.crt"
+	openShiftServiceCAKey       = "service-ca.crt"
+)
+
+// defaultTokenExpiration is the lifetime asked for a metrics token when the resource
+// gives none (the API default also says so).
+const defaultTokenExpiration = 24 * time.Hour
+
+// metricsAccess is how the scheduler, and the operator's probe, reach the metrics provider.
+type metricsAccess struct {
+	// token is the bearer token, empty for none.
+	token string
+	// credentials says where the token comes from, for status; never the token.
+	credentials string
+	// identity is the ServiceAccount whose token it is, nil for a token of the user's.
+	identity *render.MetricsIdentity
+	// trustedCA and caPEM are the CA bundle that verifies the provider, nil for the system roots.
+	trustedCA *render.TrustedCA
+	caPEM     []byte
+	// insecureSkipVerify is the user's choice not to verify the provider's certificate.
+	insecureSkipVerify bool
+}
+
+// metricsAccess gathers the token and CA bundle cr's scheduler uses for its metrics
+// provider, watching the user's Secret and ConfigMap. endpoint is the Prometheus found,
+// nil when the scheduler reads no Prometheus.
+func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1.SecondaryScheduler,
+	endpoint *promdiscovery.Endpoint) (*metricsAccess, *schedconfig.Problem, error) {
+	access := &metricsAccess{credentials: "none"}
+	owner := client.ObjectKeyFromObject(cr)
+	profile := cr.Spec.Profile
+	if profile == nil || !profile.Type.IsLoadAware() || profile.Metrics == nil ||
+		profile.Metrics.WatcherAddress != "" || profile.Metrics.Provider == v1.KubernetesMetricsServerProvider {
+		r.SecretWatches.Reference(owner, nil)
+		r.CABundleWatches.Reference(owner, nil)
+		return access, nil, nil
+	}
+	metrics := profile.Metrics
+	access.insecureSkipVerify = ptr.Deref(metrics.InsecureSkipVerify, false)
+	// OpenShift's thanos-querier sits behind kube-rbac-proxy and serves a certificate of
+	// the service CA: both are needed without the user asking.
+	onOpenShift := endpoint != nil && endpoint.NeedsToken && metrics.Address == ""
+
+	var problem *schedconfig.Problem
+	var err error
+	switch {
+	case metrics.TokenSecretRef != nil:
+		access.token, problem, err = r.secretToken(ctx, cr)
+		access.credentials = fmt.Sprintf("Secret %s/%s, key token", cr.Namespace, metrics.TokenSecretRef.Name)
+	case metrics.ServiceAccountToken != nil || onOpenShift:
+		r.SecretWatches.Reference(owner, nil)
+		auth := ptr.Deref(metrics.ServiceAccountToken, v1.ServiceAccountTokenAuth{})
+		access.identity, problem, err = r.boundToken(ctx, cr, auth)
+		if access.identity != nil {
+			access.token = access.identity.Token.Token
+			access.credentials = fmt.Sprintf("bound token of ServiceAccount %s/%s (ClusterRole %s)",
+				cr.Namespace, render.MetricsServiceAccountName(cr), access.identity.ClusterRole)
+		}
+	default:
+		r.SecretWatches.Reference(owner, nil)
+	}
+	if problem != nil || err != nil {
+		return nil, problem, err
+	}
+
+	caRef := metrics.CABundle
+	if caRef == nil && onOpenShift {
+		caRef = &v1.ConfigMapKeyReference{Name: openShiftServiceCAConfigMap, Key: openShiftServiceCAKey}
+	}
+	if access.trustedCA, access.caPEM, problem, err = r.trustedCA(ctx, cr, caRef); problem != nil || err != nil {
+		return nil, problem, err
+	}
+	return access, nil, nil
+}
+
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+
+// secretToken reads the bearer token of profile.metrics.tokenSecretRef, watching the Secret.
+func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.SecondaryScheduler) (string, *schedconfig.Problem, error) {
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.Profile.Metrics.TokenSecretRef.Name}
+	r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), &key)
+	secret := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", &schedconfig.Problem{Reason: v1.ReasonTokenSecretNotFound, Message: fmt.Sprintf(
+				"Secret %s, named by profile.metrics.tokenSecretRef, does not exist; create it with key token holding a bearer token for the metrics provider", key)}, nil
+		}
+		return "", nil, fmt.Errorf("read Secret %s: %w", key, err)
+	}
+	token := strings.TrimSpace(string(secret.Data["token"]))
+	if token == "" {
+		return "", &schedconfig.Problem{Reason: v1.ReasonTokenKeyMissing, Message: fmt.Sprintf(
+			"Secret %s has no non-empty key token; put the metrics provider's bearer token there", key)}, nil
+	}
+	return token, nil, nil
+}
+
+// +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create
+// The metrics ServiceAccount is bound to cluster-monitoring-view unless the user names
+// another ClusterRole, which they then let the operator bind.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=cluster-monitoring-view
+
+// boundToken returns the metrics ServiceAccount and a token of it: the one kept in the
+// token Secret while it is not due for renewal, else a new one from the TokenRequest API.
+func (r *SecondarySchedulerReconciler) boundToken(ctx context.Context, cr *v1.SecondaryScheduler,
+	auth v1.ServiceAccountTokenAuth) (*render.MetricsIdentity, *schedconfig.Problem, error) {
+	identity := &render.MetricsIdentity{ClusterRole: auth.ClusterRole}
+	if identity.ClusterRole == "" {
+		identity.ClusterRole = render.DefaultMetricsClusterRole
+	}
+	if token := r.keptToken(ctx, cr, r.Client); token != nil {
+		identity.Token = token
+		return identity, nil, nil
+	}
+	// The cache may not hold a token written a moment ago; asking again costs a read,
+	// where a needless new token would restart the scheduler.
+	if token := r.keptToken(ctx, cr, r.APIReader); token != nil {
+		identity.Token = token
+		return identity, nil, nil
+	}
+
+	objects, err := render.MetricsIdentityObjects(cr, *identity)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, object := range objects {
+		if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+				return nil, &schedconfig.Problem{Reason: v1.ReasonTokenRequestFailed, Message: fmt.Sprintf(
+					"creating %s %s for the scheduler's metrics token was refused: %v; if ClusterRole %s is not cluster-monitoring-view, grant the operator the bind verb on it",
+					object.GetKind(), object.GetName(), err, identity.ClusterRole)}, nil
+			}
+			return nil, nil, fmt.Errorf("apply %s %s: %w", object.GetKind(), object.GetName(), err)
+		}
+	}
+	account := &corev1.ServiceAccount{}
+	accountKey := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}
+	if err := r.APIReader.Get(ctx, accountKey, account); err != nil {
+		return nil, nil, fmt.Errorf("read ServiceAccount %s: %w", accountKey, err)
+	}
+	expiration := ptr.Deref(auth.ExpirationSeconds, int64(defaultTokenExpiration/time.Second))
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration}}
+	issued := time.Now()
+	if err := r.SubResource("token").Create(ctx, account, request); err != nil {
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			return nil, &schedconfig.Problem{Reason: v1.ReasonTokenRequestFailed, Message: fmt.Sprintf(
+				"the API server refused a token for ServiceAccount %s: %v", accountKey, err)}, nil
+		}
+		return nil, nil, fmt.Errorf("request a token for ServiceAccount %s: %w", accountKey, err)
+	}
+	expires := request.Status.ExpirationTimestamp.Time
+	identity.Token = &render.BoundToken{Token: request.Status.Token, ServiceAccountUID: string(account.UID),
+		ExpiresAt: expires, RenewAt: render.RenewTime(issued, expires)}
+	logf.FromContext(ctx).Info("requested a new metrics token", "serviceAccount", accountKey,
+		"expiresAt", expires.UTC().Format(time.RFC3339), "renewAt", identity.Token.RenewAt.UTC().Format(time.RFC3339))
+	return identity, nil, nil
+}
+
+// keptToken is the token in cr's token Secret, read through reader, when it belongs to
+// the current ServiceAccount and is not yet due for renewal.
+func (r *SecondarySchedulerReconciler) keptToken(ctx context.Context, cr *v1.SecondaryScheduler, reader client.Reader) *render.BoundToken {
+	secret := &corev1.Secret{}
+	account := &corev1.ServiceAccount{}
+	if reader.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsTokenSecretName(cr)}, secret) != nil ||
+		reader.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}, account) != nil {
+		return nil
+	}
+	token, ok := render.ParseBoundToken(secret)
+	if !ok || token.ServiceAccountUID != string(account.UID) || !time.Now().Before(token.RenewAt) {
+		return nil
+	}
+	return token
+}
+
+// trustedCA reads the CA bundle of ref, watching its ConfigMap; nil ref means the
+// system roots.
+func (r *SecondarySchedulerReconciler) trustedCA(ctx context.Context, cr *v1.SecondaryScheduler,
+	ref *v1.ConfigMapKeyReference) (*render.TrustedCA, []byte, *schedconfig.Problem, error) {
+	owner := client.ObjectKeyFromObject(cr)
+	if ref == nil {
+		r.CABundleWatches.Reference(owner, nil)
+		return nil, nil, nil, nil
+	}
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: ref.Name}
+	r.CABundleWatches.Reference(owner, &key)
+	dataKey := ref.Key
+	if dataKey == "" {
+		dataKey = "ca.crt"
+	}
+	configMap := &corev1.ConfigMap{}
+	if err := r.APIReader.Get(ctx, key, configMap); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, &schedconfig.Problem{Reason: v1.ReasonCABundleNotFound, Message: fmt.Sprintf(
+				"ConfigMap %s, which should hold the CA bundle that signs the metrics provider's certificate, does not exist; "+
+					"create it with key %s, or set profile.metrics.caBundle", key, dataKey)}, nil
+		}
+		return nil, nil, nil, fmt.Errorf("read ConfigMap %s: %w", key, err)
+	}
+	pem := []byte(configMap.Data[dataKey])
+	if len(pem) == 0 {
+		pem = configMap.BinaryData[dataKey]
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+		return nil, nil, &schedconfig.Problem{Reason: v1.ReasonCABundleInvalid, Message: fmt.Sprintf(
+			"key %s of ConfigMap %s holds no PEM certificate (its keys: %s); put the CA bundle there as PEM", dataKey, key, keysOf(configMap))}, nil
+	}
+	hash := sha256.Sum256(pem)
+	return &render.TrustedCA{ConfigMap: ref.Name, Key: dataKey, Hash: hex.EncodeToString(hash[:8])}, pem, nil, nil
+}

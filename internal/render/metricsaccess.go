@@ -1,0 +1,224 @@
+package render
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+// How the scheduler reaches a metrics provider that authenticates callers or serves a
+// certificate of a private CA: a dedicated ServiceAccount and its bound token, and a CA
+// bundle mounted into the pod.
+
+// Annotations of the metrics token Secret, which let the operator decide whether the
+// token it holds is still good without decoding it.
+const (
+	// TokenRenewAtAnnotation is when the token is due for renewal (RFC 3339).
+	TokenRenewAtAnnotation = "operator.secondary-scheduler.io/token-renew-at"
+	// TokenExpiresAtAnnotation is when the API server stops accepting the token (RFC 3339).
+	TokenExpiresAtAnnotation = "operator.secondary-scheduler.io/token-expires-at"
+	// TokenServiceAccountUIDAnnotation is the UID of the ServiceAccount the token belongs
+	// to: a token of a deleted and recreated ServiceAccount is refused.
+	TokenServiceAccountUIDAnnotation = "operator.secondary-scheduler.io/token-service-account-uid"
+	// TrustedCAHashAnnotation, on the pod template, restarts the scheduler when the CA
+	// bundle changes: Go reads SSL_CERT_FILE once.
+	TrustedCAHashAnnotation = "operator.secondary-scheduler.io/metrics-ca-hash"
+)
+
+// DefaultMetricsClusterRole is the ClusterRole bound to the metrics ServiceAccount when the
+// resource names none: OpenShift's role for reading cluster metrics.
+const DefaultMetricsClusterRole = "cluster-monitoring-view"
+
+// trustedCADir is where the CA bundle is mounted in the scheduler container.
+const trustedCADir = "/etc/secondary-scheduler/metrics-ca"
+
+// TrustedCAFile is the path of the mounted CA bundle, which SSL_CERT_FILE names.
+const TrustedCAFile = trustedCADir + "/ca.crt"
+
+// MetricsServiceAccountName is the name of the ServiceAccount whose tokens the scheduler
+// presents to its metrics provider.
+func MetricsServiceAccountName(cr *v1.SecondaryScheduler) string {
+	return cr.Name + "-scheduler-metrics"
+}
+
+// MetricsTokenSecretName is the name of the Secret holding that ServiceAccount's token.
+func MetricsTokenSecretName(cr *v1.SecondaryScheduler) string {
+	return cr.Name + "-scheduler-metrics-token"
+}
+
+// MetricsIdentity is the ServiceAccount the scheduler authenticates to its metrics
+// provider as, and the token it currently holds.
+type MetricsIdentity struct {
+	// ClusterRole is bound to the ServiceAccount.
+	ClusterRole string
+	// Token is the current token; nil before the first one is requested.
+	Token *BoundToken
+}
+
+// BoundToken is a token of the metrics ServiceAccount from the TokenRequest API.
+type BoundToken struct {
+	Token             string
+	ServiceAccountUID string
+	ExpiresAt         time.Time
+	RenewAt           time.Time
+}
+
+// TrustedCA is a CA bundle in a ConfigMap of the scheduler's namespace, which the
+// scheduler trusts alone for its metrics provider.
+type TrustedCA struct {
+	ConfigMap, Key string
+	// Hash identifies the bundle's content.
+	Hash string
+}
+
+// MetricsIdentityObjects are the ServiceAccount and its ClusterRoleBinding, which must
+// exist before a token can be requested for it.
+func MetricsIdentityObjects(cr *v1.SecondaryScheduler, identity MetricsIdentity) ([]*unstructured.Unstructured, error) {
+	var objects []*unstructured.Unstructured
+	for _, build := range []func(*v1.SecondaryScheduler, MetricsIdentity) (*yaml.RNode, error){metricsServiceAccount, metricsTokenBinding} {
+		node, err := build(cr, identity)
+		if err != nil {
+			return nil, err
+		}
+		object, err := toUnstructured(node)
+		if err != nil {
+			return nil, err
+		}
+		objects = append(objects, object)
+	}
+	return objects, nil
+}
+
+// metricsIdentityBuilders render the identity and, once it has one, its token Secret.
+func metricsIdentityBuilders(identity *MetricsIdentity) []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error) {
+	if identity == nil {
+		return nil
+	}
+	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
+		func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+			return metricsServiceAccount(cr, *identity)
+		},
+		func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+			return metricsTokenBinding(cr, *identity)
+		},
+	}
+	if identity.Token != nil {
+		builders = append(builders, func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+			return metricsTokenSecret(cr, *identity.Token)
+		})
+	}
+	return builders
+}
+
+func metricsServiceAccount(cr *v1.SecondaryScheduler, _ MetricsIdentity) (*yaml.RNode, error) {
+	return newObject(cr, "serviceaccount-metrics.yaml", MetricsServiceAccountName(cr), cr.Namespace)
+}
+
+func metricsTokenBinding(cr *v1.SecondaryScheduler, identity MetricsIdentity) (*yaml.RNode, error) {
+	node, err := newObject(cr, "clusterrolebinding-metrics-token.yaml", ClusterBindingName(cr, "metrics-token"), "")
+	if err != nil {
+		return nil, err
+	}
+	role := identity.ClusterRole
+	if role == "" {
+		role = DefaultMetricsClusterRole
+	}
+	if err := setNode(node, yaml.NewStringRNode(role), "roleRef", "name"); err != nil {
+		return nil, err
+	}
+	subject, err := lookup(node, "subjects", "[kind=ServiceAccount]")
+	if err != nil {
+		return nil, err
+	}
+	if err := setNode(subject, yaml.NewStringRNode(MetricsServiceAccountName(cr)), "name"); err != nil {
+		return nil, err
+	}
+	return node, setNode(subject, yaml.NewStringRNode(cr.Namespace), "namespace")
+}
+
+func metricsTokenSecret(cr *v1.SecondaryScheduler, token BoundToken) (*yaml.RNode, error) {
+	node, err := newObject(cr, "secret-metrics-token.yaml", MetricsTokenSecretName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	annotations := map[string]string{
+		TokenRenewAtAnnotation:           token.RenewAt.UTC().Format(time.RFC3339),
+		TokenExpiresAtAnnotation:         token.ExpiresAt.UTC().Format(time.RFC3339),
+		TokenServiceAccountUIDAnnotation: token.ServiceAccountUID,
+	}
+	if err := setValue(node, annotations, "metadata", "annotations"); err != nil {
+		return nil, err
+	}
+	return node, setValue(node, map[string][]byte{"token": []byte(token.Token)}, "data")
+}
+
+// ParseBoundToken reads back a token Secret that metricsTokenSecret rendered; false when
+// the Secret is not one, or is incomplete.
+func ParseBoundToken(secret *corev1.Secret) (*BoundToken, bool) {
+	token := &BoundToken{Token: string(secret.Data["token"]), ServiceAccountUID: secret.Annotations[TokenServiceAccountUIDAnnotation]}
+	var errRenew, errExpires error
+	token.RenewAt, errRenew = time.Parse(time.RFC3339, secret.Annotations[TokenRenewAtAnnotation])
+	token.ExpiresAt, errExpires = time.Parse(time.RFC3339, secret.Annotations[TokenExpiresAtAnnotation])
+	if token.Token == "" || token.ServiceAccountUID == "" || errRenew != nil || errExpires != nil {
+		return nil, false
+	}
+	return token, true
+}
+
+// RenewTime is when a token issued at issued and expiring at expires is renewed: at 80%
+// of its lifetime, so that a failing renewal has a fifth of it left to succeed.
+func RenewTime(issued, expires time.Time) time.Time {
+	return issued.Add(expires.Sub(issued) * 4 / 5)
+}
+
+// mountTrustedCA mounts the CA bundle into the scheduler container and makes it the only
+// roots the scheduler trusts for HTTPS (load-watcher's Prometheus client uses Go's
+// system roots, which SSL_CERT_FILE replaces; the API server connection keeps its own CA).
+func mountTrustedCA(deployment *yaml.RNode, ca *TrustedCA) error {
+	if ca == nil {
+		return nil
+	}
+	volume := corev1.Volume{Name: "metrics-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMap},
+		Items:                []corev1.KeyToPath{{Key: ca.Key, Path: "ca.crt"}},
+	}}}
+	volumes, err := lookup(deployment, "spec", "template", "spec", "volumes")
+	if err != nil {
+		return err
+	}
+	if err := appendValue(volumes, volume); err != nil {
+		return err
+	}
+	container, err := lookup(deployment, "spec", "template", "spec", "containers", "[name=kube-scheduler]")
+	if err != nil {
+		return err
+	}
+	mounts, err := lookup(container, "volumeMounts")
+	if err != nil {
+		return err
+	}
+	if err := appendValue(mounts, corev1.VolumeMount{Name: "metrics-ca", MountPath: trustedCADir, ReadOnly: true}); err != nil {
+		return err
+	}
+	if err := setValue(container, []corev1.EnvVar{{Name: "SSL_CERT_FILE", Value: TrustedCAFile}}, "env"); err != nil {
+		return err
+	}
+	return setNode(deployment, yaml.NewStringRNode(ca.Hash), "spec", "template", "metadata", "annotations", TrustedCAHashAnnotation)
+}
+
+// appendValue appends value, converted to YAML, to the sequence list.
+func appendValue(list *yaml.RNode, value any) error {
+	item, err := valueNode(value)
+	if err != nil {
+		return err
+	}
+	if err := list.PipeE(yaml.Append(item.YNode())); err != nil {
+		return fmt.Errorf("append to %s: %w", list.GetKind(), err)
+	}
+	return nil
+}
