@@ -70,12 +70,12 @@ test: manifests generate fmt vet lint $(if $(CI),verify-clean) test-unit test-in
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback).
-	go test ./api/... ./internal/... ./test/podrunner/... -count=1
+	go test ./api/... ./internal/... ./test/podrunner/... ./test/netnshost/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-apiserver kube-scheduler etcd kubectl
-	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... -count=1 -timeout 20m
+	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... ./test/rbacproxy/... -count=1 -timeout 20m
 
 .PHONY: test-e2e
 test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes.

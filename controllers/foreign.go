@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,21 +19,25 @@ import (
 // holds only the operator's objects, so a miss there is checked against the API server.
 func (r *SecondarySchedulerReconciler) takenName(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) (*schedconfig.Problem, error) {
 	for _, object := range desired {
-		// Typed, so that the read is served by the cache.
-		typed, err := r.Scheme().New(object.GroupVersionKind())
-		if err != nil {
-			return nil, fmt.Errorf("type of %s: %w", object.GetKind(), err)
-		}
-		existing := typed.(client.Object)
 		key := client.ObjectKeyFromObject(object)
-		err = r.Get(ctx, key, existing)
-		if err == nil && ownedBy(existing, cr) {
-			continue
+		var existing client.Object
+		// Typed, so that the read is served by the cache; kinds outside the scheme (the
+		// Prometheus Operator's) are not cached and are read as metadata.
+		if typed, err := r.Scheme().New(object.GroupVersionKind()); err == nil {
+			existing = typed.(client.Object)
+			err = r.Get(ctx, key, existing)
+			if err == nil && ownedBy(existing, cr) {
+				continue
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+			}
+		} else {
+			metadata := &metav1.PartialObjectMetadata{}
+			metadata.SetGroupVersionKind(object.GroupVersionKind())
+			existing = metadata
 		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
-		}
-		if err = r.APIReader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
+		if err := r.APIReader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
 			return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,16 @@ func newScenario(t *testing.T) *scenario {
 	g.SetDefaultConsistentlyPollingInterval(pollInterval)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-"}}
 	g.Expect(adminClient.Create(context.Background(), ns)).To(gomega.Succeed())
+	t.Cleanup(func() {
+		if t.Failed() {
+			// What the operator said about this test's objects explains most failures.
+			for line := range strings.Lines(operatorLog.String()) {
+				if strings.Contains(line, ns.Name) && !strings.Contains(line, "Body") {
+					t.Log(strings.TrimSpace(line))
+				}
+			}
+		}
+	})
 	return &scenario{t: t, g: g, ctx: context.Background(), namespace: ns.Name}
 }
 
@@ -279,4 +290,26 @@ func testCAPEM(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// serveNodeExporterOfEveryNode makes prometheus serve what node-exporter would for every
+// node: series keyed by the exporter's address, not the node name, with node_uname_info
+// telling the node name; each node's CPU is 75% busy and its memory 60% used.
+func (s *scenario) serveNodeExporterOfEveryNode(prometheus *promtest.Server) {
+	s.t.Helper()
+	nodes := &corev1.NodeList{}
+	s.g.Expect(adminClient.List(s.ctx, nodes)).To(gomega.Succeed())
+	started := time.Now()
+	prometheus.SetCollector("node-exporter", func() string {
+		var lines strings.Builder
+		idleSeconds := time.Since(started).Seconds() * 0.25
+		for i, node := range nodes.Items {
+			instance := fmt.Sprintf("10.0.0.%d:9100", i+1)
+			fmt.Fprintf(&lines, "node_uname_info{instance=%q,nodename=%q} 1\n", instance, node.Name)
+			fmt.Fprintf(&lines, "node_cpu_seconds_total{instance=%q,cpu=\"0\",mode=\"idle\"} %g\n", instance, idleSeconds)
+			fmt.Fprintf(&lines, "node_memory_MemAvailable_bytes{instance=%q} 4e+09\n", instance)
+			fmt.Fprintf(&lines, "node_memory_MemTotal_bytes{instance=%q} 1e+10\n", instance)
+		}
+		return lines.String()
+	})
 }

@@ -20,6 +20,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 // DefaultMetricsProbeInterval is how often the metrics of a load-aware scheduler are
@@ -53,7 +54,7 @@ type probeRecord struct {
 // prometheusEndpoint is the Prometheus cr's scheduler reads: the address it gives, or the
 // one discovery finds (looked for again once per interval), or nil when there is none.
 func (r *SecondarySchedulerReconciler) prometheusEndpoint(ctx context.Context, cr *v1.SecondaryScheduler) (*promdiscovery.Endpoint, error) {
-	if address := cr.Spec.Profile.Metrics.Address; address != "" {
+	if address := cr.Spec.Profile.LoadMetrics().Address; address != "" {
 		return &promdiscovery.Endpoint{URL: address, Source: "spec.profile.metrics.address"}, nil
 	}
 	key := client.ObjectKeyFromObject(cr)
@@ -157,6 +158,20 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	}
 	if ca := desired.access.trustedCA; ca != nil {
 		status.Metrics.TrustedCA = fmt.Sprintf("ConfigMap %s/%s, key %s", cr.Namespace, ca.ConfigMap, ca.Key)
+	}
+	status.Metrics.RecordingRules = desired.recordingRules()
+	if !result.Available && desired.recordingRulesNote != "" &&
+		(result.Reason == v1.ReasonRecordingRuleMissing || result.Reason == v1.ReasonNodeLabelMismatch) {
+		result.Reason, result.Message = v1.ReasonRecordingRulesNotInstalled, result.Message+" "+desired.recordingRulesNote
+	}
+	if !result.Available && result.Reason == v1.ReasonUnauthorized && desired.access.identity != nil {
+		result.Message += fmt.Sprintf(" The token is a bound token of ServiceAccount %s/%s: check that ClusterRole %s lets it read the metrics "+
+			"(the proxy in front of Prometheus authorizes it with a SubjectAccessReview); if the token was revoked, delete Secret %s/%s and the operator requests a new one.",
+			cr.Namespace, render.MetricsServiceAccountName(cr), desired.access.identity.ClusterRole, cr.Namespace, render.MetricsTokenSecretName(cr))
+	}
+	if !result.Available && status.Metrics.RecordingRules != "" && result.Reason == v1.ReasonRecordingRuleMissing {
+		result.Message += fmt.Sprintf(" The operator installed PrometheusRule %s; the series appear once the Prometheus Operator "+
+			"has loaded it into Prometheus and it has been evaluated, usually within a few minutes.", status.Metrics.RecordingRules)
 	}
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
 	if !result.Available {

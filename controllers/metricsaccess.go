@@ -56,14 +56,12 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 	endpoint *promdiscovery.Endpoint) (*metricsAccess, *schedconfig.Problem, error) {
 	access := &metricsAccess{credentials: "none"}
 	owner := client.ObjectKeyFromObject(cr)
-	profile := cr.Spec.Profile
-	if profile == nil || !profile.Type.IsLoadAware() || profile.Metrics == nil ||
-		profile.Metrics.WatcherAddress != "" || profile.Metrics.Provider == v1.KubernetesMetricsServerProvider {
+	metrics := cr.Spec.Profile.LoadMetrics()
+	if metrics == nil || metrics.WatcherAddress != "" || metrics.Provider == v1.KubernetesMetricsServerProvider {
 		r.SecretWatches.Reference(owner, nil)
 		r.CABundleWatches.Reference(owner, nil)
 		return access, nil, nil
 	}
-	metrics := profile.Metrics
 	access.insecureSkipVerify = ptr.Deref(metrics.InsecureSkipVerify, false)
 	// OpenShift's thanos-querier sits behind kube-rbac-proxy and serves a certificate of
 	// the service CA: both are needed without the user asking.
@@ -105,7 +103,7 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 
 // secretToken reads the bearer token of profile.metrics.tokenSecretRef, watching the Secret.
 func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.SecondaryScheduler) (string, *schedconfig.Problem, error) {
-	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.Profile.Metrics.TokenSecretRef.Name}
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.Profile.LoadMetrics().TokenSecretRef.Name}
 	r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), &key)
 	secret := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, key, secret); err != nil {

@@ -129,6 +129,9 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 		if err := r.stopScheduler(ctx, cr); err != nil {
 			return status, err
 		}
+		if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
+			return status, err
+		}
 		return status, deleteChildren(ctx, r.Client, cr, allChildKinds)
 	case v1.Unmanaged:
 		_, err := r.observeDeployment(ctx, cr, status, conditions)
@@ -170,6 +173,11 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	}
 	if err := pruneChildren(ctx, r.Client, cr, desired.rendered.Objects); err != nil {
 		return status, err
+	}
+	if desired.installsRecordingRules() || status.Metrics != nil && status.Metrics.RecordingRules != "" {
+		if err := r.pruneRecordingRules(ctx, cr, desired.rendered.Objects); err != nil {
+			return status, err
+		}
 	}
 	rendered := desired.rendered
 	status.Image, status.ImageSource, status.ConfigHash = rendered.Image, rendered.ImageSource, rendered.ConfigHash
@@ -217,6 +225,22 @@ type desiredState struct {
 	prometheus *promdiscovery.Endpoint
 	// access is how the scheduler reaches its metrics provider.
 	access *metricsAccess
+	// recordingRulesNote says why recording rules that were asked for are not installed.
+	recordingRulesNote string
+}
+
+// installsRecordingRules reports whether the desired objects include a PrometheusRule,
+// and returns its namespace/name.
+func (d *desiredState) installsRecordingRules() bool { return d.recordingRules() != "" }
+
+// recordingRules is the namespace/name of the desired PrometheusRule, empty for none.
+func (d *desiredState) recordingRules() string {
+	for _, object := range d.rendered.Objects {
+		if object.GroupVersionKind() == prometheusRuleGVK {
+			return object.GetNamespace() + "/" + object.GetName()
+		}
+	}
+	return ""
 }
 
 // desiredScheduler gathers the facts cr's scheduler depends on and renders it. A
@@ -240,6 +264,9 @@ func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr 
 				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", promdiscovery.Searched)}, nil
 		}
 		facts.PrometheusAddress = desired.prometheus.URL
+		if facts.RecordingRules, desired.recordingRulesNote, err = r.recordingRuleTarget(ctx, cr, desired.prometheus); err != nil {
+			return nil, nil, err
+		}
 	}
 	if desired.access, problem, err = r.metricsAccess(ctx, cr, desired.prometheus); problem != nil || err != nil {
 		return nil, problem, err
@@ -382,6 +409,9 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 		return err
 	}
 	if err := deleteChildren(ctx, r.Client, cr, unownedChildKinds); err != nil {
+		return err
+	}
+	if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(cr.DeepCopy())

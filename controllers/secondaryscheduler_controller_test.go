@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
@@ -307,7 +308,6 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 			cr.Spec.Topology = &v1.Topology{Mode: v1.SingleReplica, HighlyAvailableTopology: &v1.HighlyAvailableTopology{}}
 		}, "only allowed with mode HighlyAvailable"},
 		{"unknown log level", func(cr *v1.SecondaryScheduler) { cr.Spec.LogLevel = "Loud" }, "Unsupported value"},
-		{"load-aware profile without metrics", func(cr *v1.SecondaryScheduler) { cr.Spec.Profile.Type = v1.TargetLoadPackingProfile }, "load-aware profiles need profile.metrics"},
 		{"metrics on BinPacking", func(cr *v1.SecondaryScheduler) {
 			cr.Spec.Profile.Metrics = &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}
 		}, "profile.metrics applies only to the load-aware profile types"},
@@ -525,11 +525,16 @@ func TestPrometheusIsDiscovered(t *testing.T) {
 
 // prometheusCRD is the Prometheus Operator's Prometheus kind, as far as discovery reads it.
 func prometheusCRD() *apiextensionsv1.CustomResourceDefinition {
+	return monitoringCRD("Prometheus", "prometheuses", "prometheus")
+}
+
+// monitoringCRD is a kind of the Prometheus Operator's API group, with an open schema.
+func monitoringCRD(kind, plural, singular string) *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "prometheuses.monitoring.coreos.com"},
+		ObjectMeta: metav1.ObjectMeta{Name: plural + ".monitoring.coreos.com"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: "monitoring.coreos.com",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "prometheuses", Singular: "prometheus", Kind: "Prometheus", ListKind: "PrometheusList"},
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List"},
 			Scope: apiextensionsv1.NamespaceScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
@@ -683,4 +688,72 @@ func (s *scenario) expectTokenNowhereButSecrets(cr *v1.SecondaryScheduler, token
 	}
 	s.g.Expect(operatorLog.String()).To(ContainSubstring(cr.Name), "the operator's log is captured at every level")
 	s.g.Expect(operatorLog.String()).NotTo(ContainSubstring(token), "the operator's log holds the token")
+}
+
+// The recording rules the operator installs, loaded into a real Prometheus the way the
+// Prometheus Operator would, turn node-exporter's series (instance = address) into the
+// ones load-watcher reads (instance = node name).
+func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
+	s := newScenario(t)
+	prometheus := promtest.Start(t)
+	s.createNode("rules-node-" + s.namespace)
+	s.serveNodeExporterOfEveryNode(prometheus)
+	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{prometheusCRD(), monitoringCRD("PrometheusRule", "prometheusrules", "prometheusrule")} {
+		if err := adminClient.Create(s.ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	monitoring := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rules-monitoring-"}}
+	s.g.Expect(adminClient.Create(s.ctx, monitoring)).To(Succeed())
+	operated := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: monitoring.Name, Name: "prometheus-operated"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 9090}}}}
+	s.g.Expect(adminClient.Create(s.ctx, operated)).To(Succeed())
+	prometheusObject := &unstructured.Unstructured{}
+	prometheusObject.SetGroupVersionKind(promdiscovery.PrometheusGVK)
+	prometheusObject.SetNamespace(monitoring.Name)
+	prometheusObject.SetName("k8s")
+	s.g.Eventually(func() error { return adminClient.Create(s.ctx, prometheusObject) }).Should(Succeed())
+
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "ruled"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: prometheus.URL, InstallRecordingRules: true}}},
+	}
+	s.create(cr)
+	// The Prometheus has no ruleSelector: it would load no PrometheusRule, and the user is told.
+	noSelector := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonRecordingRulesNotInstalled)
+	s.g.Expect(noSelector.Message).To(ContainSubstring("has no spec.ruleSelector"))
+
+	s.g.Eventually(func() error {
+		if err := adminClient.Get(s.ctx, client.ObjectKeyFromObject(prometheusObject), prometheusObject); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedStringMap(prometheusObject.Object, map[string]string{"role": "recording-rules"}, "spec", "ruleSelector", "matchLabels"); err != nil {
+			return err
+		}
+		return adminClient.Update(s.ctx, prometheusObject)
+	}).Should(Succeed())
+	// The operator reconciles on its probe interval, not on Prometheus objects.
+	rule := &unstructured.Unstructured{}
+	rule.SetGroupVersionKind(prometheusRuleGVK)
+	ruleKey := client.ObjectKey{Namespace: monitoring.Name, Name: render.RecordingRuleName(cr)}
+	s.g.Eventually(func() error { return adminClient.Get(s.ctx, ruleKey, rule) }).Should(Succeed())
+	s.g.Expect(rule.GetLabels()).To(HaveKeyWithValue("role", "recording-rules"))
+	missing := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonRecordingRuleMissing)
+	s.g.Expect(missing.Message).To(ContainSubstring("The operator installed PrometheusRule " + ruleKey.String()))
+	s.g.Expect(s.get(cr)).To(Succeed())
+	s.g.Expect(cr.Status.Metrics.RecordingRules).To(Equal(ruleKey.String()))
+
+	// Play the Prometheus Operator: load the PrometheusRule's groups into Prometheus.
+	groups, _, err := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	s.g.Expect(err).NotTo(HaveOccurred())
+	ruleFile, err := yaml.Marshal(map[string]any{"groups": groups})
+	s.g.Expect(err).NotTo(HaveOccurred())
+	s.g.Expect(prometheus.LoadRules(ruleFile)).To(Succeed())
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+
+	// Rules no longer asked for are deleted.
+	s.update(cr, func() { cr.Spec.Profile.Metrics.InstallRecordingRules = false })
+	s.g.Eventually(func() bool { return apierrors.IsNotFound(adminClient.Get(s.ctx, ruleKey, rule)) }).Should(BeTrue())
 }

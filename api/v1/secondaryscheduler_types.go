@@ -129,10 +129,23 @@ const (
 // ReadsPrometheus reports whether the profile's scheduler reads node load from Prometheus
 // through its built-in load-watcher.
 func (p *Profile) ReadsPrometheus() bool {
-	if p == nil || !p.Type.IsLoadAware() || p.Metrics == nil || p.Metrics.WatcherAddress != "" {
+	metrics := p.LoadMetrics()
+	if metrics == nil || metrics.WatcherAddress != "" {
 		return false
 	}
-	return p.Metrics.Provider == "" || p.Metrics.Provider == PrometheusProvider
+	return metrics.Provider == "" || metrics.Provider == PrometheusProvider
+}
+
+// LoadMetrics is where a load-aware profile reads node load: profile.metrics, or when it
+// is left out, a Prometheus that the operator discovers. Nil for other profiles.
+func (p *Profile) LoadMetrics() *LoadMetrics {
+	if p == nil || !p.Type.IsLoadAware() {
+		return nil
+	}
+	if p.Metrics == nil {
+		return &LoadMetrics{Provider: PrometheusProvider}
+	}
+	return p.Metrics
 }
 
 // IsLoadAware reports whether the profile scores nodes by their measured load, which it
@@ -149,7 +162,6 @@ func (t ProfileType) IsLoadAware() bool {
 // +kubebuilder:validation:XValidation:rule="self.type == 'TargetLoadPacking' || !has(self.targetLoadPacking)",message="profile.targetLoadPacking applies only to profile type TargetLoadPacking"
 // +kubebuilder:validation:XValidation:rule="self.type == 'LoadVariationRiskBalancing' || !has(self.loadVariationRiskBalancing)",message="profile.loadVariationRiskBalancing applies only to profile type LoadVariationRiskBalancing"
 // +kubebuilder:validation:XValidation:rule="self.type == 'LowRiskOverCommitment' || !has(self.lowRiskOverCommitment)",message="profile.lowRiskOverCommitment applies only to profile type LowRiskOverCommitment"
-// +kubebuilder:validation:XValidation:rule="!(self.type in ['TargetLoadPacking', 'LoadVariationRiskBalancing', 'LowRiskOverCommitment']) || has(self.metrics)",message="load-aware profiles need profile.metrics: a Prometheus or SignalFx address, provider KubernetesMetricsServer, or a load-watcher watcherAddress"
 // +kubebuilder:validation:XValidation:rule="self.type in ['TargetLoadPacking', 'LoadVariationRiskBalancing', 'LowRiskOverCommitment'] || !has(self.metrics)",message="profile.metrics applies only to the load-aware profile types"
 type Profile struct {
 	// Type is the profile: Custom (the KubeSchedulerConfiguration in spec.schedulerConfig),
@@ -175,7 +187,8 @@ type Profile struct {
 	// +optional
 	LowRiskOverCommitment *LowRiskOverCommitmentArgs `json:"lowRiskOverCommitment,omitempty"`
 
-	// Metrics says where the load-aware profiles read node load. Required with them.
+	// Metrics says where the load-aware profiles read node load. Left out, they read a
+	// Prometheus that the operator discovers (see LoadMetrics.Address).
 	// +optional
 	Metrics *LoadMetrics `json:"metrics,omitempty"`
 }
@@ -516,6 +529,7 @@ type MetricsStatus struct {
 // +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.status.profile`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Metrics",type=string,JSONPath=`.status.conditions[?(@.type=="MetricsAvailable")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 50",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter) of at most 50 characters: the scheduler's Deployment and Service are named after it"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.schedulerName) || self.metadata.name != 'default-scheduler'",message="a SecondaryScheduler named default-scheduler must set spec.schedulerName to another name"

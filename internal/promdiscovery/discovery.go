@@ -104,7 +104,7 @@ func findOperated(ctx context.Context, reader client.Reader, services map[string
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(PrometheusGVK.GroupVersion().WithKind("PrometheusList"))
 	if err := reader.List(ctx, list); err != nil {
-		if meta.IsNoMatchError(err) || isNotFoundKind(err) {
+		if meta.IsNoMatchError(err) || IsMissingKind(err) {
 			return nil, nil // no Prometheus Operator in this cluster
 		}
 		return nil, fmt.Errorf("list Prometheus objects: %w", err)
@@ -181,7 +181,8 @@ func selectingService(services map[string]*corev1.Service, prometheus *OperatedP
 	return nil
 }
 
-func isNotFoundKind(err error) bool {
+// IsMissingKind reports whether err says the API server does not serve the kind asked for.
+func IsMissingKind(err error) bool {
 	return strings.Contains(err.Error(), "the server could not find the requested resource")
 }
 

@@ -41,9 +41,9 @@ func loadAwareConfig(cr *v1.SecondaryScheduler, discoveredPrometheus, token stri
 // load comes from) and the profile's own. An explicit address wins over discovery.
 func trimaranArgs(profile *v1.Profile, discoveredPrometheus, token string) (map[string]any, error) {
 	args := map[string]any{}
-	metrics := profile.Metrics
+	metrics := profile.LoadMetrics()
 	if metrics == nil {
-		return nil, fmt.Errorf("profile %s needs metrics", profile.Type)
+		return nil, fmt.Errorf("profile %s is not load-aware", profile.Type)
 	}
 	if metrics.WatcherAddress != "" {
 		args["watcherAddress"] = metrics.WatcherAddress
@@ -128,8 +128,8 @@ func setDecimal(args map[string]any, field, value string) error {
 // the metrics-reader ClusterRole.
 func readsMetricsServer(cr *v1.SecondaryScheduler) bool {
 	profile := cr.Spec.Profile
-	return profile != nil && profile.Type.IsLoadAware() && profile.Metrics != nil &&
-		profile.Metrics.WatcherAddress == "" && profile.Metrics.Provider == v1.KubernetesMetricsServerProvider
+	metrics := profile.LoadMetrics()
+	return metrics != nil && metrics.WatcherAddress == "" && metrics.Provider == v1.KubernetesMetricsServerProvider
 }
 
 func metricsReaderRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {

@@ -6,7 +6,8 @@
 //	spec.schedulerName, spec.profile, spec.schedulerConfig -> SchedulerConfig (config.yaml)
 //	spec.schedulerImage                                     -> SchedulerImage
 //	spec.profile.metrics                                    -> metricProvider args (loadaware.go), token
-//	                                                           identity and CA mount (metricsaccess.go)
+//	                                                           identity and CA mount (metricsaccess.go),
+//	                                                           PrometheusRule (recordingrules.go)
 //	spec.logLevel                                           -> the --v flag, in deployment
 //	spec.topology                                           -> replicas and placement, in deployment
 package render
@@ -44,6 +45,9 @@ type Facts struct {
 	MetricsIdentity *MetricsIdentity
 	// TrustedCA is the CA bundle that verifies the metrics provider, nil for the system roots.
 	TrustedCA *TrustedCA
+	// RecordingRules is the Prometheus Operator's Prometheus to install the recording
+	// rules of load-watcher's series for, nil for none.
+	RecordingRules *RecordingRuleTarget
 }
 
 // Result is a rendered scheduler.
@@ -94,6 +98,13 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 			return nil, err
 		}
 		result.Objects = append(result.Objects, object)
+	}
+	if facts.RecordingRules != nil {
+		rules, err := RecordingRules(cr, *facts.RecordingRules)
+		if err != nil {
+			return nil, err
+		}
+		result.Objects = append(result.Objects, rules)
 	}
 	return result, nil
 }

@@ -97,8 +97,7 @@ func TestRenderGolden(t *testing.T) {
 			name: "target-load-packing-openshift-monitoring",
 			cr: secondaryScheduler("openshift", func(cr *v1.SecondaryScheduler) {
 				cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
-					TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](60)},
-					Metrics:           &v1.LoadMetrics{}}
+					TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](60)}}
 			}),
 			facts: Facts{KubernetesMinor: 34, PrometheusAddress: "https://thanos-querier.openshift-monitoring.svc:9091",
 				MetricsToken: "golden-bound-token",

@@ -20,10 +20,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,16 +39,18 @@ var (
 	kubeconfigPath  = filepath.Join(outputDir, "kubeconfig")
 	artifactsDir    = filepath.Join(outputDir, "artifacts")
 
-	scheme    = runtime.NewScheme()
-	k8s       client.Client
-	clientset *kubernetes.Clientset
-	operator  *managedProcess
-	runner    *managedProcess
+	scheme     = runtime.NewScheme()
+	restConfig *rest.Config
+	k8s        client.Client
+	clientset  *kubernetes.Clientset
+	operator   *managedProcess
+	runner     *managedProcess
 )
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
 }
 
 func TestE2E(t *testing.T) {
@@ -62,11 +66,12 @@ var _ = BeforeSuite(func() {
 	clusterScript("down") // a cluster left over from an interrupted run
 	clusterScript("up")
 
-	config, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
+	var err error
+	restConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfigPath)
 	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(config, client.Options{Scheme: scheme})
+	k8s, err = client.New(restConfig, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-	clientset = kubernetes.NewForConfigOrDie(config)
+	clientset = kubernetes.NewForConfigOrDie(restConfig)
 
 	binDir := filepath.Join(outputDir, "bin")
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "manager"), ".")
@@ -79,7 +84,9 @@ var _ = BeforeSuite(func() {
 		"--work-dir", filepath.Join(outputDir, "podrunner"),
 		"--binaries", "scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree)+",kube-scheduler="+inTree)
 	operator = startProcess("operator", filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug")
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug",
+		// Metrics failures are produced and healed here within seconds, not minutes.
+		"--metrics-probe-interval=2s")
 })
 
 var _ = AfterSuite(func() {

@@ -1,4 +1,4 @@
-package netnshost
+package netnshost_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/netnshost"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
 
@@ -30,8 +31,8 @@ func requireNamespaces(t *testing.T) {
 func TestNewRejectsSubnetIndexOutsideOctet(t *testing.T) {
 	for _, index := range []int{-1, 256} {
 		t.Run(fmt.Sprint(index), func(t *testing.T) {
-			if _, err := New("netnshost-test", index); err == nil || !strings.Contains(err.Error(), "subnet index") {
-				t.Fatalf("New(%d) error = %v, want a subnet index error", index, err)
+			if _, err := netnshost.New("netnshost-test", index); err == nil || !strings.Contains(err.Error(), "subnet index") {
+				t.Fatalf("netnshost.New(%d) error = %v, want a subnet index error", index, err)
 			}
 		})
 	}
@@ -48,10 +49,10 @@ func TestPrometheusInNamespace(t *testing.T) {
 	}
 	const name, subnet = "netnshost-test", 250
 	// A host that is never closed is what a killed run leaves; New must clear it away.
-	if _, err := New(name, subnet); err != nil {
+	if _, err := netnshost.New(name, subnet); err != nil {
 		t.Fatal(err)
 	}
-	host, err := New(name, subnet)
+	host, err := netnshost.New(name, subnet)
 	if err != nil {
 		t.Fatalf("New over a leftover host: %v", err)
 	}

@@ -4,6 +4,7 @@
 package promtest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,8 +17,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
+	"syscall"
 	"time"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/netnshost"
 )
 
 // Binary is the Prometheus server to run: $PROMETHEUS, or prometheus on PATH.
@@ -32,66 +35,107 @@ func Binary() (string, error) {
 	return path, nil
 }
 
+// TB is what Start needs of a test: testing.TB, or Ginkgo's GinkgoT().
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+	Failed() bool
+}
+
+// Options say where Prometheus runs.
+type Options struct {
+	// Host runs Prometheus in a network namespace, on the host's own address, the way a
+	// pod runs: reachable from the cluster through a Service and an EndpointSlice. Nil
+	// runs it on loopback.
+	Host *netnshost.Host
+}
+
 // Server is a running Prometheus and the exporter it scrapes every second.
 type Server struct {
 	// URL is the Prometheus HTTP API root, for example http://127.0.0.1:40123.
 	URL string
 
-	t        testing.TB
-	command  *exec.Cmd
-	exited   chan struct{}
-	exporter *httptest.Server
-	logPath  string
+	t         TB
+	binary    string
+	arguments []string
+	host      *netnshost.Host
+	command   *exec.Cmd
+	exited    chan struct{}
+	exporter  *httptest.Server
+	logPath   string
+	rulesPath string
 
-	mu     sync.Mutex
-	series map[string]map[string]float64 // series name -> instance -> value
+	mu         sync.Mutex
+	series     map[string]map[string]float64 // series name -> instance -> value
+	collectors map[string]func() string
 }
 
-// Start runs Prometheus until the test ends; a missing binary fails the test.
-func Start(t testing.TB) *Server {
+// Start runs Prometheus on loopback until the test ends; a missing binary fails the test.
+func Start(t TB) *Server {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith runs Prometheus as opts say until the test ends.
+func StartWith(t TB, opts Options) *Server {
 	t.Helper()
 	binary, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, series: map[string]map[string]float64{}}
-	s.exporter = httptest.NewServer(http.HandlerFunc(s.serveMetrics))
+	s := &Server{t: t, binary: binary, host: opts.Host, series: map[string]map[string]float64{}, collectors: map[string]func() string{}}
+	exporterAddress, listenHost := "127.0.0.1:0", "127.0.0.1"
+	if opts.Host != nil {
+		// Prometheus, in the namespace, scrapes the exporter on the host's side of the link.
+		exporterAddress, listenHost = net.JoinHostPort(opts.Host.HostAddress, "0"), opts.Host.Address
+	}
+	exporterListener, err := net.Listen("tcp", exporterAddress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.exporter = httptest.NewUnstartedServer(http.HandlerFunc(s.serveMetrics))
+	_ = s.exporter.Listener.Close()
+	s.exporter.Listener = exporterListener
+	s.exporter.Start()
 	t.Cleanup(s.exporter.Close)
 
 	dir := t.TempDir()
+	s.rulesPath = filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(s.rulesPath, []byte("groups: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	config := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
+rule_files: [%q]
 scrape_configs:
 - job_name: exporter
   honor_labels: true
   static_configs:
   - targets: [%q]
-`, strings.TrimPrefix(s.exporter.URL, "http://"))
+`, s.rulesPath, strings.TrimPrefix(s.exporter.URL, "http://"))
 	configPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	port := "9090"
+	if opts.Host == nil {
+		listener, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ = net.SplitHostPort(listener.Addr().String())
+		_ = listener.Close()
 	}
-	address := listener.Addr().String()
-	_ = listener.Close()
+	address := net.JoinHostPort(listenHost, port)
 	s.URL = "http://" + address
 	s.logPath = filepath.Join(dir, "prometheus.log")
-	logFile, err := os.Create(s.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.command = exec.Command(binary, "--config.file="+configPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+address)
-	s.command.Stdout, s.command.Stderr = logFile, logFile
-	if err := s.command.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.exited = make(chan struct{})
-	go func() { _ = s.command.Wait(); _ = logFile.Close(); close(s.exited) }()
+	s.arguments = []string{"--config.file=" + configPath, "--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + address}
+	s.start()
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
@@ -99,20 +143,71 @@ scrape_configs:
 			t.Logf("prometheus log:\n%s", data)
 		}
 	})
+	return s
+}
+
+// start runs the Prometheus process and waits until it is ready.
+func (s *Server) start() {
+	s.t.Helper()
+	logFile, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if s.host != nil {
+		s.command = s.host.Command(context.Background(), s.binary, s.arguments...)
+	} else {
+		s.command = exec.Command(s.binary, s.arguments...)
+	}
+	s.command.Stdout, s.command.Stderr = logFile, logFile
+	if err := s.command.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	s.exited = exited
+	command := s.command
+	go func() { _ = command.Wait(); _ = logFile.Close(); close(exited) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		response, err := http.Get(s.URL + "/-/ready")
 		if err == nil {
 			_ = response.Body.Close()
 			if response.StatusCode == http.StatusOK {
-				return s
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus did not become ready at %s", s.URL)
+			s.t.Fatalf("prometheus did not become ready at %s", s.URL)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// Restart starts Prometheus again after Stop, at the same address and with its data.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.start()
+}
+
+// LoadRules makes Prometheus evaluate the rule groups in groups (a rule file's YAML, as
+// the Prometheus Operator writes one for each PrometheusRule) from now on.
+func (s *Server) LoadRules(groups []byte) error {
+	if err := os.WriteFile(s.rulesPath, groups, 0o644); err != nil {
+		return err
+	}
+	// Prometheus reloads its configuration and rule files on SIGHUP.
+	return s.command.Process.Signal(syscall.SIGHUP)
+}
+
+// SetCollector makes the exporter serve the exposition-format lines collect returns at
+// each scrape, for series with more labels than SetSeries gives, or counters; nil removes it.
+func (s *Server) SetCollector(name string, collect func() string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if collect == nil {
+		delete(s.collectors, name)
+		return
+	}
+	s.collectors[name] = collect
 }
 
 // SetSeries makes the exporter serve series with one sample per instance; nil removes it
@@ -132,6 +227,11 @@ func (s *Server) Stop() {
 	if s.command == nil || s.command.Process == nil {
 		return
 	}
+	select {
+	case <-s.exited:
+		return // already stopped
+	default:
+	}
 	_ = s.command.Process.Kill()
 	<-s.exited
 }
@@ -149,6 +249,14 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 		for instance, value := range s.series[name] {
 			fmt.Fprintf(w, "%s{instance=%q} %g\n", name, instance, value)
 		}
+	}
+	names = names[:0]
+	for name := range s.collectors {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprint(w, s.collectors[name]())
 	}
 }
 
