@@ -3,6 +3,8 @@ package controllers
 import (
 	"encoding/json"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -318,6 +320,26 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
 				Metrics: &v1.LoadMetrics{Address: "http://prometheus:9090", WatcherAddress: "http://load-watcher:2020"}}
 		}, "watcherAddress (an external load-watcher) excludes address"},
+		{"two sources of one token", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{
+				TokenSecretRef: &corev1.LocalObjectReference{Name: "t"}, ServiceAccountToken: &v1.ServiceAccountTokenAuth{}}}
+		}, "tokenSecretRef and serviceAccountToken are two sources of one token"},
+		{"ServiceAccount token for metrics-server", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{
+				Provider: v1.KubernetesMetricsServerProvider, ServiceAccountToken: &v1.ServiceAccountTokenAuth{}}}
+		}, "serviceAccountToken applies to provider Prometheus"},
+		{"token lifetime under ten minutes", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{
+				ServiceAccountToken: &v1.ServiceAccountTokenAuth{ExpirationSeconds: ptr.To[int64](60)}}}
+		}, "should be greater than or equal to 600"},
+		{"CA bundle and no verification", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{
+				CABundle: &v1.ConfigMapKeyReference{Name: "ca"}, InsecureSkipVerify: ptr.To(true)}}
+		}, "contradicts insecureSkipVerify: true"},
+		{"recording rules for SignalFx", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{
+				Provider: v1.SignalFxProvider, Address: "https://signalfx.example", InstallRecordingRules: true}}
+		}, "installRecordingRules applies to provider Prometheus"},
 		{"arguments of another load-aware type", func(cr *v1.SecondaryScheduler) {
 			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, LowRiskOverCommitment: &v1.LowRiskOverCommitmentArgs{},
 				Metrics: &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}
@@ -370,7 +392,7 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 		stdout, stderr, err := kubectl.Run("get", "secondaryschedulers", "-n", s.namespace, "columns")
 		g.Expect(err).NotTo(HaveOccurred(), "kubectl: %s", readAll(stderr))
 		output := readAll(stdout)
-		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+AGE`))
+		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+METRICS\s+AGE`))
 		g.Expect(output).To(MatchRegexp(`columns\s+columns\s+BinPacking\s+0\s+False`))
 	})
 }
@@ -756,4 +778,20 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	// Rules no longer asked for are deleted.
 	s.update(cr, func() { cr.Spec.Profile.Metrics.InstallRecordingRules = false })
 	s.g.Eventually(func() bool { return apierrors.IsNotFound(adminClient.Get(s.ctx, ruleKey, rule)) }).Should(BeTrue())
+}
+
+// The samples users copy from are accepted by the API server as they are.
+func TestSamplesAreValid(t *testing.T) {
+	s := newScenario(t)
+	samples, err := filepath.Glob(filepath.Join("..", "config", "samples", "operator_v1_*.yaml"))
+	s.g.Expect(err).NotTo(HaveOccurred())
+	s.g.Expect(samples).NotTo(BeEmpty())
+	for _, path := range samples {
+		data, err := os.ReadFile(path)
+		s.g.Expect(err).NotTo(HaveOccurred())
+		sample := &unstructured.Unstructured{}
+		s.g.Expect(yaml.Unmarshal(data, &sample.Object)).To(Succeed(), path)
+		sample.SetNamespace(s.namespace)
+		s.g.Expect(adminClient.Create(s.ctx, sample, client.DryRunAll)).To(Succeed(), path)
+	}
 }
