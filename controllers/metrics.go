@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,9 +67,12 @@ func (r *SecondarySchedulerReconciler) prometheusEndpoint(ctx context.Context, c
 	if ok && last.endpoint != nil && time.Since(last.at) < p.Interval {
 		return last.endpoint, nil
 	}
-	endpoint, err := promdiscovery.Find(ctx, r.APIReader)
+	endpoint, forbidden, err := promdiscovery.Find(ctx, r.APIReader, cr.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("discover Prometheus: %w", err)
+	}
+	if endpoint == nil && len(forbidden) > 0 {
+		return nil, &forbiddenError{places: forbidden}
 	}
 	p.mu.Lock()
 	if p.discovered == nil {
@@ -77,6 +81,14 @@ func (r *SecondarySchedulerReconciler) prometheusEndpoint(ctx context.Context, c
 	p.discovered[key] = discoveryRecord{at: time.Now(), endpoint: endpoint}
 	p.mu.Unlock()
 	return endpoint, nil
+}
+
+// forbiddenError says that discovery found nothing where the operator may look, and
+// where it may not.
+type forbiddenError struct{ places []string }
+
+func (e *forbiddenError) Error() string {
+	return "the operator may not read " + strings.Join(e.places, ", ")
 }
 
 type discoveryRecord struct {

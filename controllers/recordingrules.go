@@ -37,7 +37,7 @@ func (r *SecondarySchedulerReconciler) recordingRuleTarget(ctx context.Context, 
 	}
 	if endpoint == nil || endpoint.Prometheus == nil {
 		var err error
-		if endpoint, err = promdiscovery.FindOperated(ctx, r.APIReader); err != nil {
+		if endpoint, err = promdiscovery.FindOperated(ctx, r.APIReader, cr.Namespace); err != nil {
 			return nil, "", err
 		}
 	}

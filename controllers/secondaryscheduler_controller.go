@@ -5,6 +5,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -256,7 +257,14 @@ func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr 
 	desired := &desiredState{}
 	facts := render.Facts{CustomConfig: customConfig}
 	if cr.Spec.Profile.ReadsPrometheus() {
-		if desired.prometheus, err = r.prometheusEndpoint(ctx, cr); err != nil {
+		desired.prometheus, err = r.prometheusEndpoint(ctx, cr)
+		var forbidden *forbiddenError
+		if errors.As(err, &forbidden) {
+			return nil, &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
+				"profile.metrics gives no Prometheus address and none was found (searched: %s), but %v; "+
+					"set spec.profile.metrics.address, or grant the operator get and list on them", promdiscovery.Searched, forbidden)}, nil
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 		if desired.prometheus == nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,33 +50,64 @@ const Searched = "Service openshift-monitoring/thanos-querier; monitoring.coreos
 // PrometheusGVK is the Prometheus Operator's Prometheus kind.
 var PrometheusGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "Prometheus"}
 
-// Find returns the first endpoint found, or nil. reader reads Services and Prometheus
-// objects across namespaces (uncached: the operator caches neither).
-func Find(ctx context.Context, reader client.Reader) (*Endpoint, error) {
+// Find returns the first endpoint found, or nil, and the places the operator was not
+// allowed to look, for a message. reader reads Services and Prometheus objects across
+// namespaces (uncached: the operator caches neither); where RBAC allows less, as with an
+// operator installed for its own namespace only, discovery looks in ownNamespace instead.
+func Find(ctx context.Context, reader client.Reader, ownNamespace string) (*Endpoint, []string, error) {
+	var forbidden []string
 	thanos := &corev1.Service{}
 	err := reader.Get(ctx, client.ObjectKey{Namespace: "openshift-monitoring", Name: "thanos-querier"}, thanos)
-	if err == nil {
-		return &Endpoint{URL: serviceURL(thanos, "https"), Source: "Service openshift-monitoring/thanos-querier (OpenShift monitoring)", NeedsToken: true}, nil
-	}
-	if client.IgnoreNotFound(err) != nil {
-		return nil, fmt.Errorf("read Service openshift-monitoring/thanos-querier: %w", err)
+	switch {
+	case err == nil:
+		return &Endpoint{URL: serviceURL(thanos, "https"), Source: "Service openshift-monitoring/thanos-querier (OpenShift monitoring)", NeedsToken: true}, nil, nil
+	case apierrors.IsForbidden(err):
+		forbidden = append(forbidden, "Service openshift-monitoring/thanos-querier")
+	case !apierrors.IsNotFound(err):
+		return nil, nil, fmt.Errorf("read Service openshift-monitoring/thanos-querier: %w", err)
 	}
 
+	byKey, blind, err := visibleServices(ctx, reader, ownNamespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	forbidden = append(forbidden, blind...)
+	endpoint, blind, err := findOperated(ctx, reader, byKey, ownNamespace)
+	forbidden = append(forbidden, blind...)
+	if endpoint != nil || err != nil {
+		return endpoint, forbidden, err
+	}
+	return findWellKnown(byKey), forbidden, nil
+}
+
+// visibleServices are the Services of every namespace, keyed namespace/name, or those of
+// ownNamespace when the operator may not list them all.
+func visibleServices(ctx context.Context, reader client.Reader, ownNamespace string) (map[string]*corev1.Service, []string, error) {
+	var forbidden []string
 	services := &corev1.ServiceList{}
-	if err := reader.List(ctx, services); err != nil {
-		return nil, fmt.Errorf("list Services: %w", err)
+	err := reader.List(ctx, services)
+	if apierrors.IsForbidden(err) && ownNamespace != "" {
+		forbidden = append(forbidden, "Services of other namespaces than "+ownNamespace)
+		err = reader.List(ctx, services, client.InNamespace(ownNamespace))
+	}
+	if apierrors.IsForbidden(err) {
+		return nil, append(forbidden, "Services"), nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list Services: %w", err)
 	}
 	byKey := map[string]*corev1.Service{}
 	for i := range services.Items {
 		service := &services.Items[i]
 		byKey[service.Namespace+"/"+service.Name] = service
 	}
+	return byKey, forbidden, nil
+}
 
-	if endpoint, err := findOperated(ctx, reader, byKey); endpoint != nil || err != nil {
-		return endpoint, err
-	}
+// findWellKnown finds the Services of kube-prometheus and of common Helm charts.
+func findWellKnown(byKey map[string]*corev1.Service) *Endpoint {
 	if service, ok := byKey["monitoring/prometheus-k8s"]; ok {
-		return wellKnown(service, "kube-prometheus"), nil
+		return wellKnown(service, "kube-prometheus")
 	}
 	keys := make([]string, 0, len(byKey))
 	for key := range byKey {
@@ -92,22 +124,31 @@ func Find(ctx context.Context, reader client.Reader) (*Endpoint, error) {
 	} {
 		for _, key := range keys {
 			if match.matches(byKey[key]) {
-				return wellKnown(byKey[key], match.what), nil
+				return wellKnown(byKey[key], match.what)
 			}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
-// findOperated finds a Prometheus Operator's Prometheus and its governing Service.
-func findOperated(ctx context.Context, reader client.Reader, services map[string]*corev1.Service) (*Endpoint, error) {
+// findOperated finds a Prometheus Operator's Prometheus and a Service in front of it,
+// looking in ownNamespace when the operator may not list Prometheus objects everywhere.
+func findOperated(ctx context.Context, reader client.Reader, services map[string]*corev1.Service, ownNamespace string) (*Endpoint, []string, error) {
+	var forbidden []string
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(PrometheusGVK.GroupVersion().WithKind("PrometheusList"))
-	if err := reader.List(ctx, list); err != nil {
-		if meta.IsNoMatchError(err) || IsMissingKind(err) {
-			return nil, nil // no Prometheus Operator in this cluster
-		}
-		return nil, fmt.Errorf("list Prometheus objects: %w", err)
+	err := reader.List(ctx, list)
+	if apierrors.IsForbidden(err) && ownNamespace != "" {
+		forbidden = append(forbidden, "Prometheus objects of other namespaces than "+ownNamespace)
+		err = reader.List(ctx, list, client.InNamespace(ownNamespace))
+	}
+	switch {
+	case meta.IsNoMatchError(err) || IsMissingKind(err):
+		return nil, forbidden, nil // no Prometheus Operator in this cluster
+	case apierrors.IsForbidden(err):
+		return nil, append(forbidden, "Prometheus objects"), nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("list Prometheus objects: %w", err)
 	}
 	sort.Slice(list.Items, func(i, j int) bool {
 		return list.Items[i].GetNamespace()+"/"+list.Items[i].GetName() < list.Items[j].GetNamespace()+"/"+list.Items[j].GetName()
@@ -115,31 +156,28 @@ func findOperated(ctx context.Context, reader client.Reader, services map[string
 	for _, prometheus := range list.Items {
 		operated, err := operatedPrometheus(&prometheus)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		source := fmt.Sprintf("Prometheus %s/%s (Prometheus Operator), Service ", operated.Namespace, operated.Name)
 		if service, ok := services[operated.Namespace+"/prometheus-operated"]; ok {
-			return &Endpoint{URL: serviceURL(service, "http"), Source: source + "prometheus-operated", Prometheus: operated}, nil
+			return &Endpoint{URL: serviceURL(service, "http"), Source: source + "prometheus-operated", Prometheus: operated}, forbidden, nil
 		}
 		if service := selectingService(services, operated); service != nil {
-			return &Endpoint{URL: serviceURL(service, "http"), Source: source + service.Name + " (selects its pods)", Prometheus: operated}, nil
+			return &Endpoint{URL: serviceURL(service, "http"), Source: source + service.Name + " (selects its pods)", Prometheus: operated}, forbidden, nil
 		}
 	}
-	return nil, nil
+	return nil, forbidden, nil
 }
 
 // FindOperated returns the first Prometheus Operator Prometheus with a Service in front
 // of it, or nil, for installing recording rules when the user gave the address.
-func FindOperated(ctx context.Context, reader client.Reader) (*Endpoint, error) {
-	services := &corev1.ServiceList{}
-	if err := reader.List(ctx, services); err != nil {
-		return nil, fmt.Errorf("list Services: %w", err)
+func FindOperated(ctx context.Context, reader client.Reader, ownNamespace string) (*Endpoint, error) {
+	byKey, _, err := visibleServices(ctx, reader, ownNamespace)
+	if err != nil {
+		return nil, err
 	}
-	byKey := map[string]*corev1.Service{}
-	for i := range services.Items {
-		byKey[services.Items[i].Namespace+"/"+services.Items[i].Name] = &services.Items[i]
-	}
-	return findOperated(ctx, reader, byKey)
+	endpoint, _, err := findOperated(ctx, reader, byKey, ownNamespace)
+	return endpoint, err
 }
 
 func operatedPrometheus(prometheus *unstructured.Unstructured) (*OperatedPrometheus, error) {
@@ -183,7 +221,7 @@ func selectingService(services map[string]*corev1.Service, prometheus *OperatedP
 
 // IsMissingKind reports whether err says the API server does not serve the kind asked for.
 func IsMissingKind(err error) bool {
-	return strings.Contains(err.Error(), "the server could not find the requested resource")
+	return err != nil && strings.Contains(err.Error(), "the server could not find the requested resource")
 }
 
 func wellKnown(service *corev1.Service, what string) *Endpoint {

@@ -36,20 +36,7 @@ func TestRecordingRulesGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := string(data)
-	golden := filepath.Join("testdata", "prometheusrule.golden.yaml")
-	if *update {
-		if err := os.WriteFile(golden, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("read golden file (run go test ./internal/render -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("rendering differs from %s (-want +got); if the change is intended, run go test ./internal/render -update:\n%s", golden, diff)
-	}
+	expectGolden(t, "prometheusrule", string(data))
 }
 
 func TestRecordingRulesLabelsAndNamespace(t *testing.T) {

@@ -152,21 +152,27 @@ func TestRenderGolden(t *testing.T) {
 				}
 				documents = append(documents, string(data))
 			}
-			got := strings.Join(documents, "---\n")
-			golden := filepath.Join("testdata", tt.name+".golden.yaml")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("read golden file (run go test ./internal/render -update to create it): %v", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("rendering differs from %s (-want +got); if the change is intended, run go test ./internal/render -update:\n%s", golden, diff)
-			}
+			expectGolden(t, tt.name, strings.Join(documents, "---\n"))
 		})
+	}
+}
+
+// expectGolden compares a rendering with testdata/name.golden.yaml, or rewrites the file
+// with -update.
+func expectGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name+".golden.yaml")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read golden file (run go test ./internal/render -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("rendering differs from %s (-want +got); if the change is intended, run go test ./internal/render -update:\n%s", golden, diff)
 	}
 }
 
