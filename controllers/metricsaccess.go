@@ -67,8 +67,16 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 	// the service CA: both are needed without the user asking.
 	onOpenShift := endpoint != nil && endpoint.NeedsToken && metrics.Address == ""
 
+	// The CA first: a token requested while the CA bundle is missing would go unused.
+	caRef := metrics.CABundle
+	if caRef == nil && onOpenShift {
+		caRef = &v1.ConfigMapKeyReference{Name: openShiftServiceCAConfigMap, Key: openShiftServiceCAKey}
+	}
 	var problem *schedconfig.Problem
 	var err error
+	if access.trustedCA, access.caPEM, problem, err = r.trustedCA(ctx, cr, caRef); problem != nil || err != nil {
+		return nil, problem, err
+	}
 	switch {
 	case metrics.TokenSecretRef != nil:
 		access.token, problem, err = r.secretToken(ctx, cr)
@@ -89,13 +97,6 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 		return nil, problem, err
 	}
 
-	caRef := metrics.CABundle
-	if caRef == nil && onOpenShift {
-		caRef = &v1.ConfigMapKeyReference{Name: openShiftServiceCAConfigMap, Key: openShiftServiceCAKey}
-	}
-	if access.trustedCA, access.caPEM, problem, err = r.trustedCA(ctx, cr, caRef); problem != nil || err != nil {
-		return nil, problem, err
-	}
 	return access, nil, nil
 }
 
