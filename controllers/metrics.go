@@ -132,6 +132,14 @@ func (p *MetricsProber) httpClient(access *metricsAccess) *http.Client {
 	return &http.Client{Timeout: p.Timeout, Transport: &http.Transport{DialContext: dial, TLSClientConfig: tlsConfig, DisableKeepAlives: true}}
 }
 
+// refused reports whether the last probe for key was refused for its credentials.
+func (p *MetricsProber) refused(key types.NamespacedName) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	last, ok := p.last[key]
+	return ok && last.result.Reason == v1.ReasonUnauthorized
+}
+
 func (p *MetricsProber) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -178,8 +186,8 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	}
 	if !result.Available && result.Reason == v1.ReasonUnauthorized && desired.access.identity != nil {
 		result.Message += fmt.Sprintf(" The token is a bound token of ServiceAccount %s/%s: check that ClusterRole %s lets it read the metrics "+
-			"(the proxy in front of Prometheus authorizes it with a SubjectAccessReview); if the token was revoked, delete Secret %s/%s and the operator requests a new one.",
-			cr.Namespace, render.MetricsServiceAccountName(cr), desired.access.identity.ClusterRole, cr.Namespace, render.MetricsTokenSecretName(cr))
+			"(the proxy in front of Prometheus authorizes it with a SubjectAccessReview). A token that is no longer valid is replaced at the next probe.",
+			cr.Namespace, render.MetricsServiceAccountName(cr), desired.access.identity.ClusterRole)
 	}
 	if !result.Available && status.Metrics.RecordingRules != "" && result.Reason == v1.ReasonRecordingRuleMissing {
 		result.Message += fmt.Sprintf(" The operator installed PrometheusRule %s; the series appear once the Prometheus Operator "+

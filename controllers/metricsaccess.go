@@ -135,15 +135,21 @@ func (r *SecondarySchedulerReconciler) boundToken(ctx context.Context, cr *v1.Se
 	if identity.ClusterRole == "" {
 		identity.ClusterRole = render.DefaultMetricsClusterRole
 	}
-	if token := r.keptToken(ctx, cr, r.Client); token != nil {
-		identity.Token = token
-		return identity, nil, nil
+	token := r.keptToken(ctx, cr, r.Client)
+	if token == nil {
+		// The cache may not hold a token written a moment ago; asking again costs a read,
+		// where a needless new token would restart the scheduler.
+		token = r.keptToken(ctx, cr, r.APIReader)
 	}
-	// The cache may not hold a token written a moment ago; asking again costs a read,
-	// where a needless new token would restart the scheduler.
-	if token := r.keptToken(ctx, cr, r.APIReader); token != nil {
-		identity.Token = token
-		return identity, nil, nil
+	if token != nil {
+		valid, err := r.tokenStillValid(ctx, cr, token)
+		if err != nil {
+			return nil, nil, err
+		}
+		if valid {
+			identity.Token = token
+			return identity, nil, nil
+		}
 	}
 
 	objects, err := render.MetricsIdentityObjects(cr, *identity)
@@ -197,6 +203,28 @@ func (r *SecondarySchedulerReconciler) keptToken(ctx context.Context, cr *v1.Sec
 		return nil
 	}
 	return token
+}
+
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+
+// tokenStillValid reports whether the API server still accepts token as the metrics
+// ServiceAccount's. It asks only after the endpoint refused the token, so that a token
+// revoked or overwritten is replaced, while a refusal for want of permissions (the token
+// is fine, the ClusterRole is not) does not churn tokens and restart the scheduler.
+func (r *SecondarySchedulerReconciler) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
+	if !r.MetricsProber.refused(client.ObjectKeyFromObject(cr)) {
+		return true, nil
+	}
+	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token.Token}}
+	if err := r.Create(ctx, review); err != nil {
+		return false, fmt.Errorf("review the metrics token: %w", err)
+	}
+	want := "system:serviceaccount:" + cr.Namespace + ":" + render.MetricsServiceAccountName(cr)
+	if !review.Status.Authenticated || review.Status.User.Username != want {
+		logf.FromContext(ctx).Info("the metrics token is no longer valid; requesting a new one", "serviceAccount", want)
+		return false, nil
+	}
+	return true, nil
 }
 
 // trustedCA reads the CA bundle of ref, watching its ConfigMap; nil ref means the

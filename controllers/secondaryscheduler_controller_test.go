@@ -679,6 +679,17 @@ func TestBoundMetricsTokenAndCABundle(t *testing.T) {
 	s.g.Eventually(func() bool { return proxy.Requests(rbacproxy.OutcomeForwarded) > 0 }).Should(BeTrue())
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 
+	// A token that is no longer valid (here: overwritten) is refused by the proxy; the
+	// operator then reviews it itself and replaces it.
+	s.g.Expect(s.get(tokenSecret)).To(Succeed())
+	renewed := string(tokenSecret.Data["token"])
+	s.update(tokenSecret, func() { tokenSecret.Data["token"] = []byte("overwritten") })
+	s.g.Eventually(func() string {
+		_ = s.get(tokenSecret)
+		return string(tokenSecret.Data["token"])
+	}).Should(And(Not(Equal("overwritten")), Not(Equal(renewed)), Not(BeEmpty())))
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+
 	// A CA bundle change restarts the scheduler: it reads SSL_CERT_FILE once.
 	caHash := s.deployment(cr).Spec.Template.Annotations[render.TrustedCAHashAnnotation]
 	s.update(bundle, func() { bundle.Data["ca.crt"] = string(proxy.CAPEM) + string(testCAPEM(t)) })

@@ -150,16 +150,19 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 	})
 
 	It("reports each way the metrics fail, produced for real, and heals", func() {
-		By("a token the API server does not know: TokenReview fails")
+		By("a token the API server does not know: the proxy's TokenReview fails, then the operator's, and it gets a new one")
 		tokenSecret := &corev1.Secret{}
 		tokenKey := client.ObjectKey{Namespace: namespace, Name: render.MetricsTokenSecretName(scheduler)}
 		Expect(k8s.Get(ctx, tokenKey, tokenSecret)).To(Succeed())
-		tokenSecret.Data["token"] = []byte("not-a-token-of-this-cluster")
+		const badToken = "not-a-token-of-this-cluster"
+		tokenSecret.Data["token"] = []byte(badToken)
 		Expect(k8s.Update(ctx, tokenSecret)).To(Succeed())
-		Eventually(metricsCondition).Should(Equal("False/Unauthorized"))
-		Expect(condition(scheduler, v1.ConditionDegraded)).To(Equal("True/Unauthorized"))
-		Expect(k8s.Delete(ctx, tokenSecret)).To(Succeed(), "the remedy the message gives")
+		Eventually(func() string {
+			return metricsCondition() + " " + condition(scheduler, v1.ConditionDegraded)
+		}).Should(Equal("False/Unauthorized True/Unauthorized"))
 		Eventually(metricsCondition).Should(Equal("True/MetricsAvailable"))
+		Expect(k8s.Get(ctx, tokenKey, tokenSecret)).To(Succeed())
+		Expect(string(tokenSecret.Data["token"])).NotTo(Equal(badToken))
 
 		By("an identity the proxy does not authorize: SubjectAccessReview denies")
 		Expect(k8s.Delete(ctx, monitoringViewRole())).To(Succeed())
