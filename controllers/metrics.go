@@ -180,25 +180,33 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 		status.Metrics.TrustedCA = fmt.Sprintf("ConfigMap %s/%s, key %s", cr.Namespace, ca.ConfigMap, ca.Key)
 	}
 	status.Metrics.RecordingRules = desired.recordingRules()
-	if !result.Available && desired.recordingRulesNote != "" &&
-		(result.Reason == v1.ReasonRecordingRuleMissing || result.Reason == v1.ReasonNodeLabelMismatch) {
-		result.Reason, result.Message = v1.ReasonRecordingRulesNotInstalled, result.Message+" "+desired.recordingRulesNote
-	}
-	if !result.Available && result.Reason == v1.ReasonUnauthorized && desired.access.identity != nil {
-		result.Message += fmt.Sprintf(" The token is a bound token of ServiceAccount %s/%s: check that ClusterRole %s lets it read the metrics "+
-			"(the proxy in front of Prometheus authorizes it with a SubjectAccessReview). A token that is no longer valid is replaced at the next probe.",
-			cr.Namespace, render.MetricsServiceAccountName(cr), desired.access.identity.ClusterRole)
-	}
-	if !result.Available && status.Metrics.RecordingRules != "" && result.Reason == v1.ReasonRecordingRuleMissing {
-		result.Message += fmt.Sprintf(" The operator installed PrometheusRule %s; the series appear once the Prometheus Operator "+
-			"has loaded it into Prometheus and it has been evaluated, usually within a few minutes.", status.Metrics.RecordingRules)
-	}
+	result = explainProbe(cr, desired, result)
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
 	if !result.Available {
 		conditions.set(v1.ConditionDegraded, true, result.Reason,
 			"the load-aware scheduler runs but cannot see node load, so it scores every node 0: "+result.Message)
 	}
 	return nil
+}
+
+// explainProbe adds to a failed probe what the operator knows of its cause: recording
+// rules it could not install or did install, and the identity whose token was refused.
+func explainProbe(cr *v1.SecondaryScheduler, desired *desiredState, result metricsprobe.Result) metricsprobe.Result {
+	if result.Available {
+		return result
+	}
+	switch {
+	case desired.recordingRulesNote != "" && (result.Reason == v1.ReasonRecordingRuleMissing || result.Reason == v1.ReasonNodeLabelMismatch):
+		result.Reason, result.Message = v1.ReasonRecordingRulesNotInstalled, result.Message+" "+desired.recordingRulesNote
+	case result.Reason == v1.ReasonRecordingRuleMissing && desired.recordingRules() != "":
+		result.Message += fmt.Sprintf(" The operator installed PrometheusRule %s; the series appear once the Prometheus Operator "+
+			"has loaded it into Prometheus and it has been evaluated, usually within a few minutes.", desired.recordingRules())
+	case result.Reason == v1.ReasonUnauthorized && desired.access.identity != nil:
+		result.Message += fmt.Sprintf(" The token is a bound token of ServiceAccount %s/%s: check that ClusterRole %s lets it read the metrics "+
+			"(the proxy in front of Prometheus authorizes it with a SubjectAccessReview). A token that is no longer valid is replaced at the next probe.",
+			cr.Namespace, render.MetricsServiceAccountName(cr), desired.access.identity.ClusterRole)
+	}
+	return result
 }
 
 // loadAwareSchedulers wakes the schedulers whose metrics are probed when nodes come or go.

@@ -1,12 +1,16 @@
 package controllers
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 func TestNextMetricsCheckRenewsTheTokenOnTime(t *testing.T) {
@@ -29,6 +33,39 @@ func TestNextMetricsCheckRenewsTheTokenOnTime(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := nextMetricsCheck(tt.status, 5*time.Minute, now); got != tt.want {
 				t.Errorf("nextMetricsCheck = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExplainProbeSaysWhatTheOperatorKnows(t *testing.T) {
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer"}}
+	rules := &unstructured.Unstructured{}
+	rules.SetGroupVersionKind(prometheusRuleGVK)
+	rules.SetNamespace("monitoring")
+	rules.SetName("secondary-scheduler.platform.packer.load-watcher")
+	withRules := &desiredState{rendered: &render.Result{Objects: []*unstructured.Unstructured{rules}}, access: &metricsAccess{}}
+	withIdentity := &desiredState{rendered: &render.Result{}, access: &metricsAccess{identity: &render.MetricsIdentity{ClusterRole: "cluster-monitoring-view"}}}
+	notInstalled := &desiredState{rendered: &render.Result{}, access: &metricsAccess{}, recordingRulesNote: "no ruleSelector"}
+	tests := []struct {
+		name       string
+		desired    *desiredState
+		result     metricsprobe.Result
+		wantReason v1.ConditionReason
+		wantSuffix string
+	}{
+		{"available stays as it is", withRules, metricsprobe.Result{Available: true, Reason: v1.ReasonMetricsAvailable, Message: "ok"}, v1.ReasonMetricsAvailable, "ok"},
+		{"rules asked for but not installable", notInstalled, metricsprobe.Result{Reason: v1.ReasonNodeLabelMismatch, Message: "2 nodes."}, v1.ReasonRecordingRulesNotInstalled, "2 nodes. no ruleSelector"},
+		{"rules installed, not evaluated yet", withRules, metricsprobe.Result{Reason: v1.ReasonRecordingRuleMissing, Message: "missing."},
+			v1.ReasonRecordingRuleMissing, "installed PrometheusRule monitoring/secondary-scheduler.platform.packer.load-watcher; the series appear once the Prometheus Operator has loaded it into Prometheus and it has been evaluated, usually within a few minutes."},
+		{"bound token refused", withIdentity, metricsprobe.Result{Reason: v1.ReasonUnauthorized, Message: "HTTP 403."}, v1.ReasonUnauthorized, "A token that is no longer valid is replaced at the next probe."},
+		{"token of the user's refused: nothing to add", notInstalled, metricsprobe.Result{Reason: v1.ReasonUnauthorized, Message: "HTTP 401."}, v1.ReasonUnauthorized, "HTTP 401."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := explainProbe(cr, tt.desired, tt.result)
+			if got.Reason != tt.wantReason || !strings.HasSuffix(got.Message, tt.wantSuffix) {
+				t.Errorf("explainProbe = %s %q, want %s ending in %q", got.Reason, got.Message, tt.wantReason, tt.wantSuffix)
 			}
 		})
 	}

@@ -230,8 +230,7 @@ type desiredState struct {
 	recordingRulesNote string
 }
 
-// installsRecordingRules reports whether the desired objects include a PrometheusRule,
-// and returns its namespace/name.
+// installsRecordingRules reports whether the desired objects include a PrometheusRule.
 func (d *desiredState) installsRecordingRules() bool { return d.recordingRules() != "" }
 
 // recordingRules is the namespace/name of the desired PrometheusRule, empty for none.
