@@ -196,8 +196,8 @@ func explainProbe(cr *v1.SecondaryScheduler, desired *desiredState, result metri
 		return result
 	}
 	switch {
-	case desired.recordingRulesNote != "" && (result.Reason == v1.ReasonRecordingRuleMissing || result.Reason == v1.ReasonNodeLabelMismatch):
-		result.Reason, result.Message = v1.ReasonRecordingRulesNotInstalled, result.Message+" "+desired.recordingRulesNote
+	case desired.recordingRulesPlan.note != "" && (result.Reason == v1.ReasonRecordingRuleMissing || result.Reason == v1.ReasonNodeLabelMismatch):
+		result.Reason, result.Message = v1.ReasonRecordingRulesNotInstalled, result.Message+" "+desired.recordingRulesPlan.note
 	case result.Reason == v1.ReasonRecordingRuleMissing && desired.recordingRules() != "":
 		result.Message += fmt.Sprintf(" The operator installed PrometheusRule %s; the series appear once the Prometheus Operator "+
 			"has loaded it into Prometheus and it has been evaluated, usually within a few minutes.", desired.recordingRules())

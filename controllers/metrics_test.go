@@ -46,7 +46,7 @@ func TestExplainProbeSaysWhatTheOperatorKnows(t *testing.T) {
 	rules.SetName("secondary-scheduler.platform.packer.load-watcher")
 	withRules := &desiredState{rendered: &render.Result{Objects: []*unstructured.Unstructured{rules}}, access: &metricsAccess{}}
 	withIdentity := &desiredState{rendered: &render.Result{}, access: &metricsAccess{identity: &render.MetricsIdentity{ClusterRole: "cluster-monitoring-view"}}}
-	notInstalled := &desiredState{rendered: &render.Result{}, access: &metricsAccess{}, recordingRulesNote: "no ruleSelector"}
+	notInstalled := &desiredState{rendered: &render.Result{}, access: &metricsAccess{}, recordingRulesPlan: recordingRulesPlan{note: "no ruleSelector"}}
 	tests := []struct {
 		name       string
 		desired    *desiredState

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
@@ -226,21 +228,26 @@ type desiredState struct {
 	prometheus *promdiscovery.Endpoint
 	// access is how the scheduler reaches its metrics provider.
 	access *metricsAccess
-	// recordingRulesNote says why recording rules that were asked for are not installed.
-	recordingRulesNote string
+	// recordingRulesPlan is what becomes of the recording rules the resource asks for.
+	recordingRulesPlan recordingRulesPlan
 }
 
 // installsRecordingRules reports whether the desired objects include a PrometheusRule.
-func (d *desiredState) installsRecordingRules() bool { return d.recordingRules() != "" }
+func (d *desiredState) installsRecordingRules() bool {
+	return slices.ContainsFunc(d.rendered.Objects, func(object *unstructured.Unstructured) bool {
+		return object.GroupVersionKind() == prometheusRuleGVK
+	})
+}
 
-// recordingRules is the namespace/name of the desired PrometheusRule, empty for none.
+// recordingRules is the namespace/name of the PrometheusRule that defines the scheduler's
+// series, its own or the one it shares, empty for none.
 func (d *desiredState) recordingRules() string {
 	for _, object := range d.rendered.Objects {
 		if object.GroupVersionKind() == prometheusRuleGVK {
 			return object.GetNamespace() + "/" + object.GetName()
 		}
 	}
-	return ""
+	return d.recordingRulesPlan.shared
 }
 
 // desiredScheduler gathers the facts cr's scheduler depends on and renders it. A
@@ -271,9 +278,10 @@ func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr 
 				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", promdiscovery.Searched)}, nil
 		}
 		facts.PrometheusAddress = desired.prometheus.URL
-		if facts.RecordingRules, desired.recordingRulesNote, err = r.recordingRuleTarget(ctx, cr, desired.prometheus); err != nil {
+		if desired.recordingRulesPlan, err = r.planRecordingRules(ctx, cr, desired.prometheus); err != nil {
 			return nil, nil, err
 		}
+		facts.RecordingRules = desired.recordingRulesPlan.target
 	}
 	if desired.access, problem, err = r.metricsAccess(ctx, cr, desired.prometheus); problem != nil || err != nil {
 		return nil, problem, err

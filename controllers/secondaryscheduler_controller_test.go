@@ -786,9 +786,39 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 
-	// Rules no longer asked for are deleted.
+	// A second scheduler asking for the same rules shares them: two PrometheusRules
+	// would record every series twice.
+	second := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "ruled-too"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile,
+			Metrics: &v1.LoadMetrics{Address: prometheus.URL, InstallRecordingRules: true}}},
+	}
+	s.create(second)
+	s.expectCondition(second, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+	s.g.Eventually(func() string {
+		_ = s.get(second)
+		if second.Status.Metrics == nil {
+			return ""
+		}
+		return second.Status.Metrics.RecordingRules
+	}).Should(Equal(ruleKey.String()))
+	ourRules := func() []string {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(prometheusRuleGVK.GroupVersion().WithKind("PrometheusRuleList"))
+		s.g.Expect(adminClient.List(s.ctx, list, client.InNamespace(monitoring.Name))).To(Succeed())
+		names := make([]string, 0, len(list.Items))
+		for _, item := range list.Items {
+			names = append(names, item.GetName())
+		}
+		return names
+	}
+	s.g.Consistently(ourRules).Should(Equal([]string{ruleKey.Name}))
+
+	// Rules no longer asked for are deleted; the other scheduler then installs its own.
 	s.update(cr, func() { cr.Spec.Profile.Metrics.InstallRecordingRules = false })
-	s.g.Eventually(func() bool { return apierrors.IsNotFound(adminClient.Get(s.ctx, ruleKey, rule)) }).Should(BeTrue())
+	s.g.Eventually(ourRules).Should(Equal([]string{render.RecordingRuleName(second)}))
+	s.g.Expect(adminClient.Delete(s.ctx, second)).To(Succeed())
+	s.g.Eventually(ourRules).Should(BeEmpty(), "the finalizer deletes them with their SecondaryScheduler")
 }
 
 // The samples users copy from are accepted by the API server as they are.
