@@ -11,11 +11,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,14 +29,8 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/rbacproxy"
 )
 
-// What OpenShift's kube-rbac-proxy in front of thanos-querier authorizes, and what its
-// cluster-monitoring-view ClusterRole grants.
-var monitoringView = authorizationv1.ResourceAttributes{Verb: "get", Group: "monitoring.coreos.com",
-	Resource: "prometheuses", Subresource: "api", Namespace: "openshift-monitoring"}
-
 func monitoringViewRole() *rbacv1.ClusterRole {
-	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cluster-monitoring-view"},
-		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"prometheuses/api"}}}}
+	return rbacproxy.ClusterRoleAllowing("cluster-monitoring-view", rbacproxy.ThanosQuerierAccess)
 }
 
 // A real Prometheus on a host of its own (a network namespace), reachable only the way a
@@ -92,12 +84,12 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		proxy, err = rbacproxy.Start(rbacproxy.Options{ListenAddress: net.JoinHostPort(host.HostAddress, "0"), Upstream: upstream,
 			DNSNames:      []string{"thanos-querier.openshift-monitoring.svc", "thanos-querier.openshift-monitoring.svc.cluster.local"},
-			Authorization: monitoringView, Config: restConfig})
+			Authorization: rbacproxy.ThanosQuerierAccess, Config: restConfig})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(proxy.Close)
 
-		createClusterObject(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-monitoring"}})
-		createClusterObject(monitoringViewRole())
+		createForSpec(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-monitoring"}})
+		createForSpec(monitoringViewRole())
 		proxyURL, err := url.Parse(proxy.URL)
 		Expect(err).NotTo(HaveOccurred())
 		exposeAsService("openshift-monitoring", "thanos-querier", 9091, proxyURL.Host)
@@ -207,15 +199,8 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 
 	It("finds a Prometheus Operator's Prometheus when there is no OpenShift monitoring, and drops the token it no longer needs", func() {
 		Expect(k8s.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "openshift-monitoring", Name: "thanos-querier"}})).To(Succeed())
-		createClusterObject(&apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: "prometheuses.monitoring.coreos.com"},
-			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Group: "monitoring.coreos.com", Scope: apiextensionsv1.NamespaceScoped,
-				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "prometheuses", Singular: "prometheus", Kind: "Prometheus", ListKind: "PrometheusList"},
-				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
-			}})
-		createClusterObject(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}})
+		createForSpec(promtest.OperatorCRD("Prometheus", "prometheuses", "prometheus"))
+		createForSpec(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}})
 		prometheusObject := &unstructured.Unstructured{}
 		prometheusObject.SetGroupVersionKind(promdiscovery.PrometheusGVK)
 		prometheusObject.SetNamespace("monitoring")
@@ -255,9 +240,9 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 	})
 })
 
-// createClusterObject creates an object that may be left from an earlier run, and deletes
-// it after the spec.
-func createClusterObject(object client.Object) {
+// createForSpec creates an object that may be left from an earlier run, and deletes it
+// after the spec (or, called in BeforeAll, after the ordered container).
+func createForSpec(object client.Object) {
 	if err := k8s.Create(ctx, object); err != nil && !apierrors.IsAlreadyExists(err) {
 		Expect(err).NotTo(HaveOccurred())
 	}
@@ -281,6 +266,6 @@ func exposeAsService(namespace, name string, port int32, address string) {
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("web"), Port: ptr.To(int32(targetPort))}},
 	}
 	for _, object := range []client.Object{service, slice} {
-		createClusterObject(object)
+		createForSpec(object)
 	}
 }

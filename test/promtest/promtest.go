@@ -20,6 +20,10 @@ import (
 	"syscall"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/netnshost"
 )
 
@@ -278,4 +282,20 @@ func (s *Server) TokenProxy(token string) *httptest.Server {
 	}))
 	s.t.Cleanup(proxy.Close)
 	return proxy
+}
+
+// OperatorCRD is a kind of the Prometheus Operator's API group monitoring.coreos.com/v1
+// (Prometheus, PrometheusRule), with an open schema, for a test cluster that plays one.
+func OperatorCRD(kind, plural, singular string) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + ".monitoring.coreos.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "monitoring.coreos.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
 }

@@ -30,10 +30,28 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
+
+// ThanosQuerierAccess is what OpenShift's kube-rbac-proxy in front of thanos-querier
+// requires of a caller, and what its ClusterRole cluster-monitoring-view grants.
+var ThanosQuerierAccess = authorizationv1.ResourceAttributes{
+	Namespace: "openshift-monitoring", Verb: "get", Group: "monitoring.coreos.com", Resource: "prometheuses", Subresource: "api",
+}
+
+// ClusterRoleAllowing is a ClusterRole named name that grants exactly attributes' verb on
+// its resource (and subresource), in every namespace.
+func ClusterRoleAllowing(name string, attributes authorizationv1.ResourceAttributes) *rbacv1.ClusterRole {
+	resource := attributes.Resource
+	if attributes.Subresource != "" {
+		resource += "/" + attributes.Subresource
+	}
+	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{attributes.Verb}, APIGroups: []string{attributes.Group}, Resources: []string{resource}}}}
+}
 
 // Options configures a Proxy.
 type Options struct {

@@ -28,15 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// thanosQuerier is what OpenShift's thanos-querier requires of a caller.
-var thanosQuerier = authorizationv1.ResourceAttributes{
-	Namespace:   "openshift-monitoring",
-	Verb:        "get",
-	Group:       "monitoring.coreos.com",
-	Resource:    "prometheuses",
-	Subresource: "api",
-}
-
 const (
 	namespace   = "rbacproxy-test"
 	bindingName = "rbacproxy-test-bound"
@@ -59,7 +50,7 @@ func TestProxy(t *testing.T) {
 		ListenAddress: "127.0.0.1:0",
 		Upstream:      upstreamURL,
 		DNSNames:      dnsNames,
-		Authorization: thanosQuerier,
+		Authorization: ThanosQuerierAccess,
 		Config:        config,
 	})
 	if err != nil {
@@ -174,21 +165,14 @@ func startAPIServer(t *testing.T) (*kubernetes.Clientset, *rest.Config) {
 }
 
 // grantAccess creates the ServiceAccounts bound and unbound, lets bound do what
-// thanosQuerier requires, and returns a token of each.
+// ThanosQuerierAccess requires, and returns a token of each.
 func grantAccess(ctx context.Context, t *testing.T, clientset kubernetes.Interface) (boundToken, unboundToken string) {
 	t.Helper()
 	if _, err := clientset.CoreV1().Namespaces().Create(ctx,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "rbacproxy-test"},
-		Rules: []rbacv1.PolicyRule{{
-			Verbs:     []string{thanosQuerier.Verb},
-			APIGroups: []string{thanosQuerier.Group},
-			Resources: []string{thanosQuerier.Resource + "/" + thanosQuerier.Subresource},
-		}},
-	}
+	role := ClusterRoleAllowing("rbacproxy-test", ThanosQuerierAccess)
 	if _, err := clientset.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -217,10 +201,10 @@ func grantAccess(ctx context.Context, t *testing.T, clientset kubernetes.Interfa
 }
 
 // waitForAccess waits until the API server answers allowed when asked whether
-// ServiceAccount account may do what thanosQuerier requires.
+// ServiceAccount account may do what ThanosQuerierAccess requires.
 func waitForAccess(ctx context.Context, t *testing.T, clientset kubernetes.Interface, account string, allowed bool) {
 	t.Helper()
-	attributes := thanosQuerier
+	attributes := ThanosQuerierAccess
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:               "system:serviceaccount:" + namespace + ":" + account,
 		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
