@@ -77,12 +77,14 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 	if access.trustedCA, access.caPEM, problem, err = r.trustedCA(ctx, cr, caRef); problem != nil || err != nil {
 		return nil, problem, err
 	}
+	if metrics.TokenSecretRef == nil {
+		r.SecretWatches.Reference(owner, nil)
+	}
 	switch {
 	case metrics.TokenSecretRef != nil:
 		access.token, problem, err = r.secretToken(ctx, cr)
 		access.credentials = fmt.Sprintf("Secret %s/%s, key token", cr.Namespace, metrics.TokenSecretRef.Name)
 	case metrics.ServiceAccountToken != nil || onOpenShift:
-		r.SecretWatches.Reference(owner, nil)
 		auth := ptr.Deref(metrics.ServiceAccountToken, v1.ServiceAccountTokenAuth{})
 		access.identity, problem, err = r.boundToken(ctx, cr, auth)
 		if access.identity != nil {
@@ -90,8 +92,6 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 			access.credentials = fmt.Sprintf("bound token of ServiceAccount %s/%s (ClusterRole %s)",
 				cr.Namespace, render.MetricsServiceAccountName(cr), access.identity.ClusterRole)
 		}
-	default:
-		r.SecretWatches.Reference(owner, nil)
 	}
 	if problem != nil || err != nil {
 		return nil, problem, err
@@ -173,7 +173,7 @@ func (r *SecondarySchedulerReconciler) boundToken(ctx context.Context, cr *v1.Se
 	}
 	expiration := ptr.Deref(auth.ExpirationSeconds, int64(defaultTokenExpiration/time.Second))
 	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration}}
-	issued := time.Now()
+	issued := r.now()
 	if err := r.SubResource("token").Create(ctx, account, request); err != nil {
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonTokenRequestFailed, Message: fmt.Sprintf(
@@ -199,7 +199,7 @@ func (r *SecondarySchedulerReconciler) keptToken(ctx context.Context, cr *v1.Sec
 		return nil
 	}
 	token, ok := render.ParseBoundToken(secret)
-	if !ok || token.ServiceAccountUID != string(account.UID) || !time.Now().Before(token.RenewAt) {
+	if !ok || token.ServiceAccountUID != string(account.UID) || !r.now().Before(token.RenewAt) {
 		return nil
 	}
 	return token

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -56,6 +57,16 @@ type SecondarySchedulerReconciler struct {
 	CABundleWatches *refwatch.Watches
 	// MetricsProber probes the metrics of load-aware schedulers.
 	MetricsProber *MetricsProber
+	// Clock tells when metrics tokens are due for renewal; nil for the real clock.
+	Clock clock.PassiveClock
+}
+
+// now is the reconciler's time, for metrics tokens.
+func (r *SecondarySchedulerReconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
 }
 
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers,verbs=get;list;watch;update;patch
@@ -109,7 +120,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if reconcileErr == nil && cr.Spec.Profile.ReadsPrometheus() {
 		// Metrics come and go without an event: probe them again in a while, and renew
 		// the metrics token when it is due.
-		return ctrl.Result{RequeueAfter: nextMetricsCheck(status, r.MetricsProber.Interval, time.Now())}, nil
+		return ctrl.Result{RequeueAfter: nextMetricsCheck(status, r.MetricsProber.Interval, r.now())}, nil
 	}
 	return requeueIfWaiting(reconcileErr)
 }
@@ -169,6 +180,11 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	}
 	for _, object := range desired.rendered.Objects {
 		if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			if apierrors.IsConflict(err) {
+				// A precondition failed (the kept metrics token changed since it was read):
+				// nothing is wrong, the next reconcile reads it anew.
+				return status, fmt.Errorf("apply %s %s: changed meanwhile: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
+			}
 			conditions.set(v1.ConditionDegraded, true, v1.ReasonApplyFailed,
 				fmt.Sprintf("applying %s %s failed: %v", object.GetKind(), client.ObjectKeyFromObject(object), err))
 			return status, fmt.Errorf("apply %s %s: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)

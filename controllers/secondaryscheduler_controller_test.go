@@ -11,7 +11,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -547,22 +546,7 @@ func TestPrometheusIsDiscovered(t *testing.T) {
 
 // prometheusCRD is the Prometheus Operator's Prometheus kind, as far as discovery reads it.
 func prometheusCRD() *apiextensionsv1.CustomResourceDefinition {
-	return monitoringCRD("Prometheus", "prometheuses", "prometheus")
-}
-
-// monitoringCRD is a kind of the Prometheus Operator's API group, with an open schema.
-func monitoringCRD(kind, plural, singular string) *apiextensionsv1.CustomResourceDefinition {
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: plural + ".monitoring.coreos.com"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "monitoring.coreos.com",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List"},
-			Scope: apiextensionsv1.NamespaceScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
-		},
-	}
+	return promtest.OperatorCRD("Prometheus", "prometheuses", "prometheus")
 }
 
 // A token from tokenSecretRef reaches the probe and the scheduler, only through Secrets.
@@ -602,11 +586,6 @@ func TestMetricsTokenStaysSecret(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonUnauthorized)
 }
 
-// monitoringViewAttributes are what the test's kube-rbac-proxy stand-in authorizes, as
-// OpenShift's does in front of thanos-querier.
-var monitoringViewAttributes = authorizationv1.ResourceAttributes{Verb: "get", Group: "monitoring.coreos.com",
-	Resource: "prometheuses", Subresource: "api", Namespace: "openshift-monitoring"}
-
 // A Prometheus behind kube-rbac-proxy with a private CA: the scheduler's ServiceAccount
 // token passes a real TokenReview and SubjectAccessReview, the CA bundle verifies the
 // certificate, and the token is renewed when due, without ever leaving Secrets.
@@ -616,7 +595,7 @@ func TestBoundMetricsTokenAndCABundle(t *testing.T) {
 	upstream, err := url.Parse(prometheus.URL)
 	s.g.Expect(err).NotTo(HaveOccurred())
 	proxy, err := rbacproxy.Start(rbacproxy.Options{ListenAddress: "127.0.0.1:0", Upstream: upstream,
-		DNSNames: []string{"localhost"}, Authorization: monitoringViewAttributes, Config: adminConfig})
+		DNSNames: []string{"localhost"}, Authorization: rbacproxy.ThanosQuerierAccess, Config: adminConfig})
 	s.g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = proxy.Close() })
 	s.createNode("bound-token-node-" + s.namespace)
@@ -642,8 +621,7 @@ func TestBoundMetricsTokenAndCABundle(t *testing.T) {
 	// not exist yet, so the proxy refuses the scheduler's identity.
 	s.update(bundle, func() { bundle.Data["ca.crt"] = string(proxy.CAPEM) })
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonUnauthorized)
-	monitoringView := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cluster-monitoring-view"},
-		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"prometheuses/api"}}}}
+	monitoringView := rbacproxy.ClusterRoleAllowing("cluster-monitoring-view", rbacproxy.ThanosQuerierAccess)
 	if err := adminClient.Create(s.ctx, monitoringView); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -668,15 +646,17 @@ func TestBoundMetricsTokenAndCABundle(t *testing.T) {
 
 	// When the token is due, a new one replaces it and the scheduler restarts with it.
 	configHash := template.Annotations[render.ConfigHashAnnotation]
-	s.update(tokenSecret, func() {
-		tokenSecret.Annotations[render.TokenRenewAtAnnotation] = time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
-	})
+	forwarded := proxy.Requests(rbacproxy.OutcomeForwarded)
+	operatorClock.moveAhead(time.Until(metrics.TokenRenewTime.Time) + time.Minute)
+	t.Cleanup(func() { operatorClock.moveAhead(0) })
 	s.g.Eventually(func() string {
 		_ = s.get(tokenSecret)
 		return string(tokenSecret.Data["token"])
 	}).ShouldNot(Equal(token))
+	operatorClock.moveAhead(0)
 	s.g.Eventually(func() string { return s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation] }).ShouldNot(Equal(configHash))
-	s.g.Eventually(func() bool { return proxy.Requests(rbacproxy.OutcomeForwarded) > 0 }).Should(BeTrue())
+	s.g.Eventually(func() int { return proxy.Requests(rbacproxy.OutcomeForwarded) }).Should(BeNumerically(">", forwarded),
+		"the new token passes the proxy's reviews")
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 
 	// A token that is no longer valid (here: overwritten) is refused by the proxy; the
@@ -731,7 +711,7 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	prometheus := promtest.Start(t)
 	s.createNode("rules-node-" + s.namespace)
 	s.serveNodeExporterOfEveryNode(prometheus)
-	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{prometheusCRD(), monitoringCRD("PrometheusRule", "prometheusrules", "prometheusrule")} {
+	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{prometheusCRD(), promtest.OperatorCRD("PrometheusRule", "prometheusrules", "prometheusrule")} {
 		if err := adminClient.Create(s.ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,6 +178,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		SecretWatches:    refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{}),
 		CABundleWatches:  refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
 		MetricsProber:    &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
+		Clock:            operatorClock,
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
@@ -195,3 +197,15 @@ func loopbackOnlyDial(ctx context.Context, network, address string) (net.Conn, e
 	}
 	return (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, address)
 }
+
+// operatorClock is the operator's clock in these tests: real time, moved ahead by a test
+// that needs a day to pass, such as the renewal of a metrics token.
+var operatorClock = &aheadClock{}
+
+type aheadClock struct{ ahead atomic.Int64 }
+
+func (c *aheadClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *aheadClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// moveAhead makes the operator's time run by ahead of the real time.
+func (c *aheadClock) moveAhead(ahead time.Duration) { c.ahead.Store(int64(ahead)) }

@@ -31,7 +31,8 @@ const (
 )
 
 // DefaultMetricsClusterRole is the ClusterRole bound to the metrics ServiceAccount when the
-// resource names none: OpenShift's role for reading cluster metrics.
+// resource names none (the OpenShift path, where serviceAccountToken is not set): OpenShift's
+// role for reading cluster metrics.
 const DefaultMetricsClusterRole = "cluster-monitoring-view"
 
 // trustedCADir is where the CA bundle is mounted in the scheduler container.
@@ -66,6 +67,10 @@ type BoundToken struct {
 	ServiceAccountUID string
 	ExpiresAt         time.Time
 	RenewAt           time.Time
+	// ResourceVersion is the token Secret's, when the token was read back from it. The
+	// Secret is then applied with it as a precondition, so that a token changed meanwhile
+	// (revoked and overwritten, or renewed) is never written back over.
+	ResourceVersion string
 }
 
 // TrustedCA is a CA bundle in a ConfigMap of the scheduler's namespace, which the
@@ -124,11 +129,7 @@ func metricsTokenBinding(cr *v1.SecondaryScheduler, identity MetricsIdentity) (*
 	if err != nil {
 		return nil, err
 	}
-	role := identity.ClusterRole
-	if role == "" {
-		role = DefaultMetricsClusterRole
-	}
-	if err := setNode(node, yaml.NewStringRNode(role), "roleRef", "name"); err != nil {
+	if err := setNode(node, yaml.NewStringRNode(identity.ClusterRole), "roleRef", "name"); err != nil {
 		return nil, err
 	}
 	subject, err := lookup(node, "subjects", "[kind=ServiceAccount]")
@@ -154,13 +155,19 @@ func metricsTokenSecret(cr *v1.SecondaryScheduler, token BoundToken) (*yaml.RNod
 	if err := setValue(node, annotations, "metadata", "annotations"); err != nil {
 		return nil, err
 	}
+	if token.ResourceVersion != "" {
+		if err := setNode(node, yaml.NewStringRNode(token.ResourceVersion), "metadata", "resourceVersion"); err != nil {
+			return nil, err
+		}
+	}
 	return node, setValue(node, map[string][]byte{"token": []byte(token.Token)}, "data")
 }
 
 // ParseBoundToken reads back a token Secret that metricsTokenSecret rendered; false when
 // the Secret is not one, or is incomplete.
 func ParseBoundToken(secret *corev1.Secret) (*BoundToken, bool) {
-	token := &BoundToken{Token: string(secret.Data["token"]), ServiceAccountUID: secret.Annotations[TokenServiceAccountUIDAnnotation]}
+	token := &BoundToken{Token: string(secret.Data["token"]), ServiceAccountUID: secret.Annotations[TokenServiceAccountUIDAnnotation],
+		ResourceVersion: secret.ResourceVersion}
 	var errRenew, errExpires error
 	token.RenewAt, errRenew = time.Parse(time.RFC3339, secret.Annotations[TokenRenewAtAnnotation])
 	token.ExpiresAt, errExpires = time.Parse(time.RFC3339, secret.Annotations[TokenExpiresAtAnnotation])

@@ -71,3 +71,23 @@ func TestBoundTokenSurvivesTheSecret(t *testing.T) {
 		})
 	}
 }
+
+// A token read back from its Secret is applied with the Secret's resourceVersion as a
+// precondition; a new token is not.
+func TestKeptTokenIsAppliedWithPrecondition(t *testing.T) {
+	for _, tt := range []struct{ name, resourceVersion string }{{"kept", "4711"}, {"new", ""}} {
+		t.Run(tt.name, func(t *testing.T) {
+			node, err := metricsTokenSecret(secondaryScheduler("tokened", nil), BoundToken{Token: "t", ResourceVersion: tt.resourceVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			object, err := toUnstructured(node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := object.GetResourceVersion(); got != tt.resourceVersion {
+				t.Errorf("resourceVersion %q, want %q", got, tt.resourceVersion)
+			}
+		})
+	}
+}
