@@ -147,9 +147,6 @@ func (p *MetricsProber) forget(key types.NamespacedName) {
 	delete(p.discovered, key)
 }
 
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheuses,verbs=list
-
 // setMetricsConditions probes the metrics cr's scheduler reads and reports them; missing
 // metrics degrade the scheduler, since it would score every node 0 without a word.
 func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context, cr *v1.SecondaryScheduler, desired *desiredState,

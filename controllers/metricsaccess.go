@@ -100,8 +100,6 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 	return access, nil, nil
 }
 
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
-
 // secretToken reads the bearer token of profile.metrics.tokenSecretRef, watching the Secret.
 func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.SecondaryScheduler) (string, *schedconfig.Problem, error) {
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.Profile.LoadMetrics().TokenSecretRef.Name}
@@ -121,11 +119,6 @@ func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.S
 	}
 	return token, nil, nil
 }
-
-// +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create
-// The metrics ServiceAccount is bound to cluster-monitoring-view unless the user names
-// another ClusterRole, which they then let the operator bind.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=cluster-monitoring-view
 
 // boundToken returns the metrics ServiceAccount and a token of it: the one kept in the
 // token Secret while it is not due for renewal, else a new one from the TokenRequest API.
@@ -204,8 +197,6 @@ func (r *SecondarySchedulerReconciler) keptToken(ctx context.Context, cr *v1.Sec
 	}
 	return token
 }
-
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 
 // tokenStillValid reports whether the API server still accepts token as the metrics
 // ServiceAccount's. It asks only after the endpoint refused the token, so that a token

@@ -20,8 +20,6 @@ import (
 // keep the manager from starting.
 var prometheusRuleGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}
 
-// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheusrules,verbs=get;list;create;update;patch;delete
-
 // recordingRulesPlan says what becomes of the recording rules a SecondaryScheduler asks for.
 type recordingRulesPlan struct {
 	// target is the Prometheus to install them for, nil for none.

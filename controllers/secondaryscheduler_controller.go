@@ -69,23 +69,6 @@ func (r *SecondarySchedulerReconciler) now() time.Time {
 	return r.Clock.Now()
 }
 
-// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;configmaps,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
-// The operator grants its schedulers these roles without holding all they allow.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=system:kube-scheduler;system:volume-scheduler
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=bind,resourceNames=extension-apiserver-authentication-reader
-// The lease Role it creates grants what the operator holds itself.
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-// The metrics-reader ClusterRole of load-aware schedulers grants what the operator holds.
-// +kubebuilder:rbac:groups=metrics.k8s.io,resources=nodes,verbs=get;list
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-
 // Reconcile brings one SecondaryScheduler's scheduler to its desired state and writes status once.
 func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cr := &v1.SecondaryScheduler{}

@@ -26,8 +26,6 @@ func requeueIfWaiting(err error) (ctrl.Result, error) {
 	return ctrl.Result{}, err
 }
 
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list
-
 // stopScheduler deletes the scheduler's Deployment and, once no scheduler pod is left,
 // its Lease: kube-scheduler leaves its Lease held when it stops, and deleting the Lease
 // while a scheduler still runs would only have it taken again. The Lease stays when an

@@ -11,6 +11,15 @@ const (
 	// ConditionDegraded is True when the desired state cannot be reached; the reason says
 	// why and the message what to fix. The last good scheduler keeps running meanwhile.
 	ConditionDegraded ConditionType = "Degraded"
+	// ConditionReconciling is True while the operator is still bringing the scheduler to
+	// the current generation (rolling out, waiting for a leader, waiting for pods to stop).
+	// It follows the kstatus convention, which kubectl wait, Flux and other tools read:
+	// Reconciling=True means "in progress".
+	ConditionReconciling ConditionType = "Reconciling"
+	// ConditionStalled is True when the operator cannot make progress without a change
+	// from the user (the same problem Degraded reports). kstatus reads Stalled=True as
+	// "failed".
+	ConditionStalled ConditionType = "Stalled"
 )
 
 // ConditionReason is the machine-readable reason of a condition. Events on the
@@ -25,6 +34,9 @@ const (
 	ReasonNoReadyScheduler ConditionReason = "NoReadyScheduler"
 	// ReasonSchedulerNotDeployed: no scheduler Deployment exists (yet).
 	ReasonSchedulerNotDeployed ConditionReason = "SchedulerNotDeployed"
+	// ReasonNoLeader: HighlyAvailable pods are ready but none holds the scheduler's Lease,
+	// so none schedules yet.
+	ReasonNoLeader ConditionReason = "NoLeader"
 )
 
 // Reasons of the Progressing condition.
@@ -73,6 +85,25 @@ const (
 	ReasonApplyFailed ConditionReason = "ApplyFailed"
 	// ReasonDiscoveryFailed: the operator could not read the cluster's Kubernetes version.
 	ReasonDiscoveryFailed ConditionReason = "DiscoveryFailed"
+	// ReasonNamespaceNotAllowed: the SecondaryScheduler is in a namespace where the cluster
+	// admin has not allowed the operator to run schedulers; nothing is created.
+	ReasonNamespaceNotAllowed ConditionReason = "NamespaceNotAllowed"
+	// ReasonClusterRoleNotAllowed: profile.metrics.serviceAccountToken.clusterRole is not one
+	// of the ClusterRoles the cluster admin allows metrics tokens to be bound to.
+	ReasonClusterRoleNotAllowed ConditionReason = "ClusterRoleNotAllowed"
+	// ReasonConfigTooLarge: config.yaml is larger than the operator accepts.
+	ReasonConfigTooLarge ConditionReason = "ConfigTooLarge"
+	// ReasonInvalidImage: spec.schedulerImage is not a valid image reference.
+	ReasonInvalidImage ConditionReason = "InvalidImage"
+	// ReasonInvalidSpec: the spec passed the API's validation but cannot be turned into a
+	// scheduler (the message says which field and why).
+	ReasonInvalidSpec ConditionReason = "InvalidSpec"
+)
+
+// Reasons of the Reconciling condition when it is False.
+const (
+	// ReasonReconciled: the scheduler runs the current generation as specified.
+	ReasonReconciled ConditionReason = "Reconciled"
 )
 
 // ReasonRolloutStalled means the scheduler's Deployment exceeded its progress deadline, for

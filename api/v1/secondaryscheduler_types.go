@@ -460,6 +460,14 @@ type SecondarySchedulerStatus struct {
 	// +optional
 	SchedulerName string `json:"schedulerName,omitempty"`
 
+	// SchedulerNames are every scheduler name this resource claims and serves: its
+	// scheduler name, and for a Custom configuration the schedulerName of each of its
+	// profiles. Two SecondarySchedulers never serve one name: the older keeps it.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=set
+	// +optional
+	SchedulerNames []string `json:"schedulerNames,omitempty"`
+
 	// Profile is the profile type in effect.
 	// +optional
 	Profile ProfileType `json:"profile,omitempty"`

@@ -1,0 +1,36 @@
+package controllers
+
+// Every permission the operator holds cluster-wide, in one place; `make manifests` turns
+// these markers into config/rbac/role.yaml. docs/security.md justifies each one, and a test
+// compares the generated RBAC with an explicit allow-list, so that a new permission is a
+// conscious change.
+//
+// What the operator writes in the namespaces where it runs schedulers (Deployments,
+// ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings, Leases, tokens) is not here:
+// config/rbac/scheduler_namespace_role.yaml grants it, bound by a RoleBinding in each
+// namespace the cluster admin allows (the operator's own by default). The RoleBinding that
+// lets schedulers read the authentication ConfigMap is written in kube-system, which
+// config/rbac/kube_system_role.yaml allows.
+
+// The resources themselves, in every namespace: a SecondaryScheduler outside the allowed
+// namespaces is still read and told, in status, why nothing runs.
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// A scheduler's ServiceAccount is bound cluster-wide to the scheduler roles. Creating a
+// ClusterRoleBinding is bounded by the bind verb below: the operator can bind only these
+// roles, which it does not itself hold. It creates and edits no ClusterRole.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=system:kube-scheduler;system:volume-scheduler;secondary-scheduler-metrics-reader;cluster-monitoring-view
+
+// Load-aware schedulers: node names to compare with metrics, Prometheus discovery (reads
+// only), checking a metrics token the endpoint refused, and recording rules in the
+// Prometheus' namespace.
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheuses,verbs=list
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheusrules,verbs=get;list;create;update;patch;delete
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
