@@ -31,6 +31,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
 // FieldOwner is the server-side apply field manager of every object the operator writes.
@@ -59,6 +60,14 @@ type SecondarySchedulerReconciler struct {
 	MetricsProber *MetricsProber
 	// Clock tells when metrics tokens are due for renewal; nil for the real clock.
 	Clock clock.PassiveClock
+	// Tenancy says in which namespaces schedulers may run.
+	Tenancy tenancy.Policy
+	// PrometheusNamespaces are the only namespaces where Prometheus is discovered (and so
+	// the only ones a discovered endpoint, which may receive a token, can come from).
+	PrometheusNamespaces []string
+	// MetricsTokenClusterRoles are the ClusterRoles a metrics token's ServiceAccount may be
+	// bound to (the admin's allow-list; the operator also needs bind on each).
+	MetricsTokenClusterRoles []string
 }
 
 // now is the reconciler's time, for metrics tokens.
