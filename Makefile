@@ -69,8 +69,8 @@ control-plane: ## Build the pinned control plane into bin/ (reuses what is there
 test: manifests generate fmt vet lint $(if $(CI),verify-clean) test-unit test-integration test-e2e ## Run every test: unit, integration on a real API server, e2e on a local cluster. With CI set, also fail on stale generated files.
 
 .PHONY: test-unit
-test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback).
-	go test ./api/... ./internal/... ./test/podrunner/... ./test/netnshost/... -count=1
+test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), and the shipped RBAC against its allow-list.
+	go test ./api/... ./internal/... ./test/podrunner/... ./test/netnshost/... ./test/rbacallowlist/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
@@ -103,8 +103,9 @@ build: manifests generate fmt vet ## Build the operator binary.
 	go build -o bin/manager .
 
 .PHONY: run
-run: manifests generate fmt vet ## Run the operator against the current kubeconfig.
-	go run . --metrics-bind-address=0 --health-probe-bind-address=:8081
+SCHEDULER_NAMESPACES ?= default
+run: manifests generate fmt vet ## Run the operator against the current kubeconfig, running schedulers in SCHEDULER_NAMESPACES (comma-separated).
+	go run . --metrics-bind-address=0 --health-probe-bind-address=:8081 --scheduler-namespaces=$(SCHEDULER_NAMESPACES)
 
 ##@ Deployment
 

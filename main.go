@@ -5,9 +5,11 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +27,10 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/controllers"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/clusterdial"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
 var scheme = runtime.NewScheme()
@@ -37,9 +42,11 @@ func init() {
 
 func main() {
 	var (
-		metricsAddr, probeAddr, watchNamespace  string
-		leaderElect, secureMetrics, enableHTTP2 bool
-		metricsProbeInterval                    time.Duration
+		metricsAddr, probeAddr                    string
+		schedulerNamespaces, prometheusNamespaces string
+		metricsTokenClusterRoles                  string
+		leaderElect, secureMetrics, enableHTTP2   bool
+		metricsProbeInterval                      time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443",
 		"Address the metrics endpoint binds to, for example :8443 (HTTPS) or :8080 with --metrics-secure=false; 0 disables it.")
@@ -48,8 +55,16 @@ func main() {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false,
 		"Elect a leader so that only one of several operator replicas acts at a time.")
-	flag.StringVar(&watchNamespace, "watch-namespace", os.Getenv("WATCH_NAMESPACE"),
-		"Manage only SecondarySchedulers in this namespace; empty means all namespaces. Defaults to $WATCH_NAMESPACE (OLM sets it from olm.targetNamespaces).")
+	flag.StringVar(&schedulerNamespaces, "scheduler-namespaces", defaultSchedulerNamespaces(),
+		"Comma-separated namespaces where SecondarySchedulers run schedulers; elsewhere they are refused (NamespaceNotAllowed). "+
+			"The operator needs ClusterRole "+tenancy.SchedulerNamespaceClusterRole+" bound in each. "+
+			"Defaults to $WATCH_NAMESPACE (OLM's target namespaces), else the operator's own namespace ($POD_NAMESPACE).")
+	flag.StringVar(&prometheusNamespaces, "prometheus-namespaces", strings.Join(promdiscovery.DefaultNamespaces, ","),
+		"Comma-separated namespaces where Prometheus is discovered for load-aware schedulers that give no address; "+
+			"a discovered endpoint receives the scheduler's metrics token, so list only namespaces that cluster admins control.")
+	flag.StringVar(&metricsTokenClusterRoles, "metrics-token-cluster-roles", render.DefaultMetricsClusterRole,
+		"Comma-separated ClusterRoles a metrics token's ServiceAccount may be bound to (profile.metrics.serviceAccountToken.clusterRole); "+
+			"the operator also needs the bind verb on each.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too; off by default against the HTTP/2 rapid-reset and stream-cancellation attacks.")
 	flag.DurationVar(&metricsProbeInterval, "metrics-probe-interval", controllers.DefaultMetricsProbeInterval,
@@ -61,8 +76,11 @@ func main() {
 	log := ctrl.Log.WithName("setup")
 
 	if err := run(ctrl.SetupSignalHandler(), options{
-		metricsAddr: metricsAddr, probeAddr: probeAddr, watchNamespace: watchNamespace,
-		leaderElect: leaderElect, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
+		metricsAddr: metricsAddr, probeAddr: probeAddr,
+		schedulerNamespaces:      tenancy.ParseList(schedulerNamespaces),
+		prometheusNamespaces:     tenancy.ParseList(prometheusNamespaces),
+		metricsTokenClusterRoles: tenancy.ParseList(metricsTokenClusterRoles),
+		leaderElect:              leaderElect, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
 		metricsProbeInterval: metricsProbeInterval,
 	}); err != nil {
 		log.Error(err, "operator stopped")
@@ -71,12 +89,31 @@ func main() {
 }
 
 type options struct {
-	metricsAddr, probeAddr, watchNamespace  string
-	leaderElect, secureMetrics, enableHTTP2 bool
-	metricsProbeInterval                    time.Duration
+	metricsAddr, probeAddr                                              string
+	schedulerNamespaces, prometheusNamespaces, metricsTokenClusterRoles []string
+	leaderElect, secureMetrics, enableHTTP2                             bool
+	metricsProbeInterval                                                time.Duration
+}
+
+// defaultSchedulerNamespaces is OLM's target namespaces, else the operator's own.
+func defaultSchedulerNamespaces() string {
+	if namespaces := os.Getenv("WATCH_NAMESPACE"); namespaces != "" {
+		return namespaces
+	}
+	if namespace := os.Getenv("POD_NAMESPACE"); namespace != "" {
+		return namespace
+	}
+	// In a pod without the downward API variable, the ServiceAccount's namespace.
+	if namespace, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		return strings.TrimSpace(string(namespace))
+	}
+	return ""
 }
 
 func run(ctx context.Context, opts options) error {
+	if len(opts.schedulerNamespaces) == 0 {
+		return errors.New("no namespace may run schedulers: set --scheduler-namespaces (outside a pod there is no namespace of the operator's own to default to)")
+	}
 	config := ctrl.GetConfigOrDie()
 	var tlsOptions []func(*tls.Config)
 	if !opts.enableHTTP2 {
@@ -93,7 +130,7 @@ func run(ctx context.Context, opts options) error {
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              "secondary-scheduler-operator.operator.secondary-scheduler.io",
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controllers.CacheOptions(opts.watchNamespace),
+		Cache:                         controllers.CacheOptions(opts.schedulerNamespaces),
 	})
 	if err != nil {
 		return err
@@ -117,6 +154,9 @@ func run(ctx context.Context, opts options) error {
 		MetricsProber: &controllers.MetricsProber{Interval: opts.metricsProbeInterval, Timeout: 10 * time.Second,
 			// Outside a cluster (make run) Service names do not resolve; their endpoints do.
 			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
+		Tenancy:                  tenancy.Policy{Namespaces: opts.schedulerNamespaces},
+		PrometheusNamespaces:     opts.prometheusNamespaces,
+		MetricsTokenClusterRoles: opts.metricsTokenClusterRoles,
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return err
@@ -127,6 +167,7 @@ func run(ctx context.Context, opts options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespace", opts.watchNamespace)
+	ctrl.Log.WithName("setup").Info("starting the operator", "schedulerNamespaces", opts.schedulerNamespaces,
+		"prometheusNamespaces", opts.prometheusNamespaces, "metricsTokenClusterRoles", opts.metricsTokenClusterRoles)
 	return mgr.Start(ctx)
 }

@@ -98,3 +98,33 @@ func isBad(condition metav1.Condition) bool {
 		return false
 	}
 }
+
+// setReconcilingAndStalled derives the kstatus conditions from the others, so that
+// kubectl wait, Flux and every kstatus reader see what Available, Progressing and
+// Degraded say: Stalled when the operator cannot progress without a change from the user
+// (Degraded), else Reconciling while the scheduler is not yet what the generation asks
+// for (rolling out, no ready pod of the current configuration, no leader).
+func setReconcilingAndStalled(conditions *conditionSetter, status *v1.SecondarySchedulerStatus) {
+	find := func(conditionType v1.ConditionType) *metav1.Condition {
+		return meta.FindStatusCondition(status.Conditions, string(conditionType))
+	}
+	degraded, available, progressing := find(v1.ConditionDegraded), find(v1.ConditionAvailable), find(v1.ConditionProgressing)
+	stalled := degraded != nil && degraded.Status == metav1.ConditionTrue
+	if stalled {
+		conditions.set(v1.ConditionStalled, true, v1.ConditionReason(degraded.Reason), degraded.Message)
+		conditions.set(v1.ConditionReconciling, false, v1.ConditionReason(degraded.Reason), "the operator waits for the problem in the Stalled condition to be fixed")
+		return
+	}
+	conditions.set(v1.ConditionStalled, false, v1.ReasonAsExpected, "nothing keeps the operator from reaching the desired state")
+	removedOrUnmanaged := available != nil && (available.Reason == string(v1.ReasonRemoved) || available.Reason == string(v1.ReasonUnmanaged))
+	switch {
+	case progressing != nil && progressing.Status == metav1.ConditionTrue:
+		conditions.set(v1.ConditionReconciling, true, v1.ConditionReason(progressing.Reason), progressing.Message)
+	case available != nil && available.Status != metav1.ConditionTrue && !removedOrUnmanaged:
+		conditions.set(v1.ConditionReconciling, true, v1.ConditionReason(available.Reason), available.Message)
+	case removedOrUnmanaged:
+		conditions.set(v1.ConditionReconciling, false, v1.ConditionReason(available.Reason), available.Message)
+	default:
+		conditions.set(v1.ConditionReconciling, false, v1.ReasonReconciled, "the scheduler runs the current generation as specified")
+	}
+}

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -11,20 +12,25 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
-// schedulerNameConflict returns a problem when an older SecondaryScheduler claims cr's
-// scheduler name: two schedulers binding the same pods would fight over them, so the
-// older keeps the name and the newer waits until the older is gone.
-func (r *SecondarySchedulerReconciler) schedulerNameConflict(ctx context.Context, cr *v1.SecondaryScheduler) (*schedconfig.Problem, error) {
-	claimants, err := r.claimants(ctx, cr.EffectiveSchedulerName())
-	if err != nil {
-		return nil, err
-	}
-	for i := range claimants {
-		other := &claimants[i]
-		if other.UID != cr.UID && older(other, cr) {
-			return &schedconfig.Problem{Reason: v1.ReasonSchedulerNameConflict, Message: fmt.Sprintf(
-				"SecondaryScheduler %s/%s, created earlier, already runs scheduler %s; choose another spec.schedulerName (it cannot be changed later, so recreate this resource), or delete the other one",
-				other.Namespace, other.Name, cr.EffectiveSchedulerName())}, nil
+// schedulerNameConflict returns a problem when an older SecondaryScheduler claims one of
+// names, the scheduler names cr's configuration serves: two schedulers binding the same
+// pods would fight over them, so the older keeps the name and the newer waits until the
+// older is gone. A name is claimed by a resource's spec, or by the profiles of its Custom
+// configuration once the operator has read them (status.schedulerNames).
+func (r *SecondarySchedulerReconciler) schedulerNameConflict(ctx context.Context, cr *v1.SecondaryScheduler, names []string) (*schedconfig.Problem, error) {
+	for _, name := range names {
+		claimants, err := r.claimants(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		for i := range claimants {
+			other := &claimants[i]
+			if other.UID != cr.UID && older(other, cr) {
+				return &schedconfig.Problem{Reason: v1.ReasonSchedulerNameConflict, Message: fmt.Sprintf(
+					"SecondaryScheduler %s/%s, created earlier, already runs scheduler %s; choose another scheduler name "+
+						"(spec.schedulerName cannot be changed, so recreate this resource; for a Custom configuration rename its profile), or delete the other one",
+					other.Namespace, other.Name, name)}, nil
+			}
 		}
 	}
 	return nil, nil
@@ -47,25 +53,44 @@ func older(a, b *v1.SecondaryScheduler) bool {
 	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 }
 
-// schedulerNameIndex indexes SecondarySchedulers by the scheduler name they claim.
+// schedulerNameIndex indexes SecondarySchedulers by the scheduler names they claim.
 const schedulerNameIndex = "schedulerName"
 
 func indexSchedulerName(object client.Object) []string {
-	return []string{object.(*v1.SecondaryScheduler).EffectiveSchedulerName()}
+	return claimedNames(object.(*v1.SecondaryScheduler))
 }
 
-// otherClaimants wakes the other claimants of a scheduler name when one of them changes,
-// so that a newer one takes over the name as soon as the older is gone.
+// claimedNames are the scheduler names cr claims: the one its spec gives (spec.schedulerName,
+// or metadata.name for the operator's own profiles), and those it published as served.
+func claimedNames(cr *v1.SecondaryScheduler) []string {
+	var names []string
+	if cr.Spec.SchedulerName != "" || cr.EffectiveProfile() != v1.CustomProfile {
+		names = append(names, cr.EffectiveSchedulerName())
+	}
+	for _, name := range cr.Status.SchedulerNames {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// otherClaimants wakes the other claimants of cr's scheduler names when cr is deleted or
+// its claims change, so that a newer one takes over a name as soon as the older lets go,
+// and a newer one that took a name an older one now claims steps back.
 func (r *SecondarySchedulerReconciler) otherClaimants(ctx context.Context, object client.Object) []reconcile.Request {
 	cr := object.(*v1.SecondaryScheduler)
-	claimants, err := r.claimants(ctx, cr.EffectiveSchedulerName())
-	if err != nil {
-		return nil
-	}
 	var requests []reconcile.Request
-	for _, other := range claimants {
-		if other.UID != cr.UID {
-			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&other)})
+	for _, name := range claimedNames(cr) {
+		claimants, err := r.claimants(ctx, name)
+		if err != nil {
+			return nil
+		}
+		for _, other := range claimants {
+			request := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&other)}
+			if other.UID != cr.UID && !slices.Contains(requests, request) {
+				requests = append(requests, request)
+			}
 		}
 	}
 	return requests

@@ -17,6 +17,7 @@ import (
 
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -52,8 +54,9 @@ func newScenario(t *testing.T) *scenario {
 	g.SetDefaultEventuallyPollingInterval(pollInterval)
 	g.SetDefaultConsistentlyDuration(2 * time.Second)
 	g.SetDefaultConsistentlyPollingInterval(pollInterval)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-"}}
-	g.Expect(adminClient.Create(context.Background(), ns)).To(gomega.Succeed())
+	name, err := takeSchedulerNamespace()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			// What the operator said about this test's objects explains most failures.
@@ -187,9 +190,25 @@ func (s *scenario) expectCondition(cr *v1.SecondaryScheduler, conditionType v1.C
 	return found
 }
 
-// markDeploymentReady plays the Deployment controller, which envtest does not run.
+// markDeploymentReady plays the Deployment controller and the kubelet, which envtest does
+// not run: the scheduler's pods are replaced by ready ones running the current template,
+// and the Deployment's status says so.
 func (s *scenario) markDeploymentReady(cr *v1.SecondaryScheduler, ready int32) {
 	s.t.Helper()
+	s.g.Expect(adminClient.DeleteAllOf(s.ctx, &corev1.Pod{}, client.InNamespace(cr.Namespace),
+		client.MatchingLabels(render.PodSelector(cr)), client.GracePeriodSeconds(0))).To(gomega.Succeed())
+	var template *corev1.PodTemplateSpec
+	s.g.Eventually(func() error {
+		deployment := s.deployment(cr)
+		if deployment == nil {
+			return fmt.Errorf("no deployment yet")
+		}
+		template = deployment.Spec.Template.DeepCopy()
+		return nil
+	}).Should(gomega.Succeed())
+	for i := range ready {
+		s.addReadyPod(cr, fmt.Sprintf("%s-%d", render.SchedulerName(cr), i), template)
+	}
 	s.g.Eventually(func() error {
 		deployment := s.deployment(cr)
 		if deployment == nil {
@@ -204,6 +223,33 @@ func (s *scenario) markDeploymentReady(cr *v1.SecondaryScheduler, ready int32) {
 			AvailableReplicas:  ready,
 		}
 		return adminClient.Status().Update(s.ctx, deployment)
+	}).Should(gomega.Succeed())
+}
+
+// addReadyPod creates a ready scheduler pod of template, as the kubelet reports one.
+func (s *scenario) addReadyPod(cr *v1.SecondaryScheduler, name string, template *corev1.PodTemplateSpec) {
+	s.t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: name, Labels: template.Labels, Annotations: template.Annotations},
+		Spec:       template.Spec,
+	}
+	s.g.Expect(adminClient.Create(s.ctx, pod)).To(gomega.Succeed())
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	s.g.Expect(adminClient.Status().Update(s.ctx, pod)).To(gomega.Succeed())
+}
+
+// holdLease plays a scheduler replica that takes cr's Lease.
+func (s *scenario) holdLease(cr *v1.SecondaryScheduler) {
+	s.t.Helper()
+	s.g.Eventually(func() error {
+		lease := &coordinationv1.Lease{}
+		if err := adminClient.Get(s.ctx, client.ObjectKey{Namespace: cr.Namespace, Name: render.LeaseName(cr)}, lease); err != nil {
+			return err
+		}
+		lease.Spec.HolderIdentity = ptr.To(render.SchedulerName(cr) + "-0_1234")
+		lease.Spec.LeaseDurationSeconds = ptr.To(int32(15))
+		lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+		return adminClient.Update(s.ctx, lease)
 	}).Should(gomega.Succeed())
 }
 

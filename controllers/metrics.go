@@ -67,7 +67,7 @@ func (r *SecondarySchedulerReconciler) prometheusEndpoint(ctx context.Context, c
 	if ok && last.endpoint != nil && time.Since(last.at) < p.Interval {
 		return last.endpoint, nil
 	}
-	endpoint, forbidden, err := promdiscovery.Find(ctx, r.APIReader, cr.Namespace)
+	endpoint, forbidden, err := promdiscovery.Find(ctx, r.APIReader, r.discoveryNamespaces())
 	if err != nil {
 		return nil, fmt.Errorf("discover Prometheus: %w", err)
 	}
@@ -99,7 +99,7 @@ type discoveryRecord struct {
 // probe returns the metrics probe result for cr, probing again when the last result is
 // older than the interval or was about another address or number of nodes.
 func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, address string, access *metricsAccess, nodes []string) metricsprobe.Result {
-	accessHash := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%t", access.token, access.caPEM, access.insecureSkipVerify)))
+	accessHash := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%t", access.bearerToken(), access.caPEM, access.insecureSkipVerify)))
 	p.mu.Lock()
 	if p.last == nil {
 		p.last = map[types.NamespacedName]probeRecord{}
@@ -109,7 +109,7 @@ func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, add
 	if ok && last.address == address && last.accessHash == accessHash && last.nodes == len(nodes) && time.Since(last.at) < p.Interval {
 		return last.result
 	}
-	result := metricsprobe.Probe(ctx, p.httpClient(access), address, access.token, nodes)
+	result := metricsprobe.Probe(ctx, p.httpClient(access), address, access.bearerToken(), nodes)
 	p.mu.Lock()
 	p.last[key] = probeRecord{at: time.Now(), address: address, accessHash: accessHash, nodes: len(nodes), result: result}
 	p.mu.Unlock()
@@ -149,7 +149,7 @@ func (p *MetricsProber) forget(key types.NamespacedName) {
 
 // setMetricsConditions probes the metrics cr's scheduler reads and reports them; missing
 // metrics degrade the scheduler, since it would score every node 0 without a word.
-func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context, cr *v1.SecondaryScheduler, desired *desiredState,
+func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context, cr *v1.SecondaryScheduler, desired *gathered,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) error {
 	endpoint := desired.prometheus
 	if endpoint == nil {
@@ -176,7 +176,7 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	if ca := desired.access.trustedCA; ca != nil {
 		status.Metrics.TrustedCA = fmt.Sprintf("ConfigMap %s/%s, key %s", cr.Namespace, ca.ConfigMap, ca.Key)
 	}
-	status.Metrics.RecordingRules = desired.recordingRules()
+	status.Metrics.RecordingRules = desired.recordingRules(cr)
 	result = explainProbe(cr, desired, result)
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
 	if !result.Available {
@@ -188,16 +188,16 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 
 // explainProbe adds to a failed probe what the operator knows of its cause: recording
 // rules it could not install or did install, and the identity whose token was refused.
-func explainProbe(cr *v1.SecondaryScheduler, desired *desiredState, result metricsprobe.Result) metricsprobe.Result {
+func explainProbe(cr *v1.SecondaryScheduler, desired *gathered, result metricsprobe.Result) metricsprobe.Result {
 	if result.Available {
 		return result
 	}
 	switch {
 	case desired.recordingRulesPlan.note != "" && (result.Reason == v1.ReasonRecordingRuleMissing || result.Reason == v1.ReasonNodeLabelMismatch):
 		result.Reason, result.Message = v1.ReasonRecordingRulesNotInstalled, result.Message+" "+desired.recordingRulesPlan.note
-	case result.Reason == v1.ReasonRecordingRuleMissing && desired.recordingRules() != "":
+	case result.Reason == v1.ReasonRecordingRuleMissing && desired.recordingRules(cr) != "":
 		result.Message += fmt.Sprintf(" The operator installed PrometheusRule %s; the series appear once the Prometheus Operator "+
-			"has loaded it into Prometheus and it has been evaluated, usually within a few minutes.", desired.recordingRules())
+			"has loaded it into Prometheus and it has been evaluated, usually within a few minutes.", desired.recordingRules(cr))
 	case result.Reason == v1.ReasonUnauthorized && desired.access.identity != nil:
 		result.Message += fmt.Sprintf(" The token is a bound token of ServiceAccount %s/%s: check that ClusterRole %s lets it read the metrics "+
 			"(the proxy in front of Prometheus authorizes it with a SubjectAccessReview). A token that is no longer valid is replaced at the next probe.",

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
@@ -40,16 +39,12 @@ func TestNextMetricsCheckRenewsTheTokenOnTime(t *testing.T) {
 
 func TestExplainProbeSaysWhatTheOperatorKnows(t *testing.T) {
 	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer"}}
-	rules := &unstructured.Unstructured{}
-	rules.SetGroupVersionKind(prometheusRuleGVK)
-	rules.SetNamespace("monitoring")
-	rules.SetName("secondary-scheduler.platform.packer.load-watcher")
-	withRules := &desiredState{rendered: &render.Result{Objects: []*unstructured.Unstructured{rules}}, access: &metricsAccess{}}
-	withIdentity := &desiredState{rendered: &render.Result{}, access: &metricsAccess{identity: &render.MetricsIdentity{ClusterRole: "cluster-monitoring-view"}}}
-	notInstalled := &desiredState{rendered: &render.Result{}, access: &metricsAccess{}, recordingRulesPlan: recordingRulesPlan{note: "no ruleSelector"}}
+	withRules := &gathered{access: &metricsAccess{}, recordingRulesPlan: recordingRulesPlan{target: &render.RecordingRuleTarget{Namespace: "monitoring"}}}
+	withIdentity := &gathered{access: &metricsAccess{identity: &render.MetricsIdentity{ClusterRole: "cluster-monitoring-view"}}}
+	notInstalled := &gathered{access: &metricsAccess{}, recordingRulesPlan: recordingRulesPlan{note: "no ruleSelector"}}
 	tests := []struct {
 		name       string
-		desired    *desiredState
+		desired    *gathered
 		result     metricsprobe.Result
 		wantReason v1.ConditionReason
 		wantSuffix string

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,17 +38,30 @@ const defaultTokenExpiration = 24 * time.Hour
 
 // metricsAccess is how the scheduler, and the operator's probe, reach the metrics provider.
 type metricsAccess struct {
-	// token is the bearer token, empty for none.
-	token string
+	// token is the bearer token of tokenSecretRef, empty for none; tokenVersion identifies
+	// it without revealing it.
+	token, tokenVersion string
+	// auth is how the bound token of identity is requested.
+	auth v1.ServiceAccountTokenAuth
 	// credentials says where the token comes from, for status; never the token.
 	credentials string
-	// identity is the ServiceAccount whose token it is, nil for a token of the user's.
+	// identity is the ServiceAccount whose bound token the scheduler presents, nil for
+	// none; its Token is nil until the credentials step has one.
 	identity *render.MetricsIdentity
 	// trustedCA and caPEM are the CA bundle that verifies the provider, nil for the system roots.
 	trustedCA *render.TrustedCA
 	caPEM     []byte
 	// insecureSkipVerify is the user's choice not to verify the provider's certificate.
 	insecureSkipVerify bool
+}
+
+// bearerToken is the token the scheduler presents: the bound token of its identity, or
+// the user's.
+func (a *metricsAccess) bearerToken() string {
+	if a.identity != nil && a.identity.Token != nil {
+		return a.identity.Token.Token
+	}
+	return a.token
 }
 
 // metricsAccess gathers the token and CA bundle cr's scheduler uses for its metrics
@@ -82,13 +97,12 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 	}
 	switch {
 	case metrics.TokenSecretRef != nil:
-		access.token, problem, err = r.secretToken(ctx, cr)
+		access.token, access.tokenVersion, problem, err = r.secretToken(ctx, cr)
 		access.credentials = fmt.Sprintf("Secret %s/%s, key token", cr.Namespace, metrics.TokenSecretRef.Name)
 	case metrics.ServiceAccountToken != nil || onOpenShift:
-		auth := ptr.Deref(metrics.ServiceAccountToken, v1.ServiceAccountTokenAuth{})
-		access.identity, problem, err = r.boundToken(ctx, cr, auth)
+		access.auth = ptr.Deref(metrics.ServiceAccountToken, v1.ServiceAccountTokenAuth{})
+		access.identity, problem = r.boundTokenIdentity(ctx, cr, access.auth)
 		if access.identity != nil {
-			access.token = access.identity.Token.Token
 			access.credentials = fmt.Sprintf("bound token of ServiceAccount %s/%s (ClusterRole %s)",
 				cr.Namespace, render.MetricsServiceAccountName(cr), access.identity.ClusterRole)
 		}
@@ -101,68 +115,69 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 }
 
 // secretToken reads the bearer token of profile.metrics.tokenSecretRef, watching the Secret.
-func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.SecondaryScheduler) (string, *schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.SecondaryScheduler) (token, version string, problem *schedconfig.Problem, err error) {
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.Profile.LoadMetrics().TokenSecretRef.Name}
 	r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), &key)
 	secret := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", &schedconfig.Problem{Reason: v1.ReasonTokenSecretNotFound, Message: fmt.Sprintf(
+			return "", "", &schedconfig.Problem{Reason: v1.ReasonTokenSecretNotFound, Message: fmt.Sprintf(
 				"Secret %s, named by profile.metrics.tokenSecretRef, does not exist; create it with key token holding a bearer token for the metrics provider", key)}, nil
 		}
-		return "", nil, fmt.Errorf("read Secret %s: %w", key, err)
+		return "", "", nil, fmt.Errorf("read Secret %s: %w", key, err)
 	}
-	token := strings.TrimSpace(string(secret.Data["token"]))
+	token = strings.TrimSpace(string(secret.Data["token"]))
 	if token == "" {
-		return "", &schedconfig.Problem{Reason: v1.ReasonTokenKeyMissing, Message: fmt.Sprintf(
+		return "", "", &schedconfig.Problem{Reason: v1.ReasonTokenKeyMissing, Message: fmt.Sprintf(
 			"Secret %s has no non-empty key token; put the metrics provider's bearer token there", key)}, nil
 	}
-	return token, nil, nil
+	return token, string(secret.UID) + "/" + secret.ResourceVersion, nil, nil
 }
 
-// boundToken returns the metrics ServiceAccount and a token of it: the one kept in the
-// token Secret while it is not due for renewal, else a new one from the TokenRequest API.
-func (r *SecondarySchedulerReconciler) boundToken(ctx context.Context, cr *v1.SecondaryScheduler,
-	auth v1.ServiceAccountTokenAuth) (*render.MetricsIdentity, *schedconfig.Problem, error) {
+// boundTokenIdentity is the metrics ServiceAccount cr's scheduler authenticates as, with
+// the token kept in its token Secret while that is not due for renewal. It only reads:
+// the identity's objects and a new token are made by the credentials step, after the
+// ownership check.
+func (r *SecondarySchedulerReconciler) boundTokenIdentity(ctx context.Context, cr *v1.SecondaryScheduler,
+	auth v1.ServiceAccountTokenAuth) (*render.MetricsIdentity, *schedconfig.Problem) {
 	identity := &render.MetricsIdentity{ClusterRole: auth.ClusterRole}
 	if identity.ClusterRole == "" {
 		identity.ClusterRole = render.DefaultMetricsClusterRole
 	}
-	token := r.keptToken(ctx, cr, r.Client)
-	if token == nil {
+	if !slices.Contains(r.metricsTokenClusterRoles(), identity.ClusterRole) {
+		return nil, &schedconfig.Problem{Reason: v1.ReasonClusterRoleNotAllowed, Message: fmt.Sprintf(
+			"profile.metrics.serviceAccountToken.clusterRole is %s, but a cluster admin allows metrics tokens to be bound only to %s "+
+				"(the operator's --metrics-token-cluster-roles flag; the operator also needs the bind verb on each); use one of those, "+
+				"or ask a cluster admin to allow %s", identity.ClusterRole, strings.Join(r.metricsTokenClusterRoles(), ", "), identity.ClusterRole)}
+	}
+	identity.Token = r.keptToken(ctx, cr, r.Client)
+	if identity.Token == nil {
 		// The cache may not hold a token written a moment ago; asking again costs a read,
 		// where a needless new token would restart the scheduler.
-		token = r.keptToken(ctx, cr, r.APIReader)
+		identity.Token = r.keptToken(ctx, cr, r.APIReader)
 	}
-	if token != nil {
-		valid, err := r.tokenStillValid(ctx, cr, token)
-		if err != nil {
-			return nil, nil, err
-		}
-		if valid {
-			identity.Token = token
-			return identity, nil, nil
-		}
-	}
+	return identity, nil
+}
 
-	objects, err := render.MetricsIdentityObjects(cr, *identity)
-	if err != nil {
-		return nil, nil, err
+// metricsTokenClusterRoles is the admin's allow-list of ClusterRoles for metrics tokens.
+func (r *SecondarySchedulerReconciler) metricsTokenClusterRoles() []string {
+	if len(r.MetricsTokenClusterRoles) == 0 {
+		return []string{render.DefaultMetricsClusterRole}
 	}
-	for _, object := range objects {
-		if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-				return nil, &schedconfig.Problem{Reason: v1.ReasonTokenRequestFailed, Message: fmt.Sprintf(
-					"creating %s %s for the scheduler's metrics token was refused: %v; if ClusterRole %s is not cluster-monitoring-view, grant the operator the bind verb on it",
-					object.GetKind(), object.GetName(), err, identity.ClusterRole)}, nil
-			}
-			return nil, nil, fmt.Errorf("apply %s %s: %w", object.GetKind(), object.GetName(), err)
-		}
-	}
+	return r.MetricsTokenClusterRoles
+}
+
+// requestToken asks the TokenRequest API for a token of cr's metrics ServiceAccount,
+// which must exist (the credentials step applied it).
+func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
+	auth v1.ServiceAccountTokenAuth) (*render.BoundToken, *schedconfig.Problem, error) {
 	account := &corev1.ServiceAccount{}
 	accountKey := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}
 	if err := r.APIReader.Get(ctx, accountKey, account); err != nil {
 		return nil, nil, fmt.Errorf("read ServiceAccount %s: %w", accountKey, err)
+	}
+	if !ownedBy(account, cr) {
+		return nil, nil, fmt.Errorf("ServiceAccount %s was replaced by someone else's: %w", accountKey, errWaiting)
 	}
 	expiration := ptr.Deref(auth.ExpirationSeconds, int64(defaultTokenExpiration/time.Second))
 	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration}}
@@ -170,16 +185,26 @@ func (r *SecondarySchedulerReconciler) boundToken(ctx context.Context, cr *v1.Se
 	if err := r.SubResource("token").Create(ctx, account, request); err != nil {
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonTokenRequestFailed, Message: fmt.Sprintf(
-				"the API server refused a token for ServiceAccount %s: %v", accountKey, err)}, nil
+				"the API server refused a token for ServiceAccount %s: %s", accountKey, apiErrorSummary(err))}, nil
 		}
 		return nil, nil, fmt.Errorf("request a token for ServiceAccount %s: %w", accountKey, err)
 	}
 	expires := request.Status.ExpirationTimestamp.Time
-	identity.Token = &render.BoundToken{Token: request.Status.Token, ServiceAccountUID: string(account.UID),
+	token := &render.BoundToken{Token: request.Status.Token, ServiceAccountUID: string(account.UID),
 		ExpiresAt: expires, RenewAt: render.RenewTime(issued, expires)}
 	logf.FromContext(ctx).Info("requested a new metrics token", "serviceAccount", accountKey,
-		"expiresAt", expires.UTC().Format(time.RFC3339), "renewAt", identity.Token.RenewAt.UTC().Format(time.RFC3339))
-	return identity, nil, nil
+		"expiresAt", expires.UTC().Format(time.RFC3339), "renewAt", token.RenewAt.UTC().Format(time.RFC3339))
+	return token, nil, nil
+}
+
+// apiErrorSummary is an API error's reason and message, which the API server writes (no
+// echo of anything a third party sent).
+func apiErrorSummary(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return fmt.Sprintf("%s: %s", status.Status().Reason, status.Status().Message)
+	}
+	return err.Error()
 }
 
 // keptToken is the token in cr's token Secret, read through reader, when it belongs to

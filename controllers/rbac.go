@@ -20,14 +20,6 @@ package controllers
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Namespaces: which ones the cluster admin allows schedulers in (a label only cluster
-// admins can set). The kinds a scheduler is made of, read cluster-wide for the cache,
-// which holds only objects labelled as the operator's.
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;configmaps,verbs=get;list;watch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch
-
 // A scheduler's ServiceAccount is bound cluster-wide to the scheduler roles. Creating a
 // ClusterRoleBinding is bounded by the bind verb below: the operator can bind only these
 // roles, which it does not itself hold. It creates and edits no ClusterRole.
@@ -38,6 +30,7 @@ package controllers
 // only), checking a metrics token the endpoint refused, and recording rules in the
 // Prometheus' namespace.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheuses,verbs=list
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheusrules,verbs=get;list;create;update;patch;delete
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create

@@ -48,7 +48,7 @@ func (r *SecondarySchedulerReconciler) planRecordingRules(ctx context.Context, c
 	}
 	if endpoint == nil || endpoint.Prometheus == nil {
 		var err error
-		if endpoint, err = promdiscovery.FindOperated(ctx, r.APIReader, cr.Namespace); err != nil {
+		if endpoint, err = promdiscovery.FindOperated(ctx, r.APIReader, r.discoveryNamespaces()); err != nil {
 			return recordingRulesPlan{}, err
 		}
 	}
@@ -65,12 +65,26 @@ func (r *SecondarySchedulerReconciler) planRecordingRules(ctx context.Context, c
 		return recordingRulesPlan{note: fmt.Sprintf("installRecordingRules is set, but the spec.ruleSelector of Prometheus %s/%s uses matchExpressions, "+
 			"which the operator does not try to satisfy; select rules with matchLabels", prometheus.Namespace, prometheus.Name)}, nil
 	}
+	if err := render.CheckRuleSelector(selector.MatchLabels); err != nil {
+		// No PrometheusRule can satisfy it, whatever the operator retries: say so instead.
+		return recordingRulesPlan{note: fmt.Sprintf("installRecordingRules is set, but Prometheus %s/%s selects rules the operator cannot install: %v; "+
+			"select rules with labels the operator may set (for example matchLabels {role: recording-rules})", prometheus.Namespace, prometheus.Name, err)}, nil
+	}
 	target := &render.RecordingRuleTarget{Namespace: prometheus.Namespace, Labels: selector.MatchLabels}
 	shared, err := r.othersRecordingRules(ctx, cr, target)
 	if err != nil || shared != "" {
 		return recordingRulesPlan{shared: shared}, err
 	}
 	return recordingRulesPlan{target: target}, nil
+}
+
+// discoveryNamespaces are the namespaces where Prometheus is discovered: those the
+// cluster admin configured, else promdiscovery's defaults.
+func (r *SecondarySchedulerReconciler) discoveryNamespaces() []string {
+	if len(r.PrometheusNamespaces) > 0 {
+		return r.PrometheusNamespaces
+	}
+	return promdiscovery.DefaultNamespaces
 }
 
 // othersRecordingRules is the namespace/name of a PrometheusRule that another

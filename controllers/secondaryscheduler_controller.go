@@ -8,15 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
@@ -27,7 +24,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
@@ -78,7 +74,9 @@ func (r *SecondarySchedulerReconciler) now() time.Time {
 	return r.Clock.Now()
 }
 
-// Reconcile brings one SecondaryScheduler's scheduler to its desired state and writes status once.
+// Reconcile brings one SecondaryScheduler's scheduler to its desired state and writes
+// status once. A transient failure writes no status: the status keeps describing the
+// last generation that was applied or refused, and the reconcile is retried.
 func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cr := &v1.SecondaryScheduler{}
 	if err := r.Get(ctx, req.NamespacedName, cr); err != nil {
@@ -93,7 +91,8 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if !cr.DeletionTimestamp.IsZero() {
 		return requeueIfWaiting(r.finalize(ctx, cr))
 	}
-	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
+	// Outside the allowed namespaces nothing is created, so nothing needs finalizing.
+	if !controllerutil.ContainsFinalizer(cr, Finalizer) && r.Tenancy.Allows(cr.Namespace) {
 		patch := client.MergeFrom(cr.DeepCopy())
 		controllerutil.AddFinalizer(cr, Finalizer)
 		if err := r.Patch(ctx, cr, patch); err != nil {
@@ -101,7 +100,10 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 	}
 
-	status, reconcileErr := r.reconcile(ctx, cr)
+	status, outcome, err := r.reconcile(ctx, cr)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.writeStatus(ctx, cr, status); err != nil {
 		if apierrors.IsConflict(err) {
 			// The resource changed since it was read; reconcile its newest version.
@@ -109,96 +111,198 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 		return ctrl.Result{}, err
 	}
-	if reconcileErr == nil && cr.Spec.Profile.ReadsPrometheus() {
-		// Metrics come and go without an event: probe them again in a while, and renew
-		// the metrics token when it is due.
-		return ctrl.Result{RequeueAfter: nextMetricsCheck(status, r.MetricsProber.Interval, r.now())}, nil
-	}
-	return requeueIfWaiting(reconcileErr)
+	return ctrl.Result{RequeueAfter: outcome.requeueAfter}, nil
+}
+
+// outcome is what a reconcile that wrote status asks for next.
+type outcome struct {
+	// requeueAfter is when to look again for what no watch reports (metrics, a Lease,
+	// pods terminating, someone else's object going away); zero for never.
+	requeueAfter time.Duration
 }
 
 // reconcile acts on cr according to its management state and returns its new status.
-// An error means a transient failure worth a retry; problems only the user can fix are
-// reported in the returned status instead.
-func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.SecondaryScheduler) (*v1.SecondarySchedulerStatus, error) {
+// An error means a transient failure worth a retry, and no status is written; problems
+// only the user can fix are reported in the returned status instead.
+func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.SecondaryScheduler) (*v1.SecondarySchedulerStatus, outcome, error) {
 	status := cr.Status.DeepCopy()
-	status.ObservedGeneration = cr.Generation
-	status.SchedulerName = cr.EffectiveSchedulerName()
 	status.Profile = cr.EffectiveProfile()
-	conditions := newConditionSetter(cr, status)
-
-	switch cr.EffectiveManagementState() {
-	case v1.Removed:
-		r.forgetReferences(client.ObjectKeyFromObject(cr))
-		status.ReadyReplicas = 0
-		conditions.setAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
-		if err := r.stopScheduler(ctx, cr); err != nil {
-			return status, err
-		}
-		if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
-			return status, err
-		}
-		return status, deleteChildren(ctx, r.Client, cr, allChildKinds)
-	case v1.Unmanaged:
-		_, err := r.observeDeployment(ctx, cr, status, conditions)
-		conditions.set(v1.ConditionProgressing, false, v1.ReasonUnmanaged, "managementState is Unmanaged: the operator leaves the scheduler's objects as they are")
-		conditions.set(v1.ConditionDegraded, false, v1.ReasonUnmanaged, "managementState is Unmanaged: the operator leaves the scheduler's objects as they are")
-		return status, err
+	if status.SchedulerName == "" {
+		status.SchedulerName = cr.EffectiveSchedulerName()
 	}
-
-	desired, problem, err := r.desiredScheduler(ctx, cr)
-	if err == nil && problem == nil {
-		problem, err = r.takenName(ctx, cr, desired.rendered.Objects)
+	conditions := newConditionSetter(cr, status)
+	var next outcome
+	var err error
+	switch {
+	case !r.Tenancy.Allows(cr.Namespace):
+		err = r.refuse(ctx, cr, status, conditions,
+			&schedconfig.Problem{Reason: v1.ReasonNamespaceNotAllowed, Message: r.Tenancy.Refusal(cr.Namespace)})
+	case cr.EffectiveManagementState() == v1.Removed:
+		next, err = r.reconcileRemoved(ctx, cr, status, conditions)
+	case cr.EffectiveManagementState() == v1.Unmanaged:
+		err = r.reconcileUnmanaged(ctx, cr, status, conditions)
+	default:
+		next, err = r.reconcileManaged(ctx, cr, status, conditions)
 	}
 	if err != nil {
-		return status, err
+		return nil, outcome{}, err
+	}
+	// Only now: the generation was applied, or refused with a reason.
+	status.ObservedGeneration = cr.Generation
+	setReconcilingAndStalled(conditions, status)
+	return status, next, nil
+}
+
+// reconcileRemoved deletes the scheduler and every object of it, keeping the resource.
+func (r *SecondarySchedulerReconciler) reconcileRemoved(ctx context.Context, cr *v1.SecondaryScheduler,
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (outcome, error) {
+	r.forgetReferences(client.ObjectKeyFromObject(cr))
+	status.ReadyReplicas = 0
+	status.Metrics = nil
+	meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
+	conditions.setAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
+	if err := r.stopScheduler(ctx, cr); errors.Is(err, errWaiting) {
+		conditions.set(v1.ConditionProgressing, true, v1.ReasonRemoved, "managementState is Removed: waiting for the scheduler's pods to stop")
+		return outcome{requeueAfter: 3 * time.Second}, nil
+	} else if err != nil {
+		return outcome{}, err
+	}
+	if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
+		return outcome{}, err
+	}
+	return outcome{}, r.deleteChildren(ctx, cr, allChildKinds)
+}
+
+// reconcileUnmanaged only reports what runs.
+func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, cr *v1.SecondaryScheduler,
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) error {
+	if _, err := r.observeScheduler(ctx, cr, status, conditions); err != nil {
+		return err
+	}
+	message := "managementState is Unmanaged: the operator leaves the scheduler's objects as they are"
+	conditions.set(v1.ConditionProgressing, false, v1.ReasonUnmanaged, message)
+	conditions.set(v1.ConditionDegraded, false, v1.ReasonUnmanaged, message)
+	return nil
+}
+
+// reconcileManaged runs the stages of a reconcile in order, each visible here:
+// gather (read only) -> render (pure) -> ownership check -> credentials -> apply ->
+// observe. Nothing in the cluster changes before the ownership check has passed.
+func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr *v1.SecondaryScheduler,
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (outcome, error) {
+	found, problem, err := r.gather(ctx, cr)
+	if err != nil {
+		return outcome{}, err
 	}
 	if problem != nil {
-		// Nothing is applied: the scheduler keeps running with its last good configuration.
-		logf.FromContext(ctx).V(1).Info("desired scheduler cannot be rendered", "reason", problem.Reason, "message", problem.Message)
-		conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message+runningNote(status))
-		deployment, err := r.observeDeployment(ctx, cr, status, conditions)
-		setProgressing(conditions, deployment)
-		if err == nil && problem.Reason == v1.ReasonObjectNameTaken {
-			err = errWaiting // no event tells when someone else's object goes away
-		}
-		if metricsProblems[problem.Reason] {
-			conditions.set(v1.ConditionMetricsAvailable, false, problem.Reason, problem.Message)
-			if problem.Reason == v1.ReasonPrometheusNotFound {
-				status.Metrics = nil
-			}
-		}
-		return status, err
+		return r.refusal(status, problem), r.refuse(ctx, cr, status, conditions, problem)
 	}
-	for _, object := range desired.rendered.Objects {
-		if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			if apierrors.IsConflict(err) {
-				// A precondition failed (the kept metrics token changed since it was read):
-				// nothing is wrong, the next reconcile reads it anew.
-				return status, fmt.Errorf("apply %s %s: changed meanwhile: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
-			}
-			conditions.set(v1.ConditionDegraded, true, v1.ReasonApplyFailed,
-				fmt.Sprintf("applying %s %s failed: %v", object.GetKind(), client.ObjectKeyFromObject(object), err))
-			return status, fmt.Errorf("apply %s %s: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
-		}
+	rendered, problem := renderScheduler(cr, found.facts)
+	if problem == nil {
+		problem, err = r.checkOwnership(ctx, cr, rendered.Objects)
 	}
-	if err := pruneChildren(ctx, r.Client, cr, desired.rendered.Objects); err != nil {
-		return status, err
-	}
-	if desired.installsRecordingRules() || status.Metrics != nil && status.Metrics.RecordingRules != "" {
-		if err := r.pruneRecordingRules(ctx, cr, desired.rendered.Objects); err != nil {
-			return status, err
-		}
-	}
-	rendered := desired.rendered
-	status.Image, status.ImageSource, status.ConfigHash = rendered.Image, rendered.ImageSource, rendered.ConfigHash
-	deployment, err := r.observeDeployment(ctx, cr, status, conditions)
 	if err != nil {
-		return status, err
+		return outcome{}, err
 	}
-	setProgressing(conditions, deployment)
-	setDegradedFromRollout(conditions, deployment)
-	return status, r.setMetricsConditions(ctx, cr, desired, status, conditions)
+	if problem == nil {
+		rendered, problem, err = r.credentials(ctx, cr, found, rendered)
+	}
+	if err != nil {
+		return outcome{}, err
+	}
+	if problem == nil {
+		problem, err = r.apply(ctx, cr, found, rendered)
+	}
+	if err != nil {
+		return outcome{}, err
+	}
+	if problem != nil {
+		return r.refusal(status, problem), r.refuse(ctx, cr, status, conditions, problem)
+	}
+	status.SchedulerName, status.SchedulerNames = schedulerNameOf(cr, found.schedulerNames), found.schedulerNames
+	status.Image, status.ImageSource, status.ConfigHash = rendered.Image, rendered.ImageSource, rendered.ConfigHash
+	observed, err := r.observeScheduler(ctx, cr, status, conditions)
+	if err != nil {
+		return outcome{}, err
+	}
+	setProgressing(conditions, observed.deployment)
+	setDegradedFromRollout(conditions, observed.deployment)
+	if err := r.setMetricsConditions(ctx, cr, found, status, conditions); err != nil {
+		return outcome{}, err
+	}
+	next := outcome{requeueAfter: observed.requeueAfter}
+	if cr.Spec.Profile.ReadsPrometheus() {
+		// Metrics come and go without an event: probe them again in a while, and renew
+		// the metrics token when it is due.
+		next.requeueAfter = minPositive(next.requeueAfter, nextMetricsCheck(status, r.MetricsProber.Interval, r.now()))
+	}
+	return next, nil
+}
+
+// renderScheduler renders cr's scheduler. Rendering is pure, so a failure comes from an
+// input the API accepted but the scheduler cannot use: the user's to fix.
+func renderScheduler(cr *v1.SecondaryScheduler, facts render.Facts) (*render.Result, *schedconfig.Problem) {
+	rendered, err := render.Render(cr, facts)
+	if err != nil {
+		return nil, &schedconfig.Problem{Reason: v1.ReasonInvalidSpec, Message: fmt.Sprintf(
+			"the scheduler cannot be configured from this spec: %v; correct the field it names", err)}
+	}
+	return rendered, nil
+}
+
+// refuse reports a problem only the user can fix. Nothing is applied: the scheduler keeps
+// running with its last good configuration.
+func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.SecondaryScheduler,
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter, problem *schedconfig.Problem) error {
+	logf.FromContext(ctx).V(1).Info("desired scheduler refused", "reason", problem.Reason, "message", problem.Message)
+	if problem.Reason == v1.ReasonNamespaceNotAllowed {
+		conditions.set(v1.ConditionAvailable, false, problem.Reason, problem.Message)
+		conditions.set(v1.ConditionProgressing, false, problem.Reason, problem.Message)
+		conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message)
+		return nil
+	}
+	conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message+runningNote(status))
+	if metricsProblems[problem.Reason] {
+		conditions.set(v1.ConditionMetricsAvailable, false, problem.Reason, problem.Message)
+		if problem.Reason == v1.ReasonPrometheusNotFound {
+			status.Metrics = nil
+		}
+	}
+	observed, err := r.observeScheduler(ctx, cr, status, conditions)
+	if err != nil {
+		return err
+	}
+	setProgressing(conditions, observed.deployment)
+	return nil
+}
+
+// refusal is when to look again after a problem: a name taken by someone else's object
+// is polled with backoff, since no event says when it goes; other problems wait for the
+// change that fixes them.
+func (r *SecondarySchedulerReconciler) refusal(status *v1.SecondarySchedulerStatus, problem *schedconfig.Problem) outcome {
+	if problem.Reason == v1.ReasonObjectNameTaken {
+		return outcome{requeueAfter: nameTakenRetry(status, r.now())}
+	}
+	return outcome{}
+}
+
+// schedulerNameOf is the scheduler name status shows: spec.schedulerName, metadata.name,
+// or for a Custom configuration that names its own profiles, the first of them.
+func schedulerNameOf(cr *v1.SecondaryScheduler, served []string) string {
+	if slices.Contains(served, cr.EffectiveSchedulerName()) || len(served) == 0 {
+		return cr.EffectiveSchedulerName()
+	}
+	return served[0]
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 {
+		return b
+	}
+	if b <= 0 {
+		return a
+	}
+	return min(a, b)
 }
 
 // nextMetricsCheck is how long until the metrics are probed again or the metrics token
@@ -228,178 +332,6 @@ func runningNote(status *v1.SecondarySchedulerStatus) string {
 	return fmt.Sprintf(" The scheduler keeps running with its last good configuration (hash %s) until this is fixed.", status.ConfigHash)
 }
 
-// desiredState is a rendered scheduler and the facts about its metrics source that
-// status reports, gathered once per reconcile.
-type desiredState struct {
-	rendered *render.Result
-	// prometheus is the endpoint a load-aware scheduler reads, nil when it reads none.
-	prometheus *promdiscovery.Endpoint
-	// access is how the scheduler reaches its metrics provider.
-	access *metricsAccess
-	// recordingRulesPlan is what becomes of the recording rules the resource asks for.
-	recordingRulesPlan recordingRulesPlan
-}
-
-// installsRecordingRules reports whether the desired objects include a PrometheusRule.
-func (d *desiredState) installsRecordingRules() bool {
-	return slices.ContainsFunc(d.rendered.Objects, func(object *unstructured.Unstructured) bool {
-		return object.GroupVersionKind() == prometheusRuleGVK
-	})
-}
-
-// recordingRules is the namespace/name of the PrometheusRule that defines the scheduler's
-// series, its own or the one it shares, empty for none.
-func (d *desiredState) recordingRules() string {
-	for _, object := range d.rendered.Objects {
-		if object.GroupVersionKind() == prometheusRuleGVK {
-			return object.GetNamespace() + "/" + object.GetName()
-		}
-	}
-	return d.recordingRulesPlan.shared
-}
-
-// desiredScheduler gathers the facts cr's scheduler depends on and renders it. A
-// problem is returned for what only the user can fix.
-func (r *SecondarySchedulerReconciler) desiredScheduler(ctx context.Context, cr *v1.SecondaryScheduler) (*desiredState, *schedconfig.Problem, error) {
-	if problem, err := r.schedulerNameConflict(ctx, cr); problem != nil || err != nil {
-		return nil, problem, err
-	}
-	customConfig, problem, err := r.customConfig(ctx, cr)
-	if problem != nil || err != nil {
-		return nil, problem, err
-	}
-	desired := &desiredState{}
-	facts := render.Facts{CustomConfig: customConfig}
-	if cr.Spec.Profile.ReadsPrometheus() {
-		desired.prometheus, err = r.prometheusEndpoint(ctx, cr)
-		var forbidden *forbiddenError
-		if errors.As(err, &forbidden) {
-			return nil, &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
-				"profile.metrics gives no Prometheus address and none was found (searched: %s), but %v; "+
-					"set spec.profile.metrics.address, or grant the operator get and list on them", promdiscovery.Searched, forbidden)}, nil
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if desired.prometheus == nil {
-			return nil, &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
-				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", promdiscovery.Searched)}, nil
-		}
-		facts.PrometheusAddress = desired.prometheus.URL
-		if desired.recordingRulesPlan, err = r.planRecordingRules(ctx, cr, desired.prometheus); err != nil {
-			return nil, nil, err
-		}
-		facts.RecordingRules = desired.recordingRulesPlan.target
-	}
-	if desired.access, problem, err = r.metricsAccess(ctx, cr, desired.prometheus); problem != nil || err != nil {
-		return nil, problem, err
-	}
-	facts.MetricsToken, facts.MetricsIdentity, facts.TrustedCA = desired.access.token, desired.access.identity, desired.access.trustedCA
-	if cr.Spec.SchedulerImage == "" {
-		if facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
-			return nil, &schedconfig.Problem{Reason: v1.ReasonDiscoveryFailed, Message: fmt.Sprintf(
-				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err)}, nil
-		}
-	}
-	if desired.rendered, err = render.Render(cr, facts); err != nil {
-		return nil, nil, err
-	}
-	return desired, nil, nil
-}
-
-// customConfig reads and checks the user's configuration of profile Custom.
-func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.SecondaryScheduler) ([]byte, *schedconfig.Problem, error) {
-	if cr.EffectiveProfile() != v1.CustomProfile {
-		r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
-		return nil, nil, nil
-	}
-	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.SchedulerConfig}
-	r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), &key)
-	configMap := &corev1.ConfigMap{}
-	source := "ConfigMap " + key.String()
-	if err := r.APIReader.Get(ctx, key, configMap); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &schedconfig.Problem{Reason: v1.ReasonConfigMapNotFound, Message: fmt.Sprintf(
-				"%s, named by spec.schedulerConfig, does not exist; create it with key %s holding a KubeSchedulerConfiguration, or correct spec.schedulerConfig.",
-				source, schedconfig.ConfigKey)}, nil
-		}
-		return nil, nil, fmt.Errorf("read %s: %w", source, err)
-	}
-	data, ok := configMap.Data[schedconfig.ConfigKey]
-	if !ok {
-		return nil, &schedconfig.Problem{Reason: v1.ReasonConfigKeyMissing, Message: fmt.Sprintf(
-			"%s has no key %s (its keys: %s); put the KubeSchedulerConfiguration under %s.",
-			source, schedconfig.ConfigKey, keysOf(configMap), schedconfig.ConfigKey)}, nil
-	}
-	if _, err := schedconfig.Parse([]byte(data), cr.EffectiveSchedulerName(), source); err != nil {
-		if problem, ok := schedconfig.AsProblem(err); ok {
-			return nil, problem, nil
-		}
-		return nil, nil, err
-	}
-	return []byte(data), nil, nil
-}
-
-func keysOf(configMap *corev1.ConfigMap) string {
-	keys := make([]string, 0, len(configMap.Data)+len(configMap.BinaryData))
-	for key := range configMap.Data {
-		keys = append(keys, key)
-	}
-	for key := range configMap.BinaryData {
-		keys = append(keys, key)
-	}
-	if len(keys) == 0 {
-		return "none"
-	}
-	return strings.Join(keys, ", ")
-}
-
-// kubernetesMinor reads the cluster's minor version ("37" or "37+" for 1.37).
-func (r *SecondarySchedulerReconciler) kubernetesMinor() (int, error) {
-	info, err := r.Version.ServerVersion()
-	if err != nil {
-		return 0, err
-	}
-	minor, err := strconv.Atoi(strings.TrimRight(info.Minor, "+"))
-	if err != nil {
-		return 0, fmt.Errorf("parse minor version %q: %w", info.Minor, err)
-	}
-	return minor, nil
-}
-
-// observeDeployment reads the scheduler's Deployment and sets readyReplicas and Available.
-func (r *SecondarySchedulerReconciler) observeDeployment(ctx context.Context, cr *v1.SecondaryScheduler,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (*appsv1.Deployment, error) {
-	deployment := &appsv1.Deployment{}
-	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}
-	if err := r.Get(ctx, key, deployment); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("read Deployment %s: %w", key, err)
-		}
-		status.ReadyReplicas = 0
-		conditions.set(v1.ConditionAvailable, false, v1.ReasonSchedulerNotDeployed, "the scheduler's Deployment "+key.String()+" does not exist")
-		return nil, nil
-	}
-	status.ReadyReplicas = deployment.Status.ReadyReplicas
-	if deployment.Status.ReadyReplicas > 0 {
-		conditions.set(v1.ConditionAvailable, true, v1.ReasonSchedulerReady, fmt.Sprintf(
-			"%d of %d scheduler pods ready; pods with spec.schedulerName: %s are scheduled by it",
-			deployment.Status.ReadyReplicas, ptrValue(deployment.Spec.Replicas), cr.EffectiveSchedulerName()))
-	} else {
-		conditions.set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
-			"no scheduler pod is ready; pods with spec.schedulerName: %s stay Pending until one is; see kubectl -n %s get pods -l %s=%s",
-			cr.EffectiveSchedulerName(), cr.Namespace, render.LabelInstance, cr.Name))
-	}
-	return deployment, nil
-}
-
-func ptrValue(p *int32) int32 {
-	if p == nil {
-		return 1
-	}
-	return *p
-}
-
 // writeStatus writes status when it changed, and emits an Event for each condition that
 // changed, with the condition's reason.
 func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus) error {
@@ -413,6 +345,9 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 		return fmt.Errorf("write status: %w", err)
 	}
 	for _, condition := range changed {
+		if derivedConditions[v1.ConditionType(condition.Type)] {
+			continue // they repeat another condition, whose change has its own Event
+		}
 		eventType := corev1.EventTypeNormal
 		if isBad(condition) {
 			eventType = corev1.EventTypeWarning
@@ -422,16 +357,24 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 	return nil
 }
 
-// finalize deletes what owner references cannot, then lets the SecondaryScheduler go.
+// derivedConditions are the kstatus conditions, derived from the others.
+var derivedConditions = map[v1.ConditionType]bool{v1.ConditionReconciling: true, v1.ConditionStalled: true}
+
+// finalize deletes what owner references cannot reach, and the scheduler's Lease once
+// its pods are gone, then lets the SecondaryScheduler go. Only what is provably cr's is
+// deleted. In a namespace no longer allowed, the operator may not read there: the
+// garbage collector deletes what cr owns, and the finalizer what lies elsewhere.
 func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.SecondaryScheduler) error {
 	r.forgetReferences(client.ObjectKeyFromObject(cr))
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
 		return nil
 	}
-	if err := r.stopScheduler(ctx, cr); err != nil {
-		return err
+	if r.Tenancy.Allows(cr.Namespace) {
+		if err := r.stopScheduler(ctx, cr); err != nil {
+			return err
+		}
 	}
-	if err := deleteChildren(ctx, r.Client, cr, unownedChildKinds); err != nil {
+	if err := r.deleteChildren(ctx, cr, unownedChildKinds); err != nil {
 		return err
 	}
 	if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
@@ -442,7 +385,7 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 	if err := r.Patch(ctx, cr, patch); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
-	logf.FromContext(ctx).V(1).Info("deleted the scheduler's cluster-scoped objects")
+	logf.FromContext(ctx).V(1).Info("deleted the scheduler's objects outside its namespace")
 	return nil
 }
 

@@ -57,11 +57,11 @@ func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
 	s.g.Expect(deployment.Spec.Template.Spec.Containers[0].Image).To(Equal(status.Image))
 	s.g.Expect(deployment.Spec.Template.Spec.ServiceAccountName).To(Equal(render.SchedulerName(cr)))
 	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("schedulerName: packer"))
-	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("resourceName: packer"))
+	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("resourceName: packer-scheduler-lease"))
 
 	// Every namespaced object is controlled by the SecondaryScheduler, for garbage collection.
 	children := s.namespacedChildren(cr)
-	s.g.Expect(children).To(HaveLen(6)) // Deployment, Service, ConfigMap, ServiceAccount, lease Role and RoleBinding
+	s.g.Expect(children).To(HaveLen(7)) // Deployment, Service, ConfigMap, ServiceAccount, Lease, lease Role and RoleBinding
 	for _, child := range children {
 		owner := metav1.GetControllerOf(child)
 		s.g.Expect(owner).NotTo(BeNil(), "%T %s has no controller", child, child.GetName())

@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,23 +27,31 @@ import (
 var nodeGVK = corev1.SchemeGroupVersion.WithKind("Node")
 
 // CacheOptions scopes the manager's cache to what the operator owns: of each kind a
-// scheduler is made of, only the objects labelled as the operator's. ConfigMaps that
-// users reference are read directly and watched one by one (internal/refwatch), so no
-// cache ever holds every ConfigMap or Secret of the cluster. watchNamespace, when set,
-// limits SecondarySchedulers and their objects to that namespace, but for the
-// RoleBindings in kube-system.
-func CacheOptions(watchNamespace string) cache.Options {
+// scheduler is made of, only the objects labelled as the operator's, and only in the
+// namespaces where schedulers run (and kube-system, for the authentication-reader
+// RoleBinding), where the operator's namespaced RBAC lets it read. SecondarySchedulers are
+// cached in every namespace, so that one created elsewhere is told why nothing runs.
+// ConfigMaps and Secrets that users reference are read directly and watched one by one
+// (internal/refwatch), so no cache ever holds every ConfigMap or Secret of the cluster.
+func CacheOptions(schedulerNamespaces []string) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedByValue})
-	options := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
+	namespaces := map[string]cache.Config{}
+	for _, namespace := range schedulerNamespaces {
+		namespaces[namespace] = cache.Config{}
+	}
+	options := cache.Options{
+		DefaultNamespaces: namespaces,
+		ByObject: map[client.Object]cache.ByObject{
+			&v1.SecondaryScheduler{}: {Namespaces: map[string]cache.Config{cache.AllNamespaces: {}}},
+		},
+	}
 	for _, kind := range allChildKinds {
 		scope := cache.ByObject{Label: ours}
-		if watchNamespace != "" && kind.name == roleBindingKind.name {
-			scope.Namespaces = map[string]cache.Config{watchNamespace: {}, render.AuthenticationReaderNamespace: {}}
+		if kind.name == roleBindingKind.name {
+			scope.Namespaces = maps.Clone(namespaces)
+			scope.Namespaces[render.AuthenticationReaderNamespace] = cache.Config{}
 		}
 		options.ByObject[kind.object()] = scope
-	}
-	if watchNamespace != "" {
-		options.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
 	}
 	return options
 }
@@ -62,19 +72,28 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
 			e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
 	}}
-	onlyDeletes := predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	// Other claimants of a name care when a claimant goes or its claims change.
+	claimsChanged := predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !slices.Equal(e.ObjectOld.(*v1.SecondaryScheduler).Status.SchedulerNames, e.ObjectNew.(*v1.SecondaryScheduler).Status.SchedulerNames)
+		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 	controller := ctrl.NewControllerManagedBy(mgr).
 		Named("secondaryscheduler").
 		For(&v1.SecondaryScheduler{}, builder.WithPredicates(specOrDeletionChanged)).
-		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.otherClaimants), builder.WithPredicates(onlyDeletes)).
+		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.otherClaimants), builder.WithPredicates(claimsChanged)).
 		WatchesRawSource(r.ConfigMapWatches.Source()).
 		WatchesRawSource(r.SecretWatches.Source()).
 		WatchesRawSource(r.CABundleWatches.Source())
+	// A Lease is renewed every few seconds: only its creation or deletion matters here.
+	leaseComesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
 	for _, kind := range allChildKinds {
+		if kind.name == leaseKind.name {
+			controller = controller.Watches(kind.object(), ownerOf, builder.WithPredicates(leaseComesOrGoes))
+			continue
+		}
 		controller = controller.Watches(kind.object(), ownerOf)
 	}
 	nodes := &metav1.PartialObjectMetadata{}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,7 +15,7 @@ import (
 )
 
 // errWaiting means the operator waits for something it does not watch (scheduler pods
-// terminating, someone else's object going away) and looks again shortly.
+// terminating, a leader being elected) and looks again shortly.
 var errWaiting = errors.New("waiting for objects the operator does not watch")
 
 func requeueIfWaiting(err error) (ctrl.Result, error) {
@@ -28,10 +27,10 @@ func requeueIfWaiting(err error) (ctrl.Result, error) {
 
 // stopScheduler deletes the scheduler's Deployment and, once no scheduler pod is left,
 // its Lease: kube-scheduler leaves its Lease held when it stops, and deleting the Lease
-// while a scheduler still runs would only have it taken again. The Lease stays when an
-// older SecondaryScheduler owns the scheduler name, because then it is that one's.
+// while a scheduler still runs would only break its leader election. Both are deleted
+// only if they are cr's.
 func (r *SecondarySchedulerReconciler) stopScheduler(ctx context.Context, cr *v1.SecondaryScheduler) error {
-	if err := deleteChildren(ctx, r.Client, cr, []childKind{deploymentKind}); err != nil {
+	if err := r.deleteChildren(ctx, cr, []childKind{deploymentKind}); err != nil {
 		return err
 	}
 	pods := &corev1.PodList{}
@@ -41,13 +40,5 @@ func (r *SecondarySchedulerReconciler) stopScheduler(ctx context.Context, cr *v1
 	if len(pods.Items) > 0 {
 		return fmt.Errorf("the scheduler's pods are still terminating: %w", errWaiting)
 	}
-	if problem, err := r.schedulerNameConflict(ctx, cr); problem != nil || err != nil {
-		return err
-	}
-	lease := &coordinationv1.Lease{}
-	lease.Namespace, lease.Name = cr.Namespace, cr.EffectiveSchedulerName()
-	if err := r.Delete(ctx, lease); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("delete the scheduler's Lease: %w", err)
-	}
-	return nil
+	return r.deleteChildren(ctx, cr, []childKind{leaseKind})
 }

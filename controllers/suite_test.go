@@ -14,9 +14,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
@@ -29,16 +27,16 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
 // The integration tests run the real operator manager against a real kube-apiserver and
 // etcd (envtest, from KUBEBUILDER_ASSETS). The manager runs as a user holding only the
-// ClusterRole generated from the +kubebuilder:rbac markers, so a missing permission
-// fails here as it would in a cluster.
+// RBAC an installation gives it (config/rbac), so a missing permission fails here as it
+// would in a cluster.
 var (
 	testEnv        *envtest.Environment
 	adminConfig    *rest.Config
@@ -47,7 +45,7 @@ var (
 	testScheme     = runtime.NewScheme()
 )
 
-const operatorUser = "system:serviceaccount:secondary-scheduler-operator:controller-manager"
+const operatorUser = "system:serviceaccount:secondary-scheduler-operator:secondary-scheduler-operator-controller-manager"
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
@@ -114,6 +112,12 @@ func runSuite(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// As an admin allows namespaces before the operator starts (its flag lists them).
+	for _, namespace := range schedulerNamespaces {
+		if err := allowSchedulerNamespace(context.Background(), adminClient, operatorUser, namespace); err != nil {
+			return 0, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopped, err := startOperator(ctx, operatorConfig)
@@ -128,27 +132,11 @@ func runSuite(m *testing.M) (int, error) {
 	return code, nil
 }
 
-// operatorIdentity creates a user bound to exactly the operator's generated ClusterRole.
+// operatorIdentity creates a user holding exactly the RBAC an installation gives the
+// operator (config/rbac), in the operator's own namespace.
 func operatorIdentity() (*rest.Config, error) {
-	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(data, role); err != nil {
-		return nil, fmt.Errorf("parse generated ClusterRole: %w", err)
-	}
-	ctx := context.Background()
-	if err := adminClient.Create(ctx, role); err != nil {
-		return nil, err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "secondary-scheduler-operator"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: operatorUser}},
-	}
-	if err := adminClient.Create(ctx, binding); err != nil {
-		return nil, err
+	if err := grantOperatorRBAC(context.Background(), adminClient, operatorUser, operatorNamespace); err != nil {
+		return nil, fmt.Errorf("grant the operator its RBAC: %w", err)
 	}
 	user, err := testEnv.AddUser(envtest.User{Name: operatorUser}, adminConfig)
 	if err != nil {
@@ -157,13 +145,37 @@ func operatorIdentity() (*rest.Config, error) {
 	return user.Config(), nil
 }
 
+// operatorNamespace is where the operator runs; schedulerNamespaces are the namespaces
+// where it runs schedulers, as a cluster admin allows them: each scenario takes the next,
+// and allows it as the docs tell an admin to (a RoleBinding for the operator there).
+const operatorNamespace = "secondary-scheduler-operator"
+
+var schedulerNamespaces = func() []string {
+	names := make([]string, 60)
+	for i := range names {
+		names[i] = fmt.Sprintf("it-%d", i+1)
+	}
+	return names
+}()
+
+var namespacesTaken atomic.Int32
+
+// takeSchedulerNamespace returns the next namespace where the operator runs schedulers.
+func takeSchedulerNamespace() (string, error) {
+	i := int(namespacesTaken.Add(1)) - 1
+	if i >= len(schedulerNamespaces) {
+		return "", fmt.Errorf("more scenarios than scheduler namespaces (%d): add to schedulerNamespaces", len(schedulerNamespaces))
+	}
+	return schedulerNamespaces[i], nil
+}
+
 // startOperator runs the manager as main.go does.
 func startOperator(ctx context.Context, config *rest.Config) (<-chan error, error) {
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  CacheOptions(""),
+		Cache:                  CacheOptions(schedulerNamespaces),
 	})
 	if err != nil {
 		return nil, err
@@ -179,6 +191,9 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		CABundleWatches:  refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
 		MetricsProber:    &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
 		Clock:            operatorClock,
+		Tenancy:          tenancy.Policy{Namespaces: schedulerNamespaces},
+		// Tests make their Prometheus Services in these namespaces or give an address.
+		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring"},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err

@@ -40,7 +40,7 @@ up() {
   start_process podrunner "${repo_root}/bin/podrunner" --kubeconfig "${kubeconfig}" \
     --work-dir "${OUTPUT_DIR}/podrunner" --binaries "scheduler-plugins=${SCHEDULER_PLUGINS_BINARY:-${CONTROL_PLANE_DIR}/kube-scheduler},kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler"
   start_process operator "${repo_root}/bin/manager" --kubeconfig "${kubeconfig}" \
-    --metrics-bind-address=0 --health-probe-bind-address=0
+    --metrics-bind-address=0 --health-probe-bind-address=0 --scheduler-namespaces=demo
   log "Creating the SecondaryScheduler bin-packing in namespace demo"
   kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl -n demo apply -f "${repo_root}/config/samples/operator_v1_secondaryscheduler_binpacking.yaml"

@@ -88,11 +88,13 @@ type Topology struct {
 type HighlyAvailableTopology struct {
 	// NodeSelector restricts the scheduler pods to nodes with these labels,
 	// for example control-plane or infrastructure nodes.
+	// +kubebuilder:validation:MaxProperties=32
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// Tolerations let the scheduler pods run on tainted nodes, for example
 	// node-role.kubernetes.io/control-plane:NoSchedule.
+	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
@@ -226,9 +228,12 @@ type LoadMetrics struct {
 	// https://thanos-querier.openshift-monitoring.svc:9091. Not used by KubernetesMetricsServer.
 	// For Prometheus it may be left out: the operator then looks for OpenShift monitoring,
 	// a Prometheus Operator's Prometheus, or a well-known Service, and says in
-	// status.metrics what it found.
+	// status.metrics what it found. It must not hold credentials (user:password@host):
+	// the address is written into the scheduler's configuration and status, which are
+	// not secret; give a token with tokenSecretRef or serviceAccountToken instead.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*@')",message="address must not hold credentials (user:password@host): it is stored in plain text; give a token with tokenSecretRef or serviceAccountToken"
 	// +optional
 	Address string `json:"address,omitempty"`
 
@@ -269,9 +274,12 @@ type LoadMetrics struct {
 	InstallRecordingRules bool `json:"installRecordingRules,omitempty"`
 
 	// WatcherAddress is the URL of an external load-watcher service to read load from,
-	// instead of the scheduler's built-in one.
+	// instead of the scheduler's built-in one. It must not hold credentials
+	// (user:password@host): the address is written into the scheduler's configuration,
+	// which is not secret.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*@')",message="watcherAddress must not hold credentials (user:password@host): it is stored in plain text"
 	// +optional
 	WatcherAddress string `json:"watcherAddress,omitempty"`
 }
@@ -290,9 +298,10 @@ type ServiceAccountTokenAuth struct {
 	ClusterRole string `json:"clusterRole,omitempty"`
 
 	// ExpirationSeconds is the token's requested lifetime (default 86400, one day; at
-	// least 600). It is renewed at 80% of the lifetime the API server grants.
+	// least 600, at most a year). It is renewed at 80% of the lifetime the API server grants.
 	// +kubebuilder:default=86400
 	// +kubebuilder:validation:Minimum=600
+	// +kubebuilder:validation:Maximum=31536000
 	// +optional
 	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
 }
@@ -327,8 +336,11 @@ type TargetLoadPackingArgs struct {
 	DefaultRequests corev1.ResourceList `json:"defaultRequests,omitempty"`
 
 	// DefaultRequestsMultiplier multiplies the requests of containers without limits
-	// (burstable QoS) to estimate their use, as a decimal number (default "1.5").
-	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// (burstable QoS) to estimate their use, as a decimal number from 1 to 100 (default
+	// "1.5"). Below 1 would predict that such a container uses less than it requests.
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^[0-9]+([.][0-9]+)?$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9]+([.][0-9]+)?$') || (double(self) >= 1.0 && double(self) <= 100.0)",message="defaultRequestsMultiplier must be from 1 to 100"
 	// +optional
 	DefaultRequestsMultiplier string `json:"defaultRequestsMultiplier,omitempty"`
 }
@@ -336,14 +348,20 @@ type TargetLoadPackingArgs struct {
 // LoadVariationRiskBalancingArgs configures the LoadVariationRiskBalancing profile.
 type LoadVariationRiskBalancingArgs struct {
 	// SafeVarianceMargin multiplies the standard deviation of use in a node's risk, as a
-	// decimal number (default "1").
-	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// decimal number from 0 to 100 (default "1"). The plugin caps the product at 1, so
+	// larger margins change nothing.
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^[0-9]+([.][0-9]+)?$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9]+([.][0-9]+)?$') || double(self) <= 100.0",message="safeVarianceMargin must be from 0 to 100"
 	// +optional
 	SafeVarianceMargin string `json:"safeVarianceMargin,omitempty"`
 
 	// SafeVarianceSensitivity is the root power of the standard deviation in a node's
-	// risk, as a decimal number (default "1").
-	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	// risk, as a decimal number above 0 and at most 100 (default "1"). The plugin raises
+	// the deviation to 1/sensitivity, so 0 would divide by zero.
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^[0-9]+([.][0-9]+)?$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9]+([.][0-9]+)?$') || (double(self) > 0.0 && double(self) <= 100.0)",message="safeVarianceSensitivity must be above 0 and at most 100"
 	// +optional
 	SafeVarianceSensitivity string `json:"safeVarianceSensitivity,omitempty"`
 }
@@ -357,6 +375,7 @@ type RiskWeight string
 type LowRiskOverCommitmentArgs struct {
 	// SmoothingWindowSize is the number of metric windows over which use is smoothed (default 5).
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
 	// +optional
 	SmoothingWindowSize *int32 `json:"smoothingWindowSize,omitempty"`
 

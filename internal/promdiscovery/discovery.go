@@ -1,12 +1,14 @@
 // Package promdiscovery finds the Prometheus a load-aware scheduler should read when the
 // user gave no address, the way a platform engineer would look for it: OpenShift's
-// monitoring stack first, then the Prometheus Operator's, then well-known Services.
+// monitoring stack first, then the Prometheus Operator's, then well-known Services. It
+// looks only in the namespaces the cluster admin names, since the endpoint it finds is
+// sent a scheduler's metrics token.
 package promdiscovery
 
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,141 +45,175 @@ type OperatedPrometheus struct {
 	RuleSelector *metav1.LabelSelector
 }
 
-// Searched says, for a message, where discovery looks.
-const Searched = "Service openshift-monitoring/thanos-querier; monitoring.coreos.com/v1 Prometheus objects and their Service prometheus-operated or a Service selecting their pods; " +
-	"Services monitoring/prometheus-k8s, */prometheus-server, */*-kube-prometheus-prometheus and Services labelled app.kubernetes.io/name=prometheus"
+// DefaultNamespaces are where discovery looks when the cluster admin names no namespaces:
+// openshift-monitoring (OpenShift's cluster monitoring, with thanos-querier); monitoring
+// (kube-prometheus, and the namespace most installation guides use); prometheus and
+// kube-prometheus-stack (the usual targets of the prometheus-community Helm charts of those
+// names); observability (common for whole monitoring stacks). Each is a namespace a
+// cluster admin creates for monitoring: discovery trusts whatever Service it finds there
+// with a scheduler's metrics token, so a namespace where tenants can create Services must
+// never be among them.
+var DefaultNamespaces = []string{"openshift-monitoring", "monitoring", "prometheus", "kube-prometheus-stack", "observability"}
+
+// openShiftMonitoring is the namespace of OpenShift's cluster monitoring.
+const openShiftMonitoring = "openshift-monitoring"
+
+// Searched says, for a message, what discovery looks for in each namespace it searches.
+const Searched = "Service thanos-querier (in openshift-monitoring only); monitoring.coreos.com/v1 Prometheus objects and their Service prometheus-operated or a Service selecting their pods; " +
+	"Services prometheus-k8s (in monitoring only), prometheus-server, *-kube-prometheus-prometheus and Services labelled app.kubernetes.io/name=prometheus"
+
+// SearchedIn says, for a message, what discovery looks for and in which namespaces.
+func SearchedIn(namespaces []string) string {
+	searched := searchableNamespaces(namespaces)
+	if len(searched) == 0 {
+		return "nothing: no namespace is configured for Prometheus discovery"
+	}
+	return Searched + ", in namespaces " + strings.Join(searched, ", ")
+}
 
 // PrometheusGVK is the Prometheus Operator's Prometheus kind.
 var PrometheusGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "Prometheus"}
 
-// Find returns the first endpoint found, or nil, and the places the operator was not
-// allowed to look, for a message. reader reads Services and Prometheus objects across
-// namespaces (uncached: the operator caches neither); where RBAC allows less, as with an
-// operator installed for its own namespace only, discovery looks in ownNamespace instead.
-func Find(ctx context.Context, reader client.Reader, ownNamespace string) (*Endpoint, []string, error) {
-	var forbidden []string
-	thanos := &corev1.Service{}
-	err := reader.Get(ctx, client.ObjectKey{Namespace: "openshift-monitoring", Name: "thanos-querier"}, thanos)
-	switch {
-	case err == nil:
-		return &Endpoint{URL: serviceURL(thanos, "https"), Source: "Service openshift-monitoring/thanos-querier (OpenShift monitoring)", NeedsToken: true}, nil, nil
-	case apierrors.IsForbidden(err):
-		forbidden = append(forbidden, "Service openshift-monitoring/thanos-querier")
-	case !apierrors.IsNotFound(err):
-		return nil, nil, fmt.Errorf("read Service openshift-monitoring/thanos-querier: %w", err)
+// Find returns the first endpoint found in namespaces, or nil, and the places in them the
+// operator was not allowed to look, for a message. In order of preference: OpenShift's
+// thanos-querier (only when openshift-monitoring is listed), a Prometheus Operator's
+// Prometheus, then well-known Services; among equals, the earlier namespace in namespaces
+// wins. reader reads Services and Prometheus objects (uncached: the operator caches
+// neither), one namespace at a time: whatever is found may receive a scheduler's token,
+// so nothing outside namespaces is ever considered. A namespace that does not exist holds
+// nothing; one the operator may not read is skipped and reported.
+func Find(ctx context.Context, reader client.Reader, namespaces []string) (*Endpoint, []string, error) {
+	s := &search{reader: reader, namespaces: searchableNamespaces(namespaces), services: map[string][]corev1.Service{}}
+	if slices.Contains(s.namespaces, openShiftMonitoring) {
+		thanos := &corev1.Service{}
+		err := reader.Get(ctx, client.ObjectKey{Namespace: openShiftMonitoring, Name: "thanos-querier"}, thanos)
+		switch {
+		case err == nil:
+			return &Endpoint{URL: serviceURL(thanos, "https"), Source: "Service openshift-monitoring/thanos-querier (OpenShift monitoring)", NeedsToken: true}, nil, nil
+		case apierrors.IsForbidden(err):
+			s.unsearched = append(s.unsearched, "Service openshift-monitoring/thanos-querier")
+		case !apierrors.IsNotFound(err):
+			return nil, nil, fmt.Errorf("read Service openshift-monitoring/thanos-querier: %w", err)
+		}
 	}
-
-	byKey, blind, err := visibleServices(ctx, reader, ownNamespace)
-	if err != nil {
-		return nil, nil, err
-	}
-	forbidden = append(forbidden, blind...)
-	endpoint, blind, err := findOperated(ctx, reader, byKey, ownNamespace)
-	forbidden = append(forbidden, blind...)
+	endpoint, err := s.findOperated(ctx)
 	if endpoint != nil || err != nil {
-		return endpoint, forbidden, err
+		return endpoint, s.unsearched, err
 	}
-	return findWellKnown(byKey), forbidden, nil
+	endpoint, err = s.findWellKnown(ctx)
+	return endpoint, s.unsearched, err
 }
 
-// visibleServices are the Services of every namespace, keyed namespace/name, or those of
-// ownNamespace when the operator may not list them all.
-func visibleServices(ctx context.Context, reader client.Reader, ownNamespace string) (map[string]*corev1.Service, []string, error) {
-	var forbidden []string
-	services := &corev1.ServiceList{}
-	err := reader.List(ctx, services)
-	if apierrors.IsForbidden(err) && ownNamespace != "" {
-		forbidden = append(forbidden, "Services of other namespaces than "+ownNamespace)
-		err = reader.List(ctx, services, client.InNamespace(ownNamespace))
+// FindOperated returns the first Prometheus Operator Prometheus in namespaces with a
+// Service in front of it, or nil, for installing recording rules when the user gave the
+// address. Namespaces the operator may not read are skipped.
+func FindOperated(ctx context.Context, reader client.Reader, namespaces []string) (*Endpoint, error) {
+	s := &search{reader: reader, namespaces: searchableNamespaces(namespaces), services: map[string][]corev1.Service{}}
+	return s.findOperated(ctx)
+}
+
+// searchableNamespaces are namespaces without duplicates, in their order, and without the
+// empty name, which to the API means every namespace.
+func searchableNamespaces(namespaces []string) []string {
+	searchable := make([]string, 0, len(namespaces))
+	for _, namespace := range namespaces {
+		if namespace != "" && !slices.Contains(searchable, namespace) {
+			searchable = append(searchable, namespace)
+		}
 	}
-	if apierrors.IsForbidden(err) {
-		return nil, append(forbidden, "Services"), nil
+	return searchable
+}
+
+// search is one discovery run over a list of namespaces.
+type search struct {
+	reader     client.Reader
+	namespaces []string
+	// unsearched are the places the operator was not allowed to look.
+	unsearched []string
+	// services are the Services of each namespace listed so far, sorted by name; a
+	// namespace the operator may not read has none.
+	services map[string][]corev1.Service
+}
+
+// servicesIn lists the Services of namespace once per search.
+func (s *search) servicesIn(ctx context.Context, namespace string) ([]corev1.Service, error) {
+	if services, ok := s.services[namespace]; ok {
+		return services, nil
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("list Services: %w", err)
+	list := &corev1.ServiceList{}
+	err := s.reader.List(ctx, list, client.InNamespace(namespace))
+	switch {
+	case apierrors.IsForbidden(err):
+		s.unsearched = append(s.unsearched, "Services in namespace "+namespace)
+	case err != nil:
+		return nil, fmt.Errorf("list Services in %s: %w", namespace, err)
 	}
-	byKey := map[string]*corev1.Service{}
-	for i := range services.Items {
-		service := &services.Items[i]
-		byKey[service.Namespace+"/"+service.Name] = service
-	}
-	return byKey, forbidden, nil
+	slices.SortFunc(list.Items, func(a, b corev1.Service) int { return strings.Compare(a.Name, b.Name) })
+	s.services[namespace] = list.Items
+	return list.Items, nil
 }
 
 // findWellKnown finds the Services of kube-prometheus and of common Helm charts.
-func findWellKnown(byKey map[string]*corev1.Service) *Endpoint {
-	if service, ok := byKey["monitoring/prometheus-k8s"]; ok {
-		return wellKnown(service, "kube-prometheus")
-	}
-	keys := make([]string, 0, len(byKey))
-	for key := range byKey {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
+func (s *search) findWellKnown(ctx context.Context) (*Endpoint, error) {
 	for _, match := range []struct {
 		matches func(*corev1.Service) bool
 		what    string
 	}{
-		{func(s *corev1.Service) bool { return s.Name == "prometheus-server" }, "the Prometheus Helm chart"},
-		{func(s *corev1.Service) bool { return strings.HasSuffix(s.Name, "-kube-prometheus-prometheus") }, "kube-prometheus-stack"},
-		{func(s *corev1.Service) bool { return s.Labels["app.kubernetes.io/name"] == "prometheus" }, "label app.kubernetes.io/name=prometheus"},
+		{func(svc *corev1.Service) bool { return svc.Namespace == "monitoring" && svc.Name == "prometheus-k8s" }, "kube-prometheus"},
+		{func(svc *corev1.Service) bool { return svc.Name == "prometheus-server" }, "the Prometheus Helm chart"},
+		{func(svc *corev1.Service) bool { return strings.HasSuffix(svc.Name, "-kube-prometheus-prometheus") }, "kube-prometheus-stack"},
+		{func(svc *corev1.Service) bool { return svc.Labels["app.kubernetes.io/name"] == "prometheus" }, "label app.kubernetes.io/name=prometheus"},
 	} {
-		for _, key := range keys {
-			if match.matches(byKey[key]) {
-				return wellKnown(byKey[key], match.what)
+		for _, namespace := range s.namespaces {
+			services, err := s.servicesIn(ctx, namespace)
+			if err != nil {
+				return nil, err
+			}
+			for i := range services {
+				if match.matches(&services[i]) {
+					return wellKnown(&services[i], match.what), nil
+				}
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// findOperated finds a Prometheus Operator's Prometheus and a Service in front of it,
-// looking in ownNamespace when the operator may not list Prometheus objects everywhere.
-func findOperated(ctx context.Context, reader client.Reader, services map[string]*corev1.Service, ownNamespace string) (*Endpoint, []string, error) {
-	var forbidden []string
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(PrometheusGVK.GroupVersion().WithKind("PrometheusList"))
-	err := reader.List(ctx, list)
-	if apierrors.IsForbidden(err) && ownNamespace != "" {
-		forbidden = append(forbidden, "Prometheus objects of other namespaces than "+ownNamespace)
-		err = reader.List(ctx, list, client.InNamespace(ownNamespace))
-	}
-	switch {
-	case meta.IsNoMatchError(err) || IsMissingKind(err):
-		return nil, forbidden, nil // no Prometheus Operator in this cluster
-	case apierrors.IsForbidden(err):
-		return nil, append(forbidden, "Prometheus objects"), nil
-	case err != nil:
-		return nil, nil, fmt.Errorf("list Prometheus objects: %w", err)
-	}
-	sort.Slice(list.Items, func(i, j int) bool {
-		return list.Items[i].GetNamespace()+"/"+list.Items[i].GetName() < list.Items[j].GetNamespace()+"/"+list.Items[j].GetName()
-	})
-	for _, prometheus := range list.Items {
-		operated, err := operatedPrometheus(&prometheus)
-		if err != nil {
-			return nil, nil, err
+// findOperated finds a Prometheus Operator's Prometheus and a Service in front of it.
+func (s *search) findOperated(ctx context.Context) (*Endpoint, error) {
+	for _, namespace := range s.namespaces {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(PrometheusGVK.GroupVersion().WithKind("PrometheusList"))
+		err := s.reader.List(ctx, list, client.InNamespace(namespace))
+		switch {
+		case meta.IsNoMatchError(err) || IsMissingKind(err):
+			return nil, nil // no Prometheus Operator in this cluster
+		case apierrors.IsForbidden(err):
+			s.unsearched = append(s.unsearched, "Prometheus objects in namespace "+namespace)
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("list Prometheus objects in %s: %w", namespace, err)
 		}
-		source := fmt.Sprintf("Prometheus %s/%s (Prometheus Operator), Service ", operated.Namespace, operated.Name)
-		if service, ok := services[operated.Namespace+"/prometheus-operated"]; ok {
-			return &Endpoint{URL: serviceURL(service, "http"), Source: source + "prometheus-operated", Prometheus: operated}, forbidden, nil
-		}
-		if service := selectingService(services, operated); service != nil {
-			return &Endpoint{URL: serviceURL(service, "http"), Source: source + service.Name + " (selects its pods)", Prometheus: operated}, forbidden, nil
+		slices.SortFunc(list.Items, func(a, b unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
+		for i := range list.Items {
+			operated, err := operatedPrometheus(&list.Items[i])
+			if err != nil {
+				return nil, err
+			}
+			services, err := s.servicesIn(ctx, namespace)
+			if err != nil {
+				return nil, err
+			}
+			source := fmt.Sprintf("Prometheus %s/%s (Prometheus Operator), Service ", operated.Namespace, operated.Name)
+			if at := slices.IndexFunc(services, func(svc corev1.Service) bool { return svc.Name == "prometheus-operated" }); at >= 0 {
+				return &Endpoint{URL: serviceURL(&services[at], "http"), Source: source + "prometheus-operated", Prometheus: operated}, nil
+			}
+			if service := selectingService(services, operated); service != nil {
+				return &Endpoint{URL: serviceURL(service, "http"), Source: source + service.Name + " (selects its pods)", Prometheus: operated}, nil
+			}
 		}
 	}
-	return nil, forbidden, nil
-}
-
-// FindOperated returns the first Prometheus Operator Prometheus with a Service in front
-// of it, or nil, for installing recording rules when the user gave the address.
-func FindOperated(ctx context.Context, reader client.Reader, ownNamespace string) (*Endpoint, error) {
-	byKey, _, err := visibleServices(ctx, reader, ownNamespace)
-	if err != nil {
-		return nil, err
-	}
-	endpoint, _, err := findOperated(ctx, reader, byKey, ownNamespace)
-	return endpoint, err
+	return nil, nil
 }
 
 func operatedPrometheus(prometheus *unstructured.Unstructured) (*OperatedPrometheus, error) {
@@ -193,27 +229,20 @@ func operatedPrometheus(prometheus *unstructured.Unstructured) (*OperatedPrometh
 	return operated, nil
 }
 
-// selectingService is a Service of prometheus's namespace whose selector picks its pods,
-// going by the labels the Prometheus Operator gives them.
-func selectingService(services map[string]*corev1.Service, prometheus *OperatedPrometheus) *corev1.Service {
-	podLabels := map[string]string{
+// selectingService is the first of services (those of prometheus's namespace) whose
+// selector picks its pods, going by the labels the Prometheus Operator gives them.
+func selectingService(services []corev1.Service, prometheus *OperatedPrometheus) *corev1.Service {
+	podLabels := labels.Set{
 		"app.kubernetes.io/name":       "prometheus",
 		"app.kubernetes.io/instance":   prometheus.Name,
 		"app.kubernetes.io/managed-by": "prometheus-operator",
 		"prometheus":                   prometheus.Name,
 		"operator.prometheus.io/name":  prometheus.Name,
 	}
-	keys := make([]string, 0, len(services))
-	for key, service := range services {
-		if service.Namespace == prometheus.Namespace {
-			keys = append(keys, key)
-		}
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		selector := services[key].Spec.Selector
-		if len(selector) > 0 && labels.SelectorFromSet(selector).Matches(labels.Set(podLabels)) {
-			return services[key]
+	for i := range services {
+		selector := services[i].Spec.Selector
+		if len(selector) > 0 && labels.SelectorFromSet(selector).Matches(podLabels) {
+			return &services[i]
 		}
 	}
 	return nil

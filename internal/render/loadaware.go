@@ -124,16 +124,12 @@ func setDecimal(args map[string]any, field, value string) error {
 	return nil
 }
 
-// readsMetricsServer reports whether cr's scheduler reads metrics.k8s.io, and so needs
-// the metrics-reader ClusterRole.
+// readsMetricsServer reports whether cr's scheduler reads metrics.k8s.io, and so is bound
+// to the metrics-reader ClusterRole.
 func readsMetricsServer(cr *v1.SecondaryScheduler) bool {
 	profile := cr.Spec.Profile
 	metrics := profile.LoadMetrics()
 	return metrics != nil && metrics.WatcherAddress == "" && metrics.Provider == v1.KubernetesMetricsServerProvider
-}
-
-func metricsReaderRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	return newObject(cr, "clusterrole-metrics-reader.yaml", ClusterBindingName(cr, "metrics-reader"), "")
 }
 
 func metricsReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
@@ -141,7 +137,7 @@ func metricsReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, er
 	if err != nil {
 		return nil, err
 	}
-	if err := setNode(node, yaml.NewStringRNode(ClusterBindingName(cr, "metrics-reader")), "roleRef", "name"); err != nil {
+	if err := setNode(node, yaml.NewStringRNode(SchedulerMetricsReaderClusterRole), "roleRef", "name"); err != nil {
 		return nil, err
 	}
 	return node, setSchedulerSubject(node, cr)

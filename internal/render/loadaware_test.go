@@ -171,7 +171,8 @@ func TestMetricsServerReaderOnlyWhenNeeded(t *testing.T) {
 		}
 		return strings.Join(names, ",")
 	}
-	if got := kinds(&v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}); got != "ClusterRole,ClusterRoleBinding" {
+	// Only a binding: the ClusterRole is shipped with the operator, which creates none.
+	if got := kinds(&v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}); got != "ClusterRoleBinding" {
 		t.Errorf("metrics-server provider: got %q", got)
 	}
 	if got := kinds(&v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{Address: "http://p:9090"}}); got != "" {
@@ -189,7 +190,7 @@ func TestTokenNeverInAConfigMap(t *testing.T) {
 		cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: "https://prometheus:9091", TokenSecretRef: &corev1.LocalObjectReference{Name: "t"}}}
 	})
-	result, err := Render(cr, Facts{KubernetesMinor: 34, MetricsToken: token})
+	result, err := Render(cr, Facts{KubernetesMinor: 34, MetricsToken: token, MetricsTokenVersion: "uid-1/7"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,11 +215,20 @@ func TestTokenNeverInAConfigMap(t *testing.T) {
 	if !strings.Contains(result.SchedulerConfig, "token: "+token) {
 		t.Errorf("the scheduler's configuration should carry the token for load-watcher:\n%s", result.SchedulerConfig)
 	}
-	without, err := Render(cr, Facts{KubernetesMinor: 34, MetricsToken: "rotated"})
+	rotated, err := Render(cr, Facts{KubernetesMinor: 34, MetricsToken: "rotated", MetricsTokenVersion: "uid-1/8"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if without.ConfigHash == result.ConfigHash {
+	if rotated.ConfigHash == result.ConfigHash {
 		t.Error("a new token must change the config hash: load-watcher reads it only at start")
+	}
+	// The hash is shown in status and on pods, to anyone with view: it must not be a
+	// function of the token's bytes, or it would let them test guesses offline.
+	guessed, err := Render(cr, Facts{KubernetesMinor: 34, MetricsToken: "a guess", MetricsTokenVersion: "uid-1/7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if guessed.ConfigHash != result.ConfigHash {
+		t.Error("the config hash depends on the token's bytes: it must depend only on the token's version")
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -81,22 +82,21 @@ type TrustedCA struct {
 	Hash string
 }
 
-// MetricsIdentityObjects are the ServiceAccount and its ClusterRoleBinding, which must
-// exist before a token can be requested for it.
-func MetricsIdentityObjects(cr *v1.SecondaryScheduler, identity MetricsIdentity) ([]*unstructured.Unstructured, error) {
-	var objects []*unstructured.Unstructured
-	for _, build := range []func(*v1.SecondaryScheduler, MetricsIdentity) (*yaml.RNode, error){metricsServiceAccount, metricsTokenBinding} {
-		node, err := build(cr, identity)
-		if err != nil {
-			return nil, err
-		}
-		object, err := toUnstructured(node)
-		if err != nil {
-			return nil, err
-		}
-		objects = append(objects, object)
+// IsMetricsIdentityObject reports whether object is the metrics ServiceAccount or its
+// ClusterRoleBinding, which must exist before a token can be requested for it.
+func IsMetricsIdentityObject(cr *v1.SecondaryScheduler, object *unstructured.Unstructured) bool {
+	switch object.GetKind() {
+	case "ServiceAccount":
+		return object.GetName() == MetricsServiceAccountName(cr)
+	case "ClusterRoleBinding":
+		return object.GetName() == ClusterBindingName(cr, "metrics-token")
 	}
-	return objects, nil
+	return false
+}
+
+// IsMetricsTokenSecret reports whether object is the Secret that keeps the metrics token.
+func IsMetricsTokenSecret(cr *v1.SecondaryScheduler, object *unstructured.Unstructured) bool {
+	return object.GetKind() == "Secret" && object.GetName() == MetricsTokenSecretName(cr)
 }
 
 // metricsIdentityBuilders render the identity and, once it has one, its token Secret.
@@ -112,12 +112,10 @@ func metricsIdentityBuilders(identity *MetricsIdentity) []func(*v1.SecondarySche
 			return metricsTokenBinding(cr, *identity)
 		},
 	}
-	if identity.Token != nil {
-		builders = append(builders, func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-			return metricsTokenSecret(cr, *identity.Token)
-		})
-	}
-	return builders
+	// Rendered before a token exists too (empty), so that its name is checked with the rest.
+	return append(builders, func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+		return metricsTokenSecret(cr, ptr.Deref(identity.Token, BoundToken{}))
+	})
 }
 
 func metricsServiceAccount(cr *v1.SecondaryScheduler, _ MetricsIdentity) (*yaml.RNode, error) {
@@ -144,8 +142,8 @@ func metricsTokenBinding(cr *v1.SecondaryScheduler, identity MetricsIdentity) (*
 
 func metricsTokenSecret(cr *v1.SecondaryScheduler, token BoundToken) (*yaml.RNode, error) {
 	node, err := newObject(cr, "secret-metrics-token.yaml", MetricsTokenSecretName(cr), cr.Namespace)
-	if err != nil {
-		return nil, err
+	if err != nil || token.Token == "" {
+		return node, err
 	}
 	annotations := map[string]string{
 		TokenRenewAtAnnotation:           token.RenewAt.UTC().Format(time.RFC3339),

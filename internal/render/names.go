@@ -14,6 +14,10 @@ const (
 	LabelInstance       = "app.kubernetes.io/instance"
 	LabelOwnerNamespace = "operator.secondary-scheduler.io/owner-namespace"
 	LabelOwnerName      = "operator.secondary-scheduler.io/owner-name"
+	// LabelOwnerUID is the UID of the SecondaryScheduler. With the owner labels it proves
+	// an object the operator's, for objects an owner reference cannot reach; a same-named
+	// SecondaryScheduler created later (another UID) does not inherit them.
+	LabelOwnerUID = "operator.secondary-scheduler.io/owner-uid"
 )
 
 // ConfigHashAnnotation on the scheduler's pod template holds the hash of the rendered
@@ -39,6 +43,17 @@ func ConfigMapName(cr *v1.SecondaryScheduler) string { return cr.Name + "-schedu
 // LeaseRoleName is the name of the Role (and its RoleBinding) for the scheduler's Lease.
 func LeaseRoleName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-lease" }
 
+// LeaseName is the name of the Lease the scheduler elects its leader with, in its own
+// namespace. The operator creates it, so the scheduler needs no create permission on
+// Leases; the suffix keeps it apart from every Lease the control plane uses
+// (kube-system/kube-scheduler, kube-controller-manager, ...) and, SecondaryScheduler
+// names being DNS labels, from every other resource's.
+func LeaseName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-lease" }
+
+// SchedulerMetricsReaderClusterRole is the ClusterRole, shipped in config/rbac, that lets
+// a scheduler read metrics.k8s.io; the operator binds it and creates no ClusterRole.
+const SchedulerMetricsReaderClusterRole = "secondary-scheduler-metrics-reader"
+
 // ClusterBindingName is the name of a binding outside the SecondaryScheduler's namespace.
 func ClusterBindingName(cr *v1.SecondaryScheduler, role string) string {
 	return "secondary-scheduler:" + cr.Namespace + ":" + cr.Name + ":" + role
@@ -52,6 +67,7 @@ func OwnerLabels(cr *v1.SecondaryScheduler) map[string]string {
 		LabelInstance:       cr.Name,
 		LabelOwnerNamespace: cr.Namespace,
 		LabelOwnerName:      cr.Name,
+		LabelOwnerUID:       string(cr.UID),
 	}
 }
 

@@ -82,6 +82,16 @@ func TestRecordingRulesLabelsAndNamespace(t *testing.T) {
 			wantErr: `requires label app.kubernetes.io/managed-by="helm"`,
 		},
 		{
+			name:    "selector requiring the scheduler's name",
+			target:  RecordingRuleTarget{Namespace: "monitoring", Labels: map[string]string{LabelInstance: "load-packer"}},
+			wantErr: `requires label app.kubernetes.io/instance="load-packer", which the operator sets to identify the SecondaryScheduler`,
+		},
+		{
+			name:    "selector requiring an invalid label value",
+			target:  RecordingRuleTarget{Namespace: "monitoring", Labels: map[string]string{"release": "kube prometheus"}},
+			wantErr: `requires label release="kube prometheus", which is no valid label value`,
+		},
+		{
 			name:    "no namespace",
 			target:  RecordingRuleTarget{Labels: map[string]string{"release": "kube-prometheus-stack"}},
 			wantErr: "no namespace",
@@ -109,6 +119,82 @@ func TestRecordingRulesLabelsAndNamespace(t *testing.T) {
 				t.Errorf("owner references: got %v, want one: %v", rule.GetOwnerReferences(), tt.wantOwnerReference)
 			}
 		})
+	}
+}
+
+func TestCheckRuleSelector(t *testing.T) {
+	tests := []struct {
+		name     string
+		selector map[string]string
+		// wantErr is part of the error, empty when rules can carry the labels.
+		wantErr string
+	}{
+		{name: "no labels", selector: nil},
+		{name: "the usual labels", selector: map[string]string{"release": "kube-prometheus-stack", "prometheus": "k8s", "role": "alert-rules"}},
+		{name: "a prefixed key and an empty value", selector: map[string]string{"example.com/rules": ""}},
+		{name: "agreeing with a label every object of the operator carries", selector: map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}},
+		{
+			name:     "key with a space",
+			selector: map[string]string{"rule set": "load"},
+			wantErr:  `label key "rule set", which is no valid label key: name part must consist of alphanumeric characters`,
+		},
+		{
+			name:     "key with an invalid prefix",
+			selector: map[string]string{"Example.com/rules": "load"},
+			wantErr:  `label key "Example.com/rules", which is no valid label key: prefix part a lowercase RFC 1123 subdomain`,
+		},
+		{
+			name:     "value too long, cut in the error",
+			selector: map[string]string{"release": strings.Repeat("v", 300)},
+			wantErr:  `label release="` + strings.Repeat("v", 63) + `"..., which is no valid label value: must be no more than 63`,
+		},
+		{
+			name:     "value with a slash",
+			selector: map[string]string{"release": "team/prometheus"},
+			wantErr:  `label release="team/prometheus", which is no valid label value: a valid label must be an empty string or consist of alphanumeric characters`,
+		},
+		{
+			name:     "contradicting managed-by",
+			selector: map[string]string{LabelManagedBy: "Helm"},
+			wantErr:  `requires label app.kubernetes.io/managed-by="Helm", which the operator sets to "secondary-scheduler-operator" on every object it manages`,
+		},
+		{
+			name:     "contradicting the name label",
+			selector: map[string]string{LabelName: "prometheus"},
+			wantErr:  `requires label app.kubernetes.io/name="prometheus", which the operator sets to "secondary-scheduler"`,
+		},
+		{
+			name:     "requiring an owner's namespace",
+			selector: map[string]string{LabelOwnerNamespace: "platform"},
+			wantErr:  `requires label operator.secondary-scheduler.io/owner-namespace="platform", which the operator sets to identify the SecondaryScheduler owning each object`,
+		},
+		{
+			name:     "the first offending key in order is named",
+			selector: map[string]string{"zz": "a b", LabelOwnerName: "load-packer", "release": "ok"},
+			wantErr:  `requires label operator.secondary-scheduler.io/owner-name="load-packer"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckRuleSelector(tt.selector)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("CheckRuleSelector(%v): %v, want nil", tt.selector, err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("CheckRuleSelector(%v) = %v, want an error containing %q", tt.selector, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Every label the operator puts on its objects is either required with its one value or
+// refused, including labels added to OwnerLabels later: otherwise a selector requiring it
+// would get past planning and fail each render.
+func TestCheckRuleSelectorRefusesOtherOwnerLabelValues(t *testing.T) {
+	for key, value := range OwnerLabels(recordingRulesScheduler("load-packer")) {
+		if err := CheckRuleSelector(map[string]string{key: value + "-other"}); err == nil {
+			t.Errorf("a selector requiring %s=%q, which the operator sets to %q, was accepted", key, value+"-other", value)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ package render
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,8 +41,15 @@ type Facts struct {
 	// MetricsToken is the bearer token from profile.metrics.tokenSecretRef. A configuration
 	// holding one is rendered into a Secret.
 	MetricsToken string
+	// MetricsTokenVersion identifies the token without revealing it (its Secret's UID and
+	// resourceVersion, or a bound token's expiry): the configuration hash, which status
+	// and the pod template show, is computed with it in place of the token, so that it
+	// rolls the scheduler when the token changes yet is no oracle for guessing the token.
+	MetricsTokenVersion string
 	// MetricsIdentity is the ServiceAccount whose bound token the scheduler presents to
-	// Prometheus (then MetricsToken is that token), nil when it uses none.
+	// Prometheus, nil when it uses none. Its Token is nil until one has been requested:
+	// the identity's objects are rendered all the same, so that the operator checks they
+	// are its own before it creates any of them or asks for a token.
 	MetricsIdentity *MetricsIdentity
 	// TrustedCA is the CA bundle that verifies the metrics provider, nil for the system roots.
 	TrustedCA *TrustedCA
@@ -68,11 +76,20 @@ type Result struct {
 
 // Render renders every object of cr's scheduler.
 func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
+	facts.MetricsToken = metricsToken(facts)
+	if identity := facts.MetricsIdentity; identity != nil && identity.Token != nil {
+		facts.MetricsTokenVersion = identity.Token.ServiceAccountUID + "/" + identity.Token.ExpiresAt.UTC().Format(time.RFC3339)
+	}
 	config, err := SchedulerConfig(cr, facts)
 	if err != nil {
 		return nil, err
 	}
-	result := &Result{SchedulerConfig: config, ConfigHash: ConfigHash(config), configInSecret: facts.MetricsToken != "", trustedCA: facts.TrustedCA}
+	hash, err := configHash(cr, facts, config)
+	if err != nil {
+		return nil, err
+	}
+	result := &Result{SchedulerConfig: config, ConfigHash: hash, trustedCA: facts.TrustedCA,
+		configInSecret: facts.MetricsToken != "" || facts.MetricsIdentity != nil}
 	result.Image, result.ImageSource = SchedulerImage(cr, facts.KubernetesMinor)
 
 	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
@@ -80,11 +97,12 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		clusterRoleBinding("clusterrolebinding-kube-scheduler.yaml", "kube-scheduler"),
 		clusterRoleBinding("clusterrolebinding-volume-scheduler.yaml", "volume-scheduler"),
 		authenticationReaderBinding,
+		lease,
 		leaseRole,
 		leaseRoleBinding,
 	}
 	if readsMetricsServer(cr) {
-		builders = append(builders, metricsReaderRole, metricsReaderBinding)
+		builders = append(builders, metricsReaderBinding)
 	}
 	builders = append(builders, metricsIdentityBuilders(facts.MetricsIdentity)...)
 	builders = append(builders, schedulerConfigObject, service, deployment)
@@ -107,6 +125,29 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		result.Objects = append(result.Objects, rules)
 	}
 	return result, nil
+}
+
+// metricsToken is the token the configuration carries: the user's, or the bound token of
+// the metrics identity once it has one.
+func metricsToken(facts Facts) string {
+	if identity := facts.MetricsIdentity; identity != nil && identity.Token != nil {
+		return identity.Token.Token
+	}
+	return facts.MetricsToken
+}
+
+// configHash identifies the rendered configuration. A configuration holding a token is
+// hashed as rendered with the token's version in place of the token.
+func configHash(cr *v1.SecondaryScheduler, facts Facts, config string) (string, error) {
+	if facts.MetricsToken == "" {
+		return ConfigHash(config), nil
+	}
+	facts.MetricsToken = "token-version:" + facts.MetricsTokenVersion
+	redacted, err := SchedulerConfig(cr, facts)
+	if err != nil {
+		return "", err
+	}
+	return ConfigHash(redacted), nil
 }
 
 // newObject loads an asset and gives it its name, namespace (empty for cluster-scoped
@@ -179,16 +220,20 @@ func authenticationReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RN
 	return node, setSchedulerSubject(node, cr)
 }
 
+func lease(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	return newObject(cr, "lease.yaml", LeaseName(cr), cr.Namespace)
+}
+
 func leaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 	node, err := newObject(cr, "role-lease.yaml", LeaseRoleName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	rule, err := lookup(node, "rules", "1")
+	rule, err := lookup(node, "rules", "0")
 	if err != nil {
 		return nil, err
 	}
-	return node, setValue(rule, []string{cr.EffectiveSchedulerName()}, "resourceNames")
+	return node, setValue(rule, []string{LeaseName(cr)}, "resourceNames")
 }
 
 func leaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {

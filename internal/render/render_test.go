@@ -195,7 +195,7 @@ func TestSchedulerConfigOperatorOwnedFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	le := parsed.LeaderElection
-	if !ptr.Deref(le.LeaderElect, false) || le.ResourceName != "image-locality" || le.ResourceNamespace != "platform" || le.ResourceLock != "leases" {
+	if !ptr.Deref(le.LeaderElect, false) || le.ResourceName != "image-locality-scheduler-lease" || le.ResourceNamespace != "platform" || le.ResourceLock != "leases" {
 		t.Errorf("leader election must always use the scheduler's own Lease, got %+v", le)
 	}
 	if parsed.ClientConnection.QPS != 80 || parsed.ClientConnection.Burst != 1000 {

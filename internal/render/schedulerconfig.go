@@ -49,14 +49,14 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 	return config.String()
 }
 
-// setOperatorOwnedFields makes the scheduler elect its leader with a Lease of its own
-// name in its own namespace: the default Lease, kube-system/kube-scheduler, belongs to
-// the cluster's default scheduler, and sharing it would stop one of the two.
+// setOperatorOwnedFields makes the scheduler elect its leader with the Lease the operator
+// made for it, in its own namespace: the default Lease, kube-system/kube-scheduler,
+// belongs to the cluster's default scheduler, and sharing it would stop one of the two.
 func setOperatorOwnedFields(config *yaml.RNode, cr *v1.SecondaryScheduler) error {
 	leaderElection := map[string]any{
 		"leaderElect":       true,
 		"resourceLock":      "leases",
-		"resourceName":      cr.EffectiveSchedulerName(),
+		"resourceName":      LeaseName(cr),
 		"resourceNamespace": cr.Namespace,
 	}
 	for _, field := range []string{"leaderElect", "resourceLock", "resourceName", "resourceNamespace"} {

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
@@ -48,8 +47,27 @@ func AsProblem(err error) (*Problem, bool) {
 	return p, ok
 }
 
+// maxMessageBytes bounds a Problem's message. Messages quote parts of the user's text;
+// a condition message over 32768 bytes would make the API server refuse the status
+// update that reports the problem, so a long one is cut.
+const maxMessageBytes = 4096
+
 func problemf(reason v1.ConditionReason, format string, args ...any) *Problem {
-	return &Problem{Reason: reason, Message: fmt.Sprintf(format, args...)}
+	message := fmt.Sprintf(format, args...)
+	if len(message) > maxMessageBytes {
+		message = strings.ToValidUTF8(message[:maxMessageBytes], "") + " ... (truncated)"
+	}
+	return &Problem{Reason: reason, Message: message}
+}
+
+// shorten cuts a value quoted from the user's text so that the rest of a message, which
+// says what to do, still fits.
+func shorten(value string) string {
+	const maxQuoted = 100
+	if len(value) <= maxQuoted {
+		return value
+	}
+	return strings.ToValidUTF8(value[:maxQuoted], "") + "..."
 }
 
 var deserializer = func() runtime.Decoder {
@@ -60,39 +78,40 @@ var deserializer = func() runtime.Decoder {
 	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
 }()
 
-// Parse decodes config.yaml strictly and checks that it configures the scheduler named
-// schedulerName and nothing that belongs to the default scheduler. source names where
-// the text comes from (for example "ConfigMap ns/name") in messages.
+// Parse decodes config.yaml strictly and checks the scheduler names its profiles claim.
+// When schedulerName is set, one profile must be named so; when it is empty (a
+// resource whose Custom configuration names its own profiles), every profile's name is
+// served and none is required. In both cases every profile needs a name of its own:
+// not empty, not default-scheduler, a DNS-1123 subdomain of at most 63 characters, and
+// unique; and there are at most MaxProfiles. Configurations larger than MaxConfigBytes
+// and configurations with YAML anchors or aliases are refused before they are decoded.
+// source names where the text comes from (for example "ConfigMap ns/name") in messages.
 func Parse(data []byte, schedulerName, source string) (*schedulerconfigv1.KubeSchedulerConfiguration, error) {
-	var typeMeta struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
+	if err := checkSize(len(data), source); err != nil {
+		return nil, err
 	}
-	var anything any
-	if err := yaml.Unmarshal(data, &anything); err != nil {
-		return nil, problemf(v1.ReasonConfigNotYAML, "key %s of %s is not valid YAML: %v", ConfigKey, source, err)
+	document, err := firstDocument(data, source)
+	if err != nil {
+		return nil, err
 	}
-	if _, isMap := anything.(map[string]any); !isMap {
-		return nil, problemf(v1.ReasonNotKubeSchedulerConfiguration,
-			"key %s of %s must be a YAML mapping with apiVersion %s and kind %s", ConfigKey, source, schedulerconfigv1.SchemeGroupVersion, Kind)
+	apiVersion, kind, err := typeMeta(document, source)
+	if err != nil {
+		return nil, err
 	}
-	if err := yaml.Unmarshal(data, &typeMeta); err != nil {
-		return nil, problemf(v1.ReasonNotKubeSchedulerConfiguration, "key %s of %s has a malformed apiVersion or kind: %v", ConfigKey, source, err)
-	}
-	gv, err := schema.ParseGroupVersion(typeMeta.APIVersion)
-	if err != nil || gv.Group != schedulerconfigv1.GroupName || typeMeta.Kind != Kind {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil || gv.Group != schedulerconfigv1.GroupName || kind != Kind {
 		return nil, problemf(v1.ReasonNotKubeSchedulerConfiguration,
 			"key %s of %s has apiVersion %q and kind %q; a scheduler configuration has apiVersion %s and kind %s",
-			ConfigKey, source, typeMeta.APIVersion, typeMeta.Kind, schedulerconfigv1.SchemeGroupVersion, Kind)
+			ConfigKey, source, shorten(apiVersion), shorten(kind), schedulerconfigv1.SchemeGroupVersion, Kind)
 	}
 	if slices.Contains(removedVersions, gv.Version) {
 		return nil, problemf(v1.ReasonUnsupportedConfigVersion,
 			"key %s of %s uses %s, which current kube-schedulers no longer serve; change apiVersion to %s (plugin args keep their fields; see the kube-scheduler configuration migration notes)",
-			ConfigKey, source, typeMeta.APIVersion, schedulerconfigv1.SchemeGroupVersion)
+			ConfigKey, source, apiVersion, schedulerconfigv1.SchemeGroupVersion)
 	}
 	if gv.Version != schedulerconfigv1.SchemeGroupVersion.Version {
 		return nil, problemf(v1.ReasonUnsupportedConfigVersion,
-			"key %s of %s uses unknown version %s; use %s", ConfigKey, source, typeMeta.APIVersion, schedulerconfigv1.SchemeGroupVersion)
+			"key %s of %s uses unknown version %s; use %s", ConfigKey, source, shorten(apiVersion), schedulerconfigv1.SchemeGroupVersion)
 	}
 
 	config, err := decodeStrict(data)
@@ -120,32 +139,4 @@ func decodeStrict(data []byte) (*schedulerconfigv1.KubeSchedulerConfiguration, e
 		return nil, err
 	}
 	return config, nil
-}
-
-func checkProfiles(config *schedulerconfigv1.KubeSchedulerConfiguration, schedulerName, source string) error {
-	if len(config.Profiles) == 0 {
-		return problemf(v1.ReasonNoProfile,
-			"the configuration in %s has no profiles; add one with schedulerName: %s (without profiles kube-scheduler would run a default-scheduler profile)",
-			source, schedulerName)
-	}
-	names := make([]string, 0, len(config.Profiles))
-	for i, profile := range config.Profiles {
-		if profile.SchedulerName == nil || *profile.SchedulerName == "" {
-			return problemf(v1.ReasonDefaultSchedulerClaimed,
-				"profile %d in %s has no schedulerName, which kube-scheduler reads as %s, the cluster's own scheduler; set schedulerName: %s",
-				i, source, v1.DefaultSchedulerName, schedulerName)
-		}
-		if *profile.SchedulerName == v1.DefaultSchedulerName {
-			return problemf(v1.ReasonDefaultSchedulerClaimed,
-				"profile %d in %s is named %s, which belongs to the cluster's own scheduler; name it %s",
-				i, source, v1.DefaultSchedulerName, schedulerName)
-		}
-		names = append(names, *profile.SchedulerName)
-	}
-	if !slices.Contains(names, schedulerName) {
-		return problemf(v1.ReasonProfileNotFound,
-			"no profile in %s has schedulerName %s (found: %s); name one profile %s, or set the SecondaryScheduler's spec.schedulerName",
-			source, schedulerName, strings.Join(names, ", "), schedulerName)
-	}
-	return nil
 }

@@ -85,6 +85,7 @@ var _ = BeforeSuite(func() {
 		"--binaries", "scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree)+",kube-scheduler="+inTree)
 	operator = startProcess("operator", filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug",
+		"--scheduler-namespaces="+strings.Join(schedulerNamespaces, ","),
 		// Metrics failures are produced and healed here within seconds, not minutes.
 		"--metrics-probe-interval=2s")
 })

@@ -20,10 +20,25 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
 
-// newNamespace creates a namespace for one spec and deletes it afterwards, waiting until
-// its pods are gone, so that every spec starts with empty fake nodes.
+// schedulerNamespaces are the namespaces the operator runs schedulers in, as a cluster
+// admin would allow them (its --scheduler-namespaces flag); each spec takes the next.
+var schedulerNamespaces = func() []string {
+	names := make([]string, 24)
+	for i := range names {
+		names[i] = fmt.Sprintf("e2e-%d", i+1)
+	}
+	return names
+}()
+
+var namespacesTaken int
+
+// newNamespace creates a namespace where the operator runs schedulers, for one spec, and
+// deletes it afterwards, waiting until its pods are gone, so that every spec starts with
+// empty fake nodes.
 func newNamespace() string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	Expect(namespacesTaken).To(BeNumerically("<", len(schedulerNamespaces)), "more specs than allowed namespaces: add to schedulerNamespaces")
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: schedulerNamespaces[namespacesTaken]}}
+	namespacesTaken++
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
 	DeferCleanup(func() {
 		Expect(k8s.Delete(ctx, ns)).To(Succeed())

@@ -79,7 +79,7 @@ var _ = Describe("A SecondaryScheduler", func() {
 		expectBound(ns, others)
 		expectScheduledBy(ns, others, "default-scheduler")
 
-		Expect(leaseHolder(ns, "packer")).NotTo(BeEmpty())
+		Expect(leaseHolder(ns, "packer-scheduler-lease")).NotTo(BeEmpty())
 		Expect(leaseHolder("kube-system", "kube-scheduler")).To(Equal(defaultLeaseHolder), "the default scheduler's lease is never taken")
 	})
 
@@ -177,7 +177,7 @@ var _ = Describe("A SecondaryScheduler", func() {
 		}
 		Eventually(leaders).Should(HaveLen(1), "exactly one replica leads")
 		leader := leaders()[0]
-		holder := leaseHolder(ns, "ha")
+		holder := leaseHolder(ns, "ha-scheduler-lease")
 		Expect(holder).NotTo(BeEmpty())
 		expectScheduledBy(ns, createWorkload(ns, "before", "ha", "100m", 1), "ha")
 
@@ -185,7 +185,7 @@ var _ = Describe("A SecondaryScheduler", func() {
 		Expect(syscall.Kill(processPID(leader), syscall.SIGKILL)).To(Succeed())
 		start := time.Now()
 		// The lease lasts 15 s; another replica takes it once it expires.
-		Eventually(func() string { return leaseHolder(ns, "ha") }, "45s").ShouldNot(Equal(holder))
+		Eventually(func() string { return leaseHolder(ns, "ha-scheduler-lease") }, "45s").ShouldNot(Equal(holder))
 		GinkgoWriter.Printf("leadership moved after %v\n", time.Since(start))
 		expectScheduledBy(ns, createWorkload(ns, "after", "ha", "100m", 1), "ha")
 	})
@@ -230,7 +230,7 @@ var _ = Describe("A SecondaryScheduler", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(output).To(BeEmpty(), "the finalizer removes the cluster-scoped objects")
 		Eventually(func() bool { return processAlive(pid) }).Should(BeFalse(), "the scheduler process stops")
-		Eventually(func() string { return leaseHolder(ns, "gone") }).Should(BeEmpty(), "the lease is released")
+		Eventually(func() string { return leaseHolder(ns, "gone-scheduler-lease") }).Should(BeEmpty(), "the lease is released")
 
 		orphan := createWorkload(ns, "orphan", "gone", "100m", 1)
 		Consistently(func() string { return nodeOf(ns, orphan[0]) }, "5s").Should(BeEmpty(), "nobody schedules for a deleted scheduler")

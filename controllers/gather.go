@@ -1,0 +1,191 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/imageref"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+)
+
+// gathered is what the first stage of a reconcile found out: the facts render needs,
+// and what status reports about the metrics source. Gathering only reads.
+type gathered struct {
+	facts render.Facts
+	// schedulerNames are the scheduler names the configuration serves, each a claim.
+	schedulerNames []string
+	// prometheus is the endpoint a load-aware scheduler reads, nil when it reads none.
+	prometheus *promdiscovery.Endpoint
+	// access is how the scheduler reaches its metrics provider.
+	access *metricsAccess
+	// recordingRulesPlan is what becomes of the recording rules the resource asks for.
+	recordingRulesPlan recordingRulesPlan
+}
+
+// gather reads everything cr's scheduler depends on: the user's configuration and the
+// names it claims, the Prometheus to read and how to reach it, the cluster's version. A
+// problem is returned for what only the user (or a cluster admin) can fix; an error for
+// what is worth a retry. It writes nothing.
+func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.SecondaryScheduler) (*gathered, *schedconfig.Problem, error) {
+	if !r.Tenancy.Allows(cr.Namespace) {
+		return nil, &schedconfig.Problem{Reason: v1.ReasonNamespaceNotAllowed, Message: r.Tenancy.Refusal(cr.Namespace)}, nil
+	}
+	if cr.Spec.SchedulerImage != "" {
+		if err := imageref.Validate(cr.Spec.SchedulerImage); err != nil {
+			return nil, &schedconfig.Problem{Reason: v1.ReasonInvalidImage, Message: fmt.Sprintf(
+				"spec.schedulerImage %q is not an image reference: %v; give one like registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7, or leave it empty for the default",
+				truncate(cr.Spec.SchedulerImage, 80), err)}, nil
+		}
+	}
+	found := &gathered{schedulerNames: []string{cr.EffectiveSchedulerName()}}
+	customConfig, names, problem, err := r.customConfig(ctx, cr)
+	if problem != nil || err != nil {
+		return nil, problem, err
+	}
+	if customConfig != nil {
+		found.facts.CustomConfig, found.schedulerNames = customConfig, names
+	}
+	if problem, err := r.schedulerNameConflict(ctx, cr, found.schedulerNames); problem != nil || err != nil {
+		return nil, problem, err
+	}
+	if problem, err := r.gatherMetrics(ctx, cr, found); problem != nil || err != nil {
+		return nil, problem, err
+	}
+	if cr.Spec.SchedulerImage == "" {
+		if found.facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
+			return nil, &schedconfig.Problem{Reason: v1.ReasonDiscoveryFailed, Message: fmt.Sprintf(
+				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err)}, nil
+		}
+	}
+	return found, nil, nil
+}
+
+// gatherMetrics finds the Prometheus a load-aware scheduler reads, the recording rules to
+// install for it, and the token and CA bundle that reach it.
+func (r *SecondarySchedulerReconciler) gatherMetrics(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered) (*schedconfig.Problem, error) {
+	var err error
+	if cr.Spec.Profile.ReadsPrometheus() {
+		found.prometheus, err = r.prometheusEndpoint(ctx, cr)
+		var forbidden *forbiddenError
+		if errors.As(err, &forbidden) {
+			return &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
+				"profile.metrics gives no Prometheus address and none was found (searched: %s), but %v; "+
+					"set spec.profile.metrics.address, or grant the operator get and list on them", r.searched(), forbidden)}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if found.prometheus == nil {
+			return &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
+				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", r.searched())}, nil
+		}
+		found.facts.PrometheusAddress = found.prometheus.URL
+		if found.recordingRulesPlan, err = r.planRecordingRules(ctx, cr, found.prometheus); err != nil {
+			return nil, err
+		}
+		found.facts.RecordingRules = found.recordingRulesPlan.target
+	}
+	var problem *schedconfig.Problem
+	if found.access, problem, err = r.metricsAccess(ctx, cr, found.prometheus); problem != nil || err != nil {
+		return problem, err
+	}
+	found.facts.MetricsToken, found.facts.MetricsTokenVersion = found.access.token, found.access.tokenVersion
+	found.facts.MetricsIdentity, found.facts.TrustedCA = found.access.identity, found.access.trustedCA
+	return nil, nil
+}
+
+// customConfig reads and checks the user's configuration of profile Custom, and returns
+// the scheduler names its profiles claim.
+func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.SecondaryScheduler) ([]byte, []string, *schedconfig.Problem, error) {
+	if cr.EffectiveProfile() != v1.CustomProfile {
+		r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
+		return nil, nil, nil, nil
+	}
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.SchedulerConfig}
+	r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), &key)
+	configMap := &corev1.ConfigMap{}
+	source := "ConfigMap " + key.String()
+	if err := r.APIReader.Get(ctx, key, configMap); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, &schedconfig.Problem{Reason: v1.ReasonConfigMapNotFound, Message: fmt.Sprintf(
+				"%s, named by spec.schedulerConfig, does not exist; create it with key %s holding a KubeSchedulerConfiguration, or correct spec.schedulerConfig.",
+				source, schedconfig.ConfigKey)}, nil
+		}
+		return nil, nil, nil, fmt.Errorf("read %s: %w", source, err)
+	}
+	data, err := schedconfig.FromConfigMap(configMap, source)
+	if problem, ok := schedconfig.AsProblem(err); ok {
+		return nil, nil, problem, nil
+	} else if err != nil {
+		return nil, nil, nil, err
+	}
+	config, err := schedconfig.Parse(data, cr.Spec.SchedulerName, source)
+	if problem, ok := schedconfig.AsProblem(err); ok {
+		return nil, nil, problem, nil
+	} else if err != nil {
+		return nil, nil, nil, err
+	}
+	return data, schedconfig.ProfileNames(config), nil, nil
+}
+
+func keysOf(configMap *corev1.ConfigMap) string {
+	keys := make([]string, 0, len(configMap.Data)+len(configMap.BinaryData))
+	for key := range configMap.Data {
+		keys = append(keys, key)
+	}
+	for key := range configMap.BinaryData {
+		keys = append(keys, key)
+	}
+	if len(keys) == 0 {
+		return "none"
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, ", ")
+}
+
+// kubernetesMinor reads the cluster's minor version ("37" or "37+" for 1.37).
+func (r *SecondarySchedulerReconciler) kubernetesMinor() (int, error) {
+	info, err := r.Version.ServerVersion()
+	if err != nil {
+		return 0, err
+	}
+	minor, err := strconv.Atoi(strings.TrimRight(info.Minor, "+"))
+	if err != nil {
+		return 0, fmt.Errorf("parse minor version %q: %w", info.Minor, err)
+	}
+	return minor, nil
+}
+
+// truncate shortens user input quoted in a message.
+func truncate(text string, limit int) string {
+	if len(text) <= limit {
+		return text
+	}
+	return text[:limit] + "..."
+}
+
+// searched says, for a message, where Prometheus discovery looks.
+func (r *SecondarySchedulerReconciler) searched() string {
+	return promdiscovery.SearchedIn(r.discoveryNamespaces())
+}
+
+// recordingRules is the namespace/name of the PrometheusRule that defines the scheduler's
+// series, its own or the one it shares, empty for none.
+func (g *gathered) recordingRules(cr *v1.SecondaryScheduler) string {
+	if target := g.recordingRulesPlan.target; target != nil {
+		return target.Namespace + "/" + render.RecordingRuleName(cr)
+	}
+	return g.recordingRulesPlan.shared
+}

@@ -1,0 +1,157 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+// observed is what the operator saw of a running scheduler.
+type observed struct {
+	// deployment is the scheduler's Deployment, nil when there is none.
+	deployment *appsv1.Deployment
+	// requeueAfter asks to look again for what no watch reports (a leader elected).
+	requeueAfter time.Duration
+}
+
+// leaderPoll is how soon a HighlyAvailable scheduler without a leader is looked at again:
+// the operator does not watch Leases, which change every few seconds.
+const leaderPoll = 3 * time.Second
+
+// observeScheduler reads the scheduler's Deployment, pods and Lease, and sets
+// readyReplicas and Available: True only when a ready pod runs the Deployment's current
+// pod template (its configuration hash and CA bundle), and in HighlyAvailable mode a
+// replica holds the Lease. A ready pod of an older configuration does not count: it
+// schedules, but not as the resource now says.
+func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr *v1.SecondaryScheduler,
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (observed, error) {
+	deployment := &appsv1.Deployment{}
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}
+	if err := r.Get(ctx, key, deployment); err != nil || !ownedBy(deployment, cr) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			return observed{}, fmt.Errorf("read Deployment %s: %w", key, err)
+		}
+		status.ReadyReplicas = 0
+		conditions.set(v1.ConditionAvailable, false, v1.ReasonSchedulerNotDeployed, "the scheduler's Deployment "+key.String()+" does not exist")
+		return observed{}, nil
+	}
+	status.ReadyReplicas = deployment.Status.ReadyReplicas
+	current, old, err := r.readyPods(ctx, cr, deployment)
+	if err != nil {
+		return observed{}, err
+	}
+	want := ptrValue(deployment.Spec.Replicas)
+	switch {
+	case current == 0 && old > 0:
+		conditions.set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
+			"no pod running the current configuration (hash %s) is ready yet; %d pods of an older configuration still schedule; "+
+				"see kubectl -n %s get pods -l %s=%s", status.ConfigHash, old, cr.Namespace, render.LabelInstance, cr.Name))
+		return observed{deployment: deployment}, nil
+	case current == 0:
+		conditions.set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
+			"no scheduler pod is ready; pods with spec.schedulerName: %s stay Pending until one is; see kubectl -n %s get pods -l %s=%s",
+			status.SchedulerName, cr.Namespace, render.LabelInstance, cr.Name))
+		return observed{deployment: deployment}, nil
+	}
+	if want > 1 {
+		holder, err := r.leaseHolder(ctx, cr)
+		if err != nil {
+			return observed{}, err
+		}
+		if holder == "" {
+			conditions.set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
+				"%d of %d scheduler pods are ready but none holds Lease %s/%s yet, so none schedules; a replica takes it within the lease duration (15 s)",
+				current, want, cr.Namespace, render.LeaseName(cr)))
+			return observed{deployment: deployment, requeueAfter: leaderPoll}, nil
+		}
+	}
+	conditions.set(v1.ConditionAvailable, true, v1.ReasonSchedulerReady, fmt.Sprintf(
+		"%d of %d scheduler pods ready with the current configuration; pods with spec.schedulerName: %s are scheduled by it",
+		current, want, status.SchedulerName))
+	return observed{deployment: deployment}, nil
+}
+
+// readyPods counts the scheduler's ready pods that run the Deployment's current pod
+// template, and the ready ones that run an older one.
+func (r *SecondarySchedulerReconciler) readyPods(ctx context.Context, cr *v1.SecondaryScheduler, deployment *appsv1.Deployment) (current, old int, err error) {
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
+		return 0, 0, fmt.Errorf("list the scheduler's pods: %w", err)
+	}
+	template := deployment.Spec.Template.Annotations
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !pod.DeletionTimestamp.IsZero() || !podReady(pod) {
+			continue
+		}
+		if runsTemplate(pod.Annotations, template) {
+			current++
+		} else {
+			old++
+		}
+	}
+	return current, old, nil
+}
+
+// runsTemplate reports whether a pod carries every annotation the operator puts on the
+// pod template: the configuration hash and, when there is one, the CA bundle's.
+func runsTemplate(pod, template map[string]string) bool {
+	for key, value := range maps.All(template) {
+		if key != render.ConfigHashAnnotation && key != render.TrustedCAHashAnnotation {
+			continue
+		}
+		if pod[key] != value {
+			return false
+		}
+	}
+	return template[render.ConfigHashAnnotation] != ""
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == corev1.PodReady {
+			return condition.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// leaseHolder is who holds cr's Lease, empty when nobody does or the holder stopped
+// renewing it. Only cr's scheduler pods may update that Lease, so a holder is one of them.
+func (r *SecondarySchedulerReconciler) leaseHolder(ctx context.Context, cr *v1.SecondaryScheduler) (string, error) {
+	lease := &coordinationv1.Lease{}
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.LeaseName(cr)}
+	if err := r.APIReader.Get(ctx, key, lease); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("read Lease %s: %w", key, err)
+	}
+	spec := lease.Spec
+	if spec.HolderIdentity == nil || *spec.HolderIdentity == "" || spec.RenewTime == nil || spec.LeaseDurationSeconds == nil {
+		return "", nil
+	}
+	expires := spec.RenewTime.Add(time.Duration(*spec.LeaseDurationSeconds) * time.Second)
+	if !r.now().Before(expires) {
+		return "", nil
+	}
+	return *spec.HolderIdentity, nil
+}
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}

@@ -1,0 +1,105 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+)
+
+// checkOwnership returns a problem when an object the scheduler needs already exists
+// under its name but is not provably cr's: server-side apply would silently take it
+// over. It runs after rendering and before anything is applied or a token requested. The
+// cache holds only the operator's objects, so a miss there is checked against the API
+// server.
+func (r *SecondarySchedulerReconciler) checkOwnership(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) (*schedconfig.Problem, error) {
+	for _, object := range desired {
+		key := client.ObjectKeyFromObject(object)
+		var existing client.Object
+		// Typed, so that the read is served by the cache; kinds outside the scheme (the
+		// Prometheus Operator's) are not cached and are read as metadata.
+		if typed, err := r.Scheme().New(object.GroupVersionKind()); err == nil {
+			existing = typed.(client.Object)
+			err = r.Get(ctx, key, existing)
+			if err == nil && ownedBy(existing, cr) {
+				continue
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+			}
+		} else {
+			metadata := &metav1.PartialObjectMetadata{}
+			metadata.SetGroupVersionKind(object.GroupVersionKind())
+			existing = metadata
+		}
+		if err := r.APIReader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+		}
+		if !ownedBy(existing, cr) {
+			return &schedconfig.Problem{Reason: v1.ReasonObjectNameTaken, Message: fmt.Sprintf(
+				"%s %s already exists and does not belong to this SecondaryScheduler (uid %s); the operator will not take it over, change it or delete it. "+
+					"Delete or rename it, or give this SecondaryScheduler another name",
+				object.GetKind(), key, cr.UID)}, nil
+		}
+	}
+	return nil, nil
+}
+
+// ownedBy reports whether object is provably cr's: it carries cr's owner labels,
+// including its UID (so that a SecondaryScheduler recreated under the same name does not
+// inherit what its predecessor left), and a namespaced object's controller reference,
+// when it has one, is cr.
+func ownedBy(object client.Object, cr *v1.SecondaryScheduler) bool {
+	labels := object.GetLabels()
+	if labels[render.LabelOwnerNamespace] != cr.Namespace || labels[render.LabelOwnerName] != cr.Name ||
+		labels[render.LabelOwnerUID] != string(cr.UID) || cr.UID == "" {
+		return false
+	}
+	if controller := metav1.GetControllerOfNoCopy(object); controller != nil {
+		return controller.UID == cr.UID
+	}
+	return true
+}
+
+// deleteOwned deletes object if, and only if, it is cr's, with a precondition on its UID
+// so that an object replaced meanwhile by someone else's of the same name survives.
+func deleteOwned(ctx context.Context, c client.Client, cr *v1.SecondaryScheduler, object client.Object) error {
+	if !ownedBy(object, cr) {
+		return nil
+	}
+	uid := object.GetUID()
+	err := c.Delete(ctx, object, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete %s %s: %w", kindOf(object), client.ObjectKeyFromObject(object), err)
+	}
+	return nil
+}
+
+func kindOf(object client.Object) string {
+	if kind := object.GetObjectKind().GroupVersionKind().Kind; kind != "" {
+		return kind
+	}
+	return fmt.Sprintf("%T", object)
+}
+
+// nameTakenRetry is when a name taken by someone else's object is looked at again: no
+// event tells when it goes away, so it is polled, backing off from 3 s to 5 minutes as
+// the problem lasts.
+func nameTakenRetry(status *v1.SecondarySchedulerStatus, now time.Time) time.Duration {
+	condition := meta.FindStatusCondition(status.Conditions, string(v1.ConditionDegraded))
+	if condition == nil || condition.Reason != string(v1.ReasonObjectNameTaken) || condition.Status != metav1.ConditionTrue {
+		return 3 * time.Second
+	}
+	return min(max(now.Sub(condition.LastTransitionTime.Time), 3*time.Second), 5*time.Minute)
+}
