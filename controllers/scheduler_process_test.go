@@ -73,9 +73,10 @@ func TestRenderedSchedulerSchedulesUnderItsOwnIdentity(t *testing.T) {
 		return response.StatusCode
 	}, time.Minute).Should(Equal(http.StatusOK))
 
-	// It leads with its own Lease in its own namespace.
+	// It leads with the Lease the operator made for it, in its own namespace, which its
+	// Role lets it renew but not create.
 	s.g.Eventually(func() string {
-		lease, err := adminClientset.CoordinationV1().Leases(s.namespace).Get(s.ctx, "real", metav1.GetOptions{})
+		lease, err := adminClientset.CoordinationV1().Leases(s.namespace).Get(s.ctx, render.LeaseName(cr), metav1.GetOptions{})
 		if err != nil || lease.Spec.HolderIdentity == nil {
 			return ""
 		}

@@ -277,11 +277,15 @@ func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.Second
 }
 
 // refusal is when to look again after a problem: a name taken by someone else's object
-// is polled with backoff, since no event says when it goes; other problems wait for the
-// change that fixes them.
+// is polled with backoff, and a metrics source looked for again every probe interval,
+// since no event says when they change; other problems wait for the change that fixes
+// them, which the operator watches.
 func (r *SecondarySchedulerReconciler) refusal(status *v1.SecondarySchedulerStatus, problem *schedconfig.Problem) outcome {
-	if problem.Reason == v1.ReasonObjectNameTaken {
+	switch {
+	case problem.Reason == v1.ReasonObjectNameTaken:
 		return outcome{requeueAfter: nameTakenRetry(status, r.now())}
+	case metricsProblems[problem.Reason]:
+		return outcome{requeueAfter: r.MetricsProber.Interval}
 	}
 	return outcome{}
 }

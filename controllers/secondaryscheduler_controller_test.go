@@ -147,7 +147,7 @@ func TestManagementStateTransitions(t *testing.T) {
 	// Managed again: everything comes back as specified.
 	s.update(cr, func() { cr.Spec.ManagementState = v1.Managed })
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
-	s.g.Eventually(func() []client.Object { return s.namespacedChildren(cr) }).Should(HaveLen(6))
+	s.g.Eventually(func() []client.Object { return s.namespacedChildren(cr) }).Should(HaveLen(7))
 	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(3))
 	s.g.Expect(*s.deployment(cr).Spec.Replicas).To(Equal(int32(1)))
 
@@ -177,6 +177,9 @@ func TestBadInputKeepsTheRunningSchedulerAndHeals(t *testing.T) {
 	s := newScenario(t)
 	userConfig := configMap("user-config", map[string]string{"config.yaml": goodConfig("careful", 3)})
 	cr := custom("careful", "user-config")
+	// With spec.schedulerName the configuration must have a profile of that name; without
+	// it, as in OpenShift's operator, it serves whatever names its profiles give.
+	cr.Spec.SchedulerName = "careful"
 	s.create(userConfig, cr)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("weight: 3"))
@@ -202,15 +205,27 @@ func TestBadInputKeepsTheRunningSchedulerAndHeals(t *testing.T) {
 		{"no profile for this scheduler", map[string]string{"config.yaml": goodConfig("someone-else", 3)}, v1.ReasonProfileNotFound, "no profile in ConfigMap"},
 		{"profile named default-scheduler", map[string]string{"config.yaml": goodConfig("careful", 3) + "- schedulerName: default-scheduler\n"}, v1.ReasonDefaultSchedulerClaimed, "belongs to the cluster's own scheduler"},
 		{"profile without a name", map[string]string{"config.yaml": goodConfig("careful", 3) + "- plugins: {}\n"}, v1.ReasonDefaultSchedulerClaimed, "has no schedulerName"},
+		{"YAML alias in leaderElection", map[string]string{"config.yaml": goodConfig("careful", 3) + "leaderElection: &le\n  leaderElect: true\nclientConnection: *le\n"},
+			v1.ReasonInvalidConfig, "anchor or alias"},
+		{"config under binaryData", nil, v1.ReasonConfigKeyMissing, "binaryData"},
+		{"config too large", map[string]string{"config.yaml": goodConfig("careful", 3) + "# " + strings.Repeat("x", 70000) + "\n"}, v1.ReasonConfigTooLarge, "the operator accepts"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &scenario{t: t, g: NewWithT(t), ctx: s.ctx, namespace: s.namespace}
 			s.g.SetDefaultEventuallyTimeout(eventuallyTimeout)
 			s.g.SetDefaultEventuallyPollingInterval(pollInterval)
-			if tt.data == nil {
+			switch {
+			case tt.reason == v1.ReasonConfigKeyMissing && tt.data == nil:
+				existing := configMapIn(s.namespace, "user-config")
+				s.g.Expect(s.get(existing)).To(Succeed())
+				s.update(existing, func() {
+					existing.Data = nil
+					existing.BinaryData = map[string][]byte{"config.yaml": []byte(goodConfig("careful", 3))}
+				})
+			case tt.data == nil:
 				s.g.Expect(adminClient.Delete(s.ctx, configMapIn(s.namespace, "user-config"))).To(Succeed())
-			} else {
+			default:
 				s.setUserConfig("user-config", tt.data)
 			}
 			degraded := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, tt.reason)
@@ -239,7 +254,7 @@ func (s *scenario) setUserConfig(name string, data map[string]string) {
 		s.create(configMap(name, data))
 		return
 	}
-	s.update(existing, func() { existing.Data = data })
+	s.update(existing, func() { existing.Data, existing.BinaryData = data, nil })
 }
 
 func TestSchedulerNameConflictOlderWins(t *testing.T) {
@@ -424,9 +439,11 @@ func TestLoadAwareProfileRendersAndPrunesMetricsReader(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 	s.g.Expect(s.renderedConfig(cr)).To(And(ContainSubstring("name: TargetLoadPacking"), ContainSubstring("targetUtilization: 55"),
 		ContainSubstring("type: KubernetesMetricsServer")))
-	// The operator, bound only to its generated ClusterRole, may grant metrics.k8s.io reads.
-	reader := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "metrics-reader")}}
+	// The operator, bound only to its shipped RBAC, grants metrics.k8s.io reads by binding
+	// the shipped ClusterRole; it creates no ClusterRole.
+	reader := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "metrics-reader")}}
 	s.g.Eventually(func() error { return s.get(reader) }).Should(Succeed())
+	s.g.Expect(reader.RoleRef.Name).To(Equal(render.SchedulerMetricsReaderClusterRole))
 	s.g.Expect(s.clusterScopedChildren(cr)).To(ContainElement("ClusterRoleBinding/" + render.ClusterBindingName(cr, "metrics-reader")))
 
 	s.update(cr, func() {
@@ -434,7 +451,7 @@ func TestLoadAwareProfileRendersAndPrunesMetricsReader(t *testing.T) {
 		cr.Spec.Profile.Metrics = &v1.LoadMetrics{Provider: v1.PrometheusProvider, Address: "http://127.0.0.1:9"}
 	})
 	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(ContainSubstring("address: http://127.0.0.1:9"))
-	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(reader)) }).Should(BeTrue(), "the metrics-reader ClusterRole is pruned")
+	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(reader)) }).Should(BeTrue(), "the metrics-reader binding is pruned")
 	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(3))
 }
 
@@ -482,8 +499,14 @@ func TestPrometheusIsDiscovered(t *testing.T) {
 			Metrics: &v1.LoadMetrics{Provider: v1.PrometheusProvider}}},
 	}
 	s.create(cr)
+	// A Service a tenant made in its own namespace, with a name discovery looks for, is
+	// not found: the operator would send it the scheduler's token.
+	tenantTrap := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "prometheus-server", Labels: map[string]string{"app.kubernetes.io/name": "prometheus"}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 9090}}}}
+	s.create(tenantTrap)
 	notFound := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonPrometheusNotFound)
-	s.g.Expect(notFound.Message).To(ContainSubstring("openshift-monitoring/thanos-querier"))
+	s.g.Expect(notFound.Message).To(And(ContainSubstring("thanos-querier"), ContainSubstring("openshift-monitoring")))
+	s.g.Consistently(func() *v1.MetricsStatus { _ = s.get(cr); return cr.Status.Metrics }, time.Second).Should(BeNil())
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPrometheusNotFound)
 	s.g.Expect(s.deployment(cr)).To(BeNil(), "no scheduler without its metrics source")
 
@@ -716,7 +739,8 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	monitoring := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rules-monitoring-"}}
+	// A namespace among those the operator discovers Prometheus in.
+	monitoring := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rules-monitoring"}}
 	s.g.Expect(adminClient.Create(s.ctx, monitoring)).To(Succeed())
 	operated := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: monitoring.Name, Name: "prometheus-operated"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 9090}}}}

@@ -193,7 +193,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		Clock:            operatorClock,
 		Tenancy:          tenancy.Policy{Namespaces: schedulerNamespaces},
 		// Tests make their Prometheus Services in these namespaces or give an address.
-		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring"},
+		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring", "observability", "rules-monitoring"},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
