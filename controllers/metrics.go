@@ -168,7 +168,7 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 		nodes = append(nodes, node.Name)
 	}
 	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, desired.access, nodes)
-	status.Metrics = &v1.MetricsStatus{Address: endpoint.URL, Source: endpoint.Source,
+	status.Metrics = &v1.MetricsStatus{Address: metricsprobe.AddressForStatus(endpoint.URL), Source: endpoint.Source,
 		NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes), Credentials: desired.access.credentials}
 	if identity := desired.access.identity; identity != nil {
 		status.Metrics.TokenRenewTime = &metav1.Time{Time: identity.Token.RenewAt.Truncate(time.Second)}

@@ -46,7 +46,7 @@ type Result struct {
 // end up in status conditions and Events. They name the address without its userinfo,
 // query or fragment.
 func Probe(ctx context.Context, client *http.Client, address, token string, nodeNames []string) Result {
-	where := addressForMessage(address)
+	where := AddressForStatus(address)
 	// A Prometheus API does not redirect queries; following one would send the query, and
 	// with some clients the token, to wherever the answer says.
 	noRedirects := *client
@@ -275,9 +275,9 @@ func summarizeTLS(err error) string {
 	return ""
 }
 
-// addressForMessage is address without userinfo, query and fragment, where a token may
-// hide, and of bounded length.
-func addressForMessage(address string) string {
+// AddressForStatus is address without userinfo, query and fragment, where a token may
+// hide, and of bounded length: what messages and status.metrics.address show of it.
+func AddressForStatus(address string) string {
 	parsed, err := url.Parse(address)
 	if err != nil || parsed.Host == "" {
 		return "the configured address"
