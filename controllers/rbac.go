@@ -24,7 +24,8 @@ package controllers
 // ClusterRoleBinding is bounded by the bind verb below: the operator can bind only these
 // roles, which it does not itself hold. It creates and edits no ClusterRole.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=system:kube-scheduler;system:volume-scheduler;secondary-scheduler-metrics-reader;cluster-monitoring-view
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=system:kube-scheduler;system:volume-scheduler
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-metrics-reader;cluster-monitoring-view
 
 // Load-aware schedulers: node names to compare with metrics, Prometheus discovery (reads
 // only), checking a metrics token the endpoint refused, and recording rules in the

@@ -104,18 +104,18 @@ func metricsIdentityBuilders(identity *MetricsIdentity) []func(*v1.SecondarySche
 	if identity == nil {
 		return nil
 	}
-	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
+	return []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
 		func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 			return metricsServiceAccount(cr, *identity)
 		},
 		func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 			return metricsTokenBinding(cr, *identity)
 		},
+		// Rendered before a token exists too (empty), so that its name is checked with the rest.
+		func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+			return metricsTokenSecret(cr, ptr.Deref(identity.Token, BoundToken{}))
+		},
 	}
-	// Rendered before a token exists too (empty), so that its name is checked with the rest.
-	return append(builders, func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-		return metricsTokenSecret(cr, ptr.Deref(identity.Token, BoundToken{}))
-	})
 }
 
 func metricsServiceAccount(cr *v1.SecondaryScheduler, _ MetricsIdentity) (*yaml.RNode, error) {

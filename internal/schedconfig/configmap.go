@@ -49,7 +49,8 @@ func checkSize(size int, source string) error {
 		return nil
 	}
 	return problemf(v1.ReasonConfigTooLarge,
-		"key %s of %s is %d bytes, more than the %d bytes (%d KiB) the operator accepts; shorten it: a scheduler configuration rarely needs more than a few KiB, so drop comments, unused profiles and plugin args left at their defaults",
+		"key %s of %s is %d bytes, more than the %d bytes (%d KiB) the operator accepts; shorten it: "+
+			"a scheduler configuration rarely needs more than a few KiB, so drop comments, unused profiles and plugin args left at their defaults",
 		ConfigKey, source, size, MaxConfigBytes, MaxConfigBytes>>10)
 }
 

@@ -28,7 +28,8 @@ func firstDocument(data []byte, source string) (*yaml.Node, error) {
 	}
 	if node := firstAnchorOrAlias(&document); node != nil {
 		return nil, problemf(v1.ReasonInvalidConfig,
-			"key %s of %s uses a YAML anchor or alias (&name or *name, first at line %d); write the values out instead: aliases let a small text expand into a huge configuration, and the operator cannot edit a configuration that holds them",
+			"key %s of %s uses a YAML anchor or alias (&name or *name, first at line %d); write the values out instead: "+
+				"aliases let a small text expand into a huge configuration, and the operator cannot edit a configuration that holds them",
 			ConfigKey, source, node.Line)
 	}
 	if len(document.Content) != 1 || document.Content[0].Kind != yaml.MappingNode {

@@ -47,7 +47,8 @@ func checkProfiles(config *schedulerconfigv1.KubeSchedulerConfiguration, schedul
 	}
 	if len(config.Profiles) > MaxProfiles {
 		return problemf(v1.ReasonInvalidConfig,
-			"the configuration in %s has %d profiles; at most %d are accepted, as each profile's schedulerName is a name this SecondaryScheduler claims: remove profiles or split them over several SecondarySchedulers",
+			"the configuration in %s has %d profiles; at most %d are accepted, as each profile's schedulerName is a name this SecondaryScheduler claims: "+
+				"remove profiles or split them over several SecondarySchedulers",
 			source, len(config.Profiles), MaxProfiles)
 	}
 	firstIndex := make(map[string]int, len(config.Profiles))

@@ -50,11 +50,11 @@ func profilesConfig(names ...string) string {
 	return text.String()
 }
 
-// numberedNames is first followed by count-1 names derived from it.
-func numberedNames(first string, count int) []string {
-	names := []string{first}
+// packerNames is packer followed by count-1 names derived from it.
+func packerNames(count int) []string {
+	names := []string{"packer"}
 	for i := 1; i < count; i++ {
-		names = append(names, fmt.Sprintf("%s-%d", first, i))
+		names = append(names, fmt.Sprintf("packer-%d", i))
 	}
 	return names
 }
@@ -126,8 +126,8 @@ func TestParse(t *testing.T) {
 		{"profile name of 63 characters with dots", validConfig + "- schedulerName: " + strings.Repeat("a.", 31) + "b\n", "", ""},
 		{"very long profile name is cut in the message", validConfig + "- schedulerName: " + strings.Repeat("a", 5000) + "\n", v1.ReasonInvalidConfig,
 			strings.Repeat("a", 100) + `...", which is not a valid scheduler name`},
-		{"64 profiles", profilesConfig(numberedNames("packer", 64)...), "", ""},
-		{"65 profiles", profilesConfig(numberedNames("packer", 65)...), v1.ReasonInvalidConfig, "has 65 profiles; at most 64 are accepted"},
+		{"64 profiles", profilesConfig(packerNames(64)...), "", ""},
+		{"65 profiles", profilesConfig(packerNames(65)...), v1.ReasonInvalidConfig, "has 65 profiles; at most 64 are accepted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,7 +179,7 @@ func TestParseClaims(t *testing.T) {
 		{"no required name, default-scheduler", profilesConfig("packer", "default-scheduler"), "", v1.ReasonDefaultSchedulerClaimed, "profile 1 in test is named default-scheduler", nil},
 		{"no required name, duplicate", profilesConfig("packer", "spreader", "packer"), "", v1.ReasonInvalidConfig, "profiles 0 and 2 in test are both named packer", nil},
 		{"no required name, invalid name", profilesConfig("packer", "-spreader"), "", v1.ReasonInvalidConfig, `schedulerName "-spreader", which is not a valid scheduler name`, nil},
-		{"no required name, 65 profiles", profilesConfig(numberedNames("packer", 65)...), "", v1.ReasonInvalidConfig, "has 65 profiles", nil},
+		{"no required name, 65 profiles", profilesConfig(packerNames(65)...), "", v1.ReasonInvalidConfig, "has 65 profiles", nil},
 		{"invalid name reported before a missing one", profilesConfig("Packer"), "packer", v1.ReasonInvalidConfig, `"Packer", which is not a valid scheduler name`, nil},
 	}
 	for _, tt := range tests {
@@ -288,7 +288,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("- - -"))
 	f.Add([]byte(profilesConfig("packer", "spreader")))
 	f.Add([]byte(profilesConfig("packer", "packer")))
-	f.Add([]byte(profilesConfig(numberedNames("packer", 65)...)))
+	f.Add([]byte(profilesConfig(packerNames(65)...)))
 	f.Add([]byte(validConfig + "leaderElection: &election\n  leaderElect: true\nclientConnection: *election\n"))
 	f.Add([]byte(validConfig + "parallelism: *undefined\n"))
 	f.Add([]byte(strings.Replace(validConfig, "- schedulerName: packer", "- &profile\n  schedulerName: packer", 1)))

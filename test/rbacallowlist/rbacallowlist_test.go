@@ -194,7 +194,7 @@ func (b shippedBinding) lines() []string {
 	if b.kind == "RoleBinding" {
 		name = b.namespace + "/" + b.name
 	}
-	var lines []string
+	lines := make([]string, 0, len(b.subjects))
 	for _, s := range b.subjects {
 		subject := s.Kind + " " + s.Name
 		if s.Kind == rbacv1.ServiceAccountKind {
@@ -340,7 +340,7 @@ func (r shippedRole) grants() []grant {
 }
 
 func (a allowedRule) grants() []grant {
-	var grants []grant
+	grants := make([]grant, 0, len(a.resources)*len(orOne(a.resourceNames))*len(a.verbs))
 	for _, resource := range a.resources {
 		for _, name := range orOne(a.resourceNames) {
 			for _, verb := range a.verbs {
