@@ -1,22 +1,18 @@
 package controllers
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/manifests"
 )
 
 // The operator runs in the integration tests with the RBAC an installation gives it, read
@@ -109,19 +105,11 @@ func ensureNamespace(ctx context.Context, c client.Client, name string) error {
 
 // decodeShipped decodes, strictly, the first document of kind in config/rbac/file into obj.
 func decodeShipped(file, kind string, obj any) error {
-	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", file))
+	documents, err := manifests.Documents(filepath.Join("..", "config", "rbac", file))
 	if err != nil {
 		return err
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("config/rbac/%s holds no %s", file, kind)
-		}
-		if err != nil {
-			return fmt.Errorf("read config/rbac/%s: %w", file, err)
-		}
+	for _, doc := range documents {
 		var typeMeta metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &typeMeta); err != nil {
 			return fmt.Errorf("parse config/rbac/%s: %w", file, err)
@@ -134,4 +122,5 @@ func decodeShipped(file, kind string, obj any) error {
 		}
 		return nil
 	}
+	return fmt.Errorf("config/rbac/%s holds no %s", file, kind)
 }

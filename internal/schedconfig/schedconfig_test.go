@@ -50,6 +50,18 @@ func profilesConfig(names ...string) string {
 	return text.String()
 }
 
+// expectProblem fails t unless err is a Problem of reason whose message contains message.
+func expectProblem(t *testing.T, err error, reason v1.ConditionReason, message string) {
+	t.Helper()
+	problem, ok := AsProblem(err)
+	if !ok {
+		t.Fatalf("want a Problem with reason %s, got %v", reason, err)
+	}
+	if problem.Reason != reason || !strings.Contains(problem.Message, message) {
+		t.Errorf("got %s: %s\nwant %s: ...%s...", problem.Reason, problem.Message, reason, message)
+	}
+}
+
 // packerNames is packer followed by count-1 names derived from it.
 func packerNames(count int) []string {
 	names := []string{"packer"}
@@ -194,13 +206,7 @@ func TestParseClaims(t *testing.T) {
 				}
 				return
 			}
-			problem, ok := AsProblem(err)
-			if !ok {
-				t.Fatalf("want a Problem with reason %s, got %v", tt.wantReason, err)
-			}
-			if problem.Reason != tt.wantReason || !strings.Contains(problem.Message, tt.wantMessage) {
-				t.Errorf("got %s: %s\nwant %s: ...%s...", problem.Reason, problem.Message, tt.wantReason, tt.wantMessage)
-			}
+			expectProblem(t, err, tt.wantReason, tt.wantMessage)
 		})
 	}
 }
@@ -264,13 +270,7 @@ func TestFromConfigMap(t *testing.T) {
 				}
 				return
 			}
-			problem, ok := AsProblem(err)
-			if !ok {
-				t.Fatalf("want a Problem with reason %s, got %v", tt.wantReason, err)
-			}
-			if problem.Reason != tt.wantReason || !strings.Contains(problem.Message, tt.wantMessage) {
-				t.Errorf("got %s: %s\nwant %s: ...%s...", problem.Reason, problem.Message, tt.wantReason, tt.wantMessage)
-			}
+			expectProblem(t, err, tt.wantReason, tt.wantMessage)
 			if data != nil {
 				t.Errorf("got text with a problem: %d bytes", len(data))
 			}

@@ -1,21 +1,18 @@
 package rbacallowlist
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/manifests"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
@@ -237,23 +234,16 @@ func loadRBAC(t *testing.T) shippedRBAC {
 		if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		documents, err := manifests.Documents(path)
 		if err != nil {
 			return err
 		}
-		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for {
-			doc, err := reader.Read()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
+		for _, doc := range documents {
 			if err := rbac.add(filepath.Base(path), doc); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 		}
+		return nil
 	})
 	if err != nil {
 		t.Fatalf("read config/rbac: %v", err)

@@ -1,0 +1,34 @@
+// Package manifests reads the YAML the project ships (config/), for tests that check
+// it or install it as an installation would.
+package manifests
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Documents returns the YAML documents of the file at path, in order.
+func Documents(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var documents [][]byte
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		document, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return documents, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		documents = append(documents, document)
+	}
+}
