@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -115,6 +116,24 @@ func run(ctx context.Context, opts options) error {
 		return errors.New("no namespace may run schedulers: set --scheduler-namespaces (outside a pod there is no namespace of the operator's own to default to)")
 	}
 	config := ctrl.GetConfigOrDie()
+	clientset, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	// A namespace without the operator's RoleBinding would keep its caches from ever
+	// syncing, and so the operator from starting: it is left out, and said so.
+	schedulerNamespaces, unbound, err := tenancy.CheckAccess(ctx, clientset.AuthorizationV1().SelfSubjectAccessReviews(), opts.schedulerNamespaces)
+	if err != nil {
+		return err
+	}
+	if len(unbound) > 0 {
+		ctrl.Log.WithName("setup").Error(nil, "the operator lacks its permissions in namespaces it should run schedulers in; it runs none there until a cluster admin binds ClusterRole "+
+			tenancy.SchedulerNamespaceClusterRole+" to it there and restarts it", "namespaces", unbound)
+	}
+	if len(schedulerNamespaces) == 0 {
+		return fmt.Errorf("the operator may run schedulers in none of the namespaces %v: bind ClusterRole %s to its ServiceAccount there",
+			opts.schedulerNamespaces, tenancy.SchedulerNamespaceClusterRole)
+	}
 	var tlsOptions []func(*tls.Config)
 	if !opts.enableHTTP2 {
 		tlsOptions = append(tlsOptions, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
@@ -130,12 +149,8 @@ func run(ctx context.Context, opts options) error {
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              "secondary-scheduler-operator.operator.secondary-scheduler.io",
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controllers.CacheOptions(opts.schedulerNamespaces),
+		Cache:                         controllers.CacheOptions(schedulerNamespaces),
 	})
-	if err != nil {
-		return err
-	}
-	clientset, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return err
 	}
@@ -154,7 +169,7 @@ func run(ctx context.Context, opts options) error {
 		MetricsProber: &controllers.MetricsProber{Interval: opts.metricsProbeInterval, Timeout: 10 * time.Second,
 			// Outside a cluster (make run) Service names do not resolve; their endpoints do.
 			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
-		Tenancy:                  tenancy.Policy{Namespaces: opts.schedulerNamespaces},
+		Tenancy:                  tenancy.Policy{Namespaces: schedulerNamespaces, Unbound: unbound},
 		PrometheusNamespaces:     opts.prometheusNamespaces,
 		MetricsTokenClusterRoles: opts.metricsTokenClusterRoles,
 	}

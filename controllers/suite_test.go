@@ -112,6 +112,7 @@ func runSuite(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	operatorRESTConfig = operatorConfig
 	// As an admin allows namespaces before the operator starts (its flag lists them).
 	for _, namespace := range schedulerNamespaces {
 		if err := allowSchedulerNamespace(context.Background(), adminClient, operatorUser, namespace); err != nil {
@@ -159,6 +160,9 @@ var schedulerNamespaces = func() []string {
 }()
 
 var namespacesTaken atomic.Int32
+
+// operatorRESTConfig authenticates as the operator.
+var operatorRESTConfig *rest.Config
 
 // takeSchedulerNamespace returns the next namespace where the operator runs schedulers.
 func takeSchedulerNamespace() (string, error) {
