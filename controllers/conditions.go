@@ -116,14 +116,15 @@ func setReconcilingAndStalled(conditions *conditionSetter, status *v1.SecondaryS
 		return
 	}
 	conditions.set(v1.ConditionStalled, false, v1.ReasonAsExpected, "nothing keeps the operator from reaching the desired state")
-	removedOrUnmanaged := available != nil && (available.Reason == string(v1.ReasonRemoved) || available.Reason == string(v1.ReasonUnmanaged))
+	// Unmanaged and Removed ask nothing more of the operator, whatever runs.
+	leftAlone := progressing != nil && (progressing.Reason == string(v1.ReasonRemoved) || progressing.Reason == string(v1.ReasonUnmanaged))
 	switch {
 	case progressing != nil && progressing.Status == metav1.ConditionTrue:
 		conditions.set(v1.ConditionReconciling, true, v1.ConditionReason(progressing.Reason), progressing.Message)
-	case available != nil && available.Status != metav1.ConditionTrue && !removedOrUnmanaged:
+	case leftAlone:
+		conditions.set(v1.ConditionReconciling, false, v1.ConditionReason(progressing.Reason), progressing.Message)
+	case available != nil && available.Status != metav1.ConditionTrue:
 		conditions.set(v1.ConditionReconciling, true, v1.ConditionReason(available.Reason), available.Message)
-	case removedOrUnmanaged:
-		conditions.set(v1.ConditionReconciling, false, v1.ConditionReason(available.Reason), available.Message)
 	default:
 		conditions.set(v1.ConditionReconciling, false, v1.ReasonReconciled, "the scheduler runs the current generation as specified")
 	}

@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -29,6 +28,10 @@ type observed struct {
 // the operator does not watch Leases, which change every few seconds.
 const leaderPoll = 3 * time.Second
 
+// leaderRecheck is how often a HighlyAvailable scheduler that has a leader is looked at
+// again, so that Available does not outlive a leader that stopped renewing its Lease.
+const leaderRecheck = 30 * time.Second
+
 // observeScheduler reads the scheduler's Deployment, pods and Lease, and sets
 // readyReplicas and Available: True only when a ready pod runs the Deployment's current
 // pod template (its configuration hash and CA bundle), and in HighlyAvailable mode a
@@ -38,7 +41,9 @@ func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr 
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (observed, error) {
 	deployment := &appsv1.Deployment{}
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}
-	if err := r.Get(ctx, key, deployment); err != nil || !ownedBy(deployment, cr) {
+	// Read from the API server: the cache may not yet hold what was applied a moment ago,
+	// and an old generation would read as a finished rollout.
+	if err := r.APIReader.Get(ctx, key, deployment); err != nil || !ownedBy(deployment, cr) {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return observed{}, fmt.Errorf("read Deployment %s: %w", key, err)
 		}
@@ -79,6 +84,10 @@ func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr 
 	conditions.set(v1.ConditionAvailable, true, v1.ReasonSchedulerReady, fmt.Sprintf(
 		"%d of %d scheduler pods ready with the current configuration; pods with spec.schedulerName: %s are scheduled by it",
 		current, want, status.SchedulerName))
+	if want > 1 {
+		// A leader that stops renewing changes no object the operator watches.
+		return observed{deployment: deployment, requeueAfter: leaderRecheck}, nil
+	}
 	return observed{deployment: deployment}, nil
 }
 
@@ -104,18 +113,11 @@ func (r *SecondarySchedulerReconciler) readyPods(ctx context.Context, cr *v1.Sec
 	return current, old, nil
 }
 
-// runsTemplate reports whether a pod carries every annotation the operator puts on the
-// pod template: the configuration hash and, when there is one, the CA bundle's.
+// runsTemplate reports whether a pod runs the Deployment's pod template: it carries the
+// template's hash, which covers the image, flags, placement and configuration.
 func runsTemplate(pod, template map[string]string) bool {
-	for key, value := range maps.All(template) {
-		if key != render.ConfigHashAnnotation && key != render.TrustedCAHashAnnotation {
-			continue
-		}
-		if pod[key] != value {
-			return false
-		}
-	}
-	return template[render.ConfigHashAnnotation] != ""
+	hash := template[render.PodTemplateHashAnnotation]
+	return hash != "" && pod[render.PodTemplateHashAnnotation] == hash
 }
 
 func podReady(pod *corev1.Pod) bool {

@@ -24,6 +24,11 @@ const (
 // configuration: pods roll when, and only when, the configuration really changes.
 const ConfigHashAnnotation = "operator.secondary-scheduler.io/config-hash"
 
+// PodTemplateHashAnnotation on the scheduler's pod template holds a hash of the rest of
+// the template (image, flags, placement, the configuration and CA hashes): a pod carrying
+// the Deployment's value runs what the resource now says, which Available requires.
+const PodTemplateHashAnnotation = "operator.secondary-scheduler.io/pod-template-hash"
+
 // AuthenticationReaderNamespace is where the Role extension-apiserver-authentication-reader
 // lives, and so where its RoleBinding must be.
 const AuthenticationReaderNamespace = "kube-system"

@@ -321,7 +321,23 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err := mountTrustedCA(node, result.trustedCA); err != nil {
 		return nil, err
 	}
-	return node, setHighlyAvailablePlacement(node, cr)
+	if err := setHighlyAvailablePlacement(node, cr); err != nil {
+		return nil, err
+	}
+	return node, setPodTemplateHash(node)
+}
+
+// setPodTemplateHash sets, last, the hash of everything else in the pod template.
+func setPodTemplateHash(deployment *yaml.RNode) error {
+	template, err := lookup(deployment, "spec", "template")
+	if err != nil {
+		return err
+	}
+	text, err := template.String()
+	if err != nil {
+		return fmt.Errorf("serialize the pod template: %w", err)
+	}
+	return setNode(template, yaml.NewStringRNode(ConfigHash(text)), "metadata", "annotations", PodTemplateHashAnnotation)
 }
 
 // setHighlyAvailablePlacement spreads HighlyAvailable replicas over nodes, so that losing

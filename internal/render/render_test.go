@@ -2,6 +2,7 @@ package render
 
 import (
 	"flag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,5 +251,38 @@ func TestSchedulerImage(t *testing.T) {
 				t.Errorf("got %q (%q), want %q (containing %q)", image, source, tt.wantImage, tt.wantSource)
 			}
 		})
+	}
+}
+
+// The pod template hash covers every setting of the template, not only the configuration:
+// Available trusts a pod only when it carries the current one.
+func TestPodTemplateHashCoversTheWholeTemplate(t *testing.T) {
+	hashOf := func(mutate func(*v1.SecondaryScheduler)) string {
+		t.Helper()
+		result, err := Render(secondaryScheduler("packer", mutate), Facts{KubernetesMinor: 34})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, object := range result.Objects {
+			if object.GetKind() == "Deployment" {
+				hash, _, _ := unstructured.NestedString(object.Object, "spec", "template", "metadata", "annotations", PodTemplateHashAnnotation)
+				return hash
+			}
+		}
+		t.Fatal("no Deployment rendered")
+		return ""
+	}
+	base := hashOf(func(*v1.SecondaryScheduler) {})
+	if base == "" || base != hashOf(func(*v1.SecondaryScheduler) {}) {
+		t.Fatalf("the hash must be set and stable, got %q", base)
+	}
+	for name, mutate := range map[string]func(*v1.SecondaryScheduler){
+		"log level": func(cr *v1.SecondaryScheduler) { cr.Spec.LogLevel = v1.Debug },
+		"image":     func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = "registry.example/kube-scheduler:v2" },
+		"topology":  func(cr *v1.SecondaryScheduler) { cr.Spec.Topology = &v1.Topology{Mode: v1.HighlyAvailable} },
+	} {
+		if hashOf(mutate) == base {
+			t.Errorf("changing the %s keeps the pod template hash", name)
+		}
 	}
 }
