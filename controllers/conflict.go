@@ -25,7 +25,9 @@ func (r *SecondarySchedulerReconciler) schedulerNameConflict(ctx context.Context
 		}
 		for i := range claimants {
 			other := &claimants[i]
-			if other.UID != cr.UID && older(other, cr) {
+			// A resource where no scheduler may run claims nothing: else it could hold
+			// a name that a scheduler in an allowed namespace needs.
+			if other.UID != cr.UID && older(other, cr) && r.Tenancy.Allows(other.Namespace) {
 				return &schedconfig.Problem{Reason: v1.ReasonSchedulerNameConflict, Message: fmt.Sprintf(
 					"SecondaryScheduler %s/%s, created earlier, already runs scheduler %s; choose another scheduler name "+
 						"(spec.schedulerName cannot be changed, so recreate this resource; for a Custom configuration rename its profile), or delete the other one",

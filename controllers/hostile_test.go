@@ -61,9 +61,9 @@ func TestHostileInputTable(t *testing.T) {
 	goodCustomConfig := goodConfig("bespoke", 3)
 	s.create(configMap(configName, map[string]string{"config.yaml": goodCustomConfig}))
 
-	packer := binPacking("packer")
+	packer := binPacking("hostile-packer")
 	loadAware := &v1.SecondaryScheduler{
-		ObjectMeta: metav1.ObjectMeta{Name: "load-aware"},
+		ObjectMeta: metav1.ObjectMeta{Name: "hostile-load-aware"},
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: guarded.URL, TokenSecretRef: &corev1.LocalObjectReference{Name: "metrics-token"}}}},
 	}
@@ -478,7 +478,7 @@ func TestKstatusReadsEveryState(t *testing.T) {
 	s := newScenario(t)
 	read := func() string {
 		current := &v1.SecondaryScheduler{}
-		if err := adminClient.Get(s.ctx, client.ObjectKey{Namespace: s.namespace, Name: "states"}, current); err != nil {
+		if err := adminClient.Get(s.ctx, client.ObjectKey{Namespace: s.namespace, Name: "kstatus-states"}, current); err != nil {
 			return err.Error()
 		}
 		return kstatus(current)
@@ -490,8 +490,8 @@ func TestKstatusReadsEveryState(t *testing.T) {
 			return s.get(cr) == nil && cr.Status.ObservedGeneration == cr.Generation
 		}).Should(BeTrue(), "status.observedGeneration reaches metadata.generation")
 	}
-	userConfig := configMap("states-config", map[string]string{"config.yaml": goodConfig("states", 1)})
-	cr := custom("states", "states-config")
+	userConfig := configMap("states-config", map[string]string{"config.yaml": goodConfig("kstatus-states", 1)})
+	cr := custom("kstatus-states", "states-config")
 	s.create(userConfig, cr)
 
 	// Created, no pod ready yet.
@@ -507,7 +507,7 @@ func TestKstatusReadsEveryState(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonConfigMapNotFound)
 
 	// Fixed with another configuration: rolling out, then Current once its pod is ready.
-	s.create(configMap("states-config", map[string]string{"config.yaml": goodConfig("states", 2)}))
+	s.create(configMap("states-config", map[string]string{"config.yaml": goodConfig("kstatus-states", 2)}))
 	s.g.Eventually(read).Should(Equal("InProgress"), "the fixed configuration rolls out")
 	s.markDeploymentReady(cr, 1)
 	s.g.Eventually(read).Should(Equal("Current"), "the fixed configuration runs")

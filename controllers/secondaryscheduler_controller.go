@@ -1,6 +1,10 @@
-// Package controllers holds the reconciler of SecondarySchedulers. It gathers facts
-// (cluster version, the user's configuration), hands them to internal/render, applies
-// what comes back, and reports what it observes in status.
+// Package controllers holds the reconciler of SecondarySchedulers. A reconcile runs in
+// stages, each in its own file, so that where the cluster may change is plain to see:
+// gather.go reads the facts (the user's configuration, the Prometheus to read, the names
+// claimed) and writes nothing; internal/render turns them into objects; ownership.go
+// checks that no object of those names is someone else's; credentials.go requests a
+// metrics token when one is due; apply.go writes the objects; observe.go
+// reads what runs; and status is written once, only for a generation applied or refused.
 package controllers
 
 import (
