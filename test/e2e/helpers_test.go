@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -193,6 +194,25 @@ func condition(cr *v1.SecondaryScheduler, conditionType v1.ConditionType) string
 		}
 	}
 	return ""
+}
+
+// eventReasonsSince lists "<condition> <reason>" of the Events about cr seen since since.
+func eventReasonsSince(cr *v1.SecondaryScheduler, since time.Time) []string {
+	events, err := clientset.EventsV1().Events(cr.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var reasons []string
+	for _, event := range events.Items {
+		seen := event.EventTime.Time
+		if event.Series != nil {
+			seen = event.Series.LastObservedTime.Time
+		}
+		if event.Regarding.Name == cr.Name && event.Regarding.Kind == "SecondaryScheduler" && !seen.Before(since) {
+			reasons = append(reasons, event.Action+" "+event.Reason)
+		}
+	}
+	return reasons
 }
 
 func nonEmptyLines(s string) []string {
