@@ -66,7 +66,7 @@ control-plane: ## Build the pinned control plane into bin/ (reuses what is there
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
 
 .PHONY: test
-test: manifests generate fmt vet lint $(if $(CI),verify-clean) test-unit test-integration test-e2e ## Run every test: unit, integration on a real API server, e2e on a local cluster. With CI set, also fail on stale generated files.
+test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) test-unit test-integration test-e2e bundle-validate ## Run every test: unit, integration on a real API server, e2e on a local cluster, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle.
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), and the shipped RBAC against its allow-list.
@@ -151,3 +151,24 @@ $(GOLANGCI_LINT):
 
 $(KUBECTL):
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kubectl
+
+##@ OLM bundle
+
+# The bundle's version, and the version it replaces (empty: it replaces none).
+VERSION ?= 0.1.0
+PREVIOUS_VERSION ?=
+BUNDLE_IMG_OPERATOR ?= $(firstword $(subst :, ,$(IMG))):v$(VERSION)
+
+.PHONY: bundle
+bundle: manifests ## Write the OLM bundle (bundle/, bundle.Dockerfile) from config/, for VERSION and PREVIOUS_VERSION; never edit it by hand.
+	go run ./hack/bundlegen -root . -version $(VERSION) -previous-version "$(PREVIOUS_VERSION)" -image $(BUNDLE_IMG_OPERATOR)
+
+.PHONY: bundle-validate
+bundle-validate: ## Check bundle/ with the rules of OLM's bundle validators, the CRD's schema and the RBAC allow-list.
+	go test ./internal/olm/... -count=1
+
+.PHONY: verify-bundle
+verify-bundle: bundle ## Fail when bundle/ differs from what make bundle writes (stale or edited by hand).
+	@if [ -n "$$(git status --porcelain bundle bundle.Dockerfile)" ]; then \
+		echo "bundle/ is stale; run 'make bundle' and commit:"; \
+		git status --porcelain bundle bundle.Dockerfile; git diff bundle bundle.Dockerfile | head -60; exit 1; fi

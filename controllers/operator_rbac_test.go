@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/secondary-scheduler/secondary-scheduler-operator/test/manifests"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
 )
 
 // The operator runs in the integration tests with the RBAC an installation gives it, read

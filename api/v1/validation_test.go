@@ -1,35 +1,17 @@
 package v1
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/crdschema"
 )
 
 const crdPath = "../../config/crd/bases/operator.secondary-scheduler.io_secondaryschedulers.yaml"
-
-// The API server's CEL limits per rule call and per object (k8s.io/apiserver/pkg/apis/cel).
-const (
-	celPerCallLimit = 1_000_000
-	celCostBudget   = 10_000_000
-)
-
-// crdValidator validates objects against the generated CRD the way the API server does:
-// the OpenAPI schema (pattern, maxLength, ...) and then the CEL rules.
-type crdValidator struct {
-	schema *validation.SchemaValidator
-	cel    *cel.Validator
-	root   *schema.Structural
-}
 
 func loadCRD(t *testing.T) *apiextensions.CustomResourceDefinition {
 	t.Helper()
@@ -37,59 +19,17 @@ func loadCRD(t *testing.T) *apiextensions.CustomResourceDefinition {
 	if err != nil {
 		t.Fatalf("read the CRD (make manifests writes it): %v", err)
 	}
-	var external apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(data, &external); err != nil {
-		t.Fatalf("decode %s: %v", crdPath, err)
-	}
-	var crd apiextensions.CustomResourceDefinition
-	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(&external, &crd, nil); err != nil {
-		t.Fatalf("convert %s: %v", crdPath, err)
-	}
-	return &crd
-}
-
-func newCRDValidator(t *testing.T) *crdValidator {
-	t.Helper()
-	crd := loadCRD(t)
-	// The internal type holds a schema shared by every version at the top.
-	if crd.Spec.Validation == nil || crd.Spec.Validation.OpenAPIV3Schema == nil {
-		t.Fatalf("the CRD has no schema")
-	}
-	props := crd.Spec.Validation.OpenAPIV3Schema
-	schemaValidator, _, err := validation.NewSchemaValidator(props)
+	crd, err := crdschema.Decode(data)
 	if err != nil {
-		t.Fatalf("schema validator: %v", err)
+		t.Fatalf("%s: %v", crdPath, err)
 	}
-	structural, err := schema.NewStructural(props)
-	if err != nil {
-		t.Fatalf("structural schema: %v", err)
-	}
-	return &crdValidator{schema: &schemaValidator, cel: cel.NewValidator(structural, true, celPerCallLimit), root: structural}
-}
-
-func (v *crdValidator) errors(t *testing.T, object map[string]any) []string {
-	t.Helper()
-	errs := validation.ValidateCustomResource(nil, object, *v.schema)
-	celErrs, _ := v.cel.Validate(context.Background(), nil, v.root, object, nil, celCostBudget)
-	errs = append(errs, celErrs...)
-	messages := make([]string, 0, len(errs))
-	for _, err := range errs {
-		messages = append(messages, err.Error())
-	}
-	return messages
+	return crd
 }
 
 // TestCRDIsValid checks the generated CRD as the API server checks it on creation,
 // including that every CEL rule compiles and stays within the cost limits.
 func TestCRDIsValid(t *testing.T) {
-	crd := loadCRD(t)
-	// The API server records the stored versions on creation.
-	for _, version := range crd.Spec.Versions {
-		if version.Storage {
-			crd.Status.StoredVersions = append(crd.Status.StoredVersions, version.Name)
-		}
-	}
-	for _, err := range crdvalidation.ValidateCustomResourceDefinition(context.Background(), crd) {
+	for _, err := range crdschema.CreationErrors(loadCRD(t)) {
 		t.Errorf("the API server would refuse the CRD: %v", err)
 	}
 }
@@ -97,7 +37,10 @@ func TestCRDIsValid(t *testing.T) {
 // TestHostileSpecs checks the rules that refuse credentials in addresses and numbers out
 // of range in the decimal strings of profile arguments.
 func TestHostileSpecs(t *testing.T) {
-	validator := newCRDValidator(t)
+	validator, err := crdschema.NewValidator(loadCRD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		profile string // YAML of spec.profile
@@ -147,7 +90,7 @@ func TestHostileSpecs(t *testing.T) {
 				"metadata":   map[string]any{"name": "packer", "namespace": "ns"},
 				"spec":       map[string]any{"profile": profile},
 			}
-			errs := validator.errors(t, object)
+			errs := validator.Errors(object)
 			if tt.wantError == "" {
 				if len(errs) > 0 {
 					t.Fatalf("want valid, got %q", errs)

@@ -1,5 +1,5 @@
-// Package manifests reads the YAML the project ships (config/), for tests that check
-// it or install it as an installation would.
+// Package manifests reads the YAML the project ships (config/): for the bundle
+// generator, and for tests that check it or install it as an installation would.
 package manifests
 
 import (

@@ -1,0 +1,219 @@
+package rbacallowlist
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
+)
+
+// operatorNamespace stands for a namespace the sources leave blank: config/default sets
+// the operator's namespace there.
+const operatorNamespace = "(operator namespace)"
+
+// operatorServiceAccount is the operator's identity, the subject of every shipped binding.
+const operatorServiceAccount = "ServiceAccount " + operatorNamespace + "/secondary-scheduler-operator-controller-manager"
+
+// ourPrefix starts the name of every role this project ships.
+const ourPrefix = "secondary-scheduler"
+
+// roleID names a Role or ClusterRole.
+type roleID struct {
+	kind      string
+	namespace string
+	name      string
+}
+
+func (r roleID) String() string {
+	if r.kind == "Role" {
+		return "Role " + r.namespace + "/" + r.name
+	}
+	return "ClusterRole " + r.name
+}
+
+func clusterRole(name string) roleID { return roleID{kind: "ClusterRole", name: name} }
+
+func role(namespace, name string) roleID {
+	return roleID{kind: "Role", namespace: namespace, name: name}
+}
+
+var (
+	// managerRole is generated into role.yaml from controllers/rbac.go and bound cluster-wide.
+	managerRole            = clusterRole("manager-role")
+	schedulerNamespaceRole = clusterRole(tenancy.SchedulerNamespaceClusterRole)
+	kubeSystemRole         = role("kube-system", "secondary-scheduler-operator-kube-system")
+	schedulerMetricsReader = clusterRole(render.SchedulerMetricsReaderClusterRole)
+	leaderElectionRole     = role(operatorNamespace, "secondary-scheduler-operator-leader-election-role")
+	metricsAuthRole        = clusterRole("secondary-scheduler-operator-metrics-auth-role")
+	operatorMetricsReader  = clusterRole("secondary-scheduler-operator-metrics-reader")
+	adminRole              = clusterRole("secondary-scheduler-operator-secondaryscheduler-admin-role")
+	viewerRole             = clusterRole("secondary-scheduler-operator-secondaryscheduler-viewer-role")
+)
+
+// allowedRule grants verbs on resources of one API group, on only the named objects when
+// resourceNames is set. A nonResourceURL is written as a resource starting with '/'.
+type allowedRule struct {
+	role          roleID
+	apiGroup      string
+	resources     []string
+	resourceNames []string
+	verbs         []string
+}
+
+const (
+	core       = ""
+	rbacGroup  = "rbac.authorization.k8s.io"
+	ourGroup   = "operator.secondary-scheduler.io"
+	monitoring = "monitoring.coreos.com"
+)
+
+var (
+	readVerbs = []string{"get", "list", "watch"}
+	allVerbs  = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+)
+
+// allowedRules is every permission config/rbac grants. docs/security.md justifies each.
+var allowedRules = []allowedRule{
+	// The operator, cluster-wide (controllers/rbac.go).
+	{managerRole, ourGroup, []string{"secondaryschedulers"}, nil, []string{"get", "list", "watch", "update", "patch"}},
+	{managerRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"get", "update", "patch"}},
+	{managerRole, ourGroup, []string{"secondaryschedulers/finalizers"}, nil, []string{"update"}},
+	{managerRole, core, []string{"events"}, nil, []string{"create", "patch"}},
+	{managerRole, "events.k8s.io", []string{"events"}, nil, []string{"create", "patch"}},
+	{managerRole, core, []string{"nodes"}, nil, readVerbs},
+	{managerRole, core, []string{"services"}, nil, []string{"get", "list"}},
+	{managerRole, rbacGroup, []string{"clusterrolebindings"}, nil, allVerbs},
+	{managerRole, rbacGroup, []string{"clusterroles"},
+		[]string{"system:kube-scheduler", "system:volume-scheduler", "secondary-scheduler-metrics-reader", "cluster-monitoring-view"}, []string{"bind"}},
+	{managerRole, monitoring, []string{"prometheuses"}, nil, []string{"list"}},
+	{managerRole, monitoring, []string{"prometheusrules"}, nil, []string{"get", "list", "create", "update", "patch", "delete"}},
+	{managerRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
+
+	// The operator, in each namespace where it runs schedulers.
+	{schedulerNamespaceRole, "apps", []string{"deployments"}, nil, allVerbs},
+	{schedulerNamespaceRole, core, []string{"services", "serviceaccounts", "configmaps", "secrets"}, nil, allVerbs},
+	{schedulerNamespaceRole, core, []string{"serviceaccounts/token"}, nil, []string{"create"}},
+	{schedulerNamespaceRole, core, []string{"pods"}, nil, []string{"list"}},
+	{schedulerNamespaceRole, rbacGroup, []string{"roles", "rolebindings"}, nil, allVerbs},
+	{schedulerNamespaceRole, "coordination.k8s.io", []string{"leases"}, nil, allVerbs},
+
+	// The operator, in kube-system: the schedulers' authentication reader RoleBindings.
+	{kubeSystemRole, rbacGroup, []string{"rolebindings"}, nil, allVerbs},
+	{kubeSystemRole, rbacGroup, []string{"roles"}, []string{"extension-apiserver-authentication-reader"}, []string{"bind"}},
+
+	// The operator's own leader election and /metrics endpoint.
+	{leaderElectionRole, "coordination.k8s.io", []string{"leases"}, nil, allVerbs},
+	{metricsAuthRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
+	{metricsAuthRole, "authorization.k8s.io", []string{"subjectaccessreviews"}, nil, []string{"create"}},
+
+	// Bound by others: schedulers reading metrics.k8s.io, scrapers of the operator's
+	// metrics, people who manage or read SecondarySchedulers.
+	{schedulerMetricsReader, "metrics.k8s.io", []string{"nodes"}, nil, []string{"get", "list"}},
+	{schedulerMetricsReader, core, []string{"nodes"}, nil, readVerbs},
+	{operatorMetricsReader, "", []string{"/metrics"}, nil, []string{"get"}},
+	{adminRole, ourGroup, []string{"secondaryschedulers"}, nil, []string{"create", "delete", "get", "list", "patch", "update", "watch"}},
+	{adminRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"get"}},
+	{viewerRole, ourGroup, []string{"secondaryschedulers"}, nil, readVerbs},
+	{viewerRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"get"}},
+}
+
+// allowedBindings is every binding config/rbac ships, one line per subject.
+var allowedBindings = []string{
+	"ClusterRoleBinding secondary-scheduler-operator-manager-rolebinding grants ClusterRole manager-role to " + operatorServiceAccount,
+	"ClusterRoleBinding secondary-scheduler-operator-metrics-auth-rolebinding grants ClusterRole secondary-scheduler-operator-metrics-auth-role to " + operatorServiceAccount,
+	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-leader-election-rolebinding grants Role secondary-scheduler-operator-leader-election-role to " + operatorServiceAccount,
+	"RoleBinding " + operatorNamespace + "/" + tenancy.SchedulerNamespaceClusterRole + " grants ClusterRole " + tenancy.SchedulerNamespaceClusterRole + " to " + operatorServiceAccount,
+	"RoleBinding kube-system/secondary-scheduler-operator-kube-system grants Role secondary-scheduler-operator-kube-system to " + operatorServiceAccount,
+}
+
+// grant is one verb on one resource (or object, or nonResourceURL) granted by one role.
+type grant struct {
+	role         roleID
+	apiGroup     string
+	resource     string
+	resourceName string
+	verb         string
+}
+
+func (g grant) String() string {
+	if strings.HasPrefix(g.resource, "/") {
+		return fmt.Sprintf("%s: nonResourceURL %s %s", g.role, g.resource, g.verb)
+	}
+	return fmt.Sprintf("%s: %s %s", g.role, g.target(), g.verb)
+}
+
+// target is what g grants access to: GROUP/RESOURCE, with " named NAME" for one object.
+func (g grant) target() string {
+	if strings.HasPrefix(g.resource, "/") {
+		return "nonResourceURL " + g.resource
+	}
+	group := g.apiGroup
+	if group == "" {
+		group = "core"
+	}
+	target := group + "/" + g.resource
+	if g.resourceName != "" {
+		target += " named " + g.resourceName
+	}
+	return target
+}
+
+func (a allowedRule) grants() []grant {
+	grants := make([]grant, 0, len(a.resources)*len(orOne(a.resourceNames))*len(a.verbs))
+	for _, resource := range a.resources {
+		for _, name := range orOne(a.resourceNames) {
+			for _, verb := range a.verbs {
+				grants = append(grants, grant{role: a.role, apiGroup: a.apiGroup, resource: resource, resourceName: name, verb: verb})
+			}
+		}
+	}
+	return grants
+}
+
+// orOne returns names, or a single empty name (any object) when there are none.
+func orOne(names []string) []string {
+	if len(names) == 0 {
+		return []string{""}
+	}
+	return names
+}
+
+// Scopes of OperatorGrants.
+const (
+	ScopeCluster           = "cluster"
+	ScopeOperatorNamespace = "operator namespace"
+	ScopeKubeSystem        = "kube-system"
+)
+
+// OperatorGrants is what the allow-list lets the operator's ServiceAccount do, by where
+// the binding applies (ScopeCluster, ScopeOperatorNamespace, ScopeKubeSystem), each grant
+// written as GROUP/RESOURCE[ named NAME] VERB, without the role that grants it.
+func OperatorGrants() map[string][]string {
+	out := map[string][]string{}
+	for _, binding := range allowedBindings {
+		if !strings.HasSuffix(binding, " to "+operatorServiceAccount) {
+			continue
+		}
+		scope := ScopeCluster
+		switch {
+		case strings.HasPrefix(binding, "RoleBinding "+operatorNamespace+"/"):
+			scope = ScopeOperatorNamespace
+		case strings.HasPrefix(binding, "RoleBinding kube-system/"):
+			scope = ScopeKubeSystem
+		}
+		for _, rule := range allowedRules {
+			if !strings.Contains(binding, " grants "+roleRefOf(rule.role)+" to ") {
+				continue
+			}
+			for _, g := range rule.grants() {
+				g.role = roleID{}
+				out[scope] = append(out[scope], g.target()+" "+g.verb)
+			}
+		}
+	}
+	return out
+}
+
+// roleRefOf is how a binding line names role: a Role by name only.
+func roleRefOf(role roleID) string { return role.kind + " " + role.name }
