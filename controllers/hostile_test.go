@@ -1,12 +1,7 @@
 package controllers
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,13 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
@@ -613,21 +608,13 @@ func TestRestrictedPodSecurityAdmitsOperatorAndSchedulers(t *testing.T) {
 // config/manager/manager.yaml, whose Namespace enforces the restricted standard too.
 func operatorPodTemplate(t *testing.T) corev1.PodTemplateSpec {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "config", "manager", "manager.yaml"))
+	documents, err := manifests.Documents(filepath.Join("..", "config", "manager", "manager.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var deployments []appsv1.Deployment
 	var namespaces []corev1.Namespace
-	for {
-		document, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, document := range documents {
 		var kind metav1.TypeMeta
 		if err := yaml.Unmarshal(document, &kind); err != nil {
 			t.Fatal(err)

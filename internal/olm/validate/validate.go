@@ -5,12 +5,9 @@
 package validate
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"slices"
@@ -18,9 +15,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/olm/csv"
 )
 
@@ -97,7 +94,7 @@ func Load(fsys fs.FS) (*Bundle, error) {
 		if !strings.HasPrefix(p, "manifests/") {
 			continue
 		}
-		documents, err := yamlDocuments(b.Files[p])
+		documents, err := manifests.Split(b.Files[p])
 		if err != nil {
 			b.LoadErrors = append(b.LoadErrors, p+": "+err.Error())
 			continue
@@ -191,22 +188,4 @@ func errorf(format string, args ...any) Finding {
 
 func warnf(format string, args ...any) Finding {
 	return Finding{Level: Warning, Message: fmt.Sprintf(format, args...)}
-}
-
-// yamlDocuments splits a multi-document YAML file.
-func yamlDocuments(data []byte) ([][]byte, error) {
-	var documents [][]byte
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		document, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return documents, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(document)) > 0 {
-			documents = append(documents, document)
-		}
-	}
 }
