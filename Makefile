@@ -158,17 +158,27 @@ $(KUBECTL):
 VERSION ?= 0.1.0
 PREVIOUS_VERSION ?=
 BUNDLE_IMG_OPERATOR ?= $(firstword $(subst :, ,$(IMG))):v$(VERSION)
+# The bundle image built from bundle.Dockerfile, which the catalog points at, and the
+# catalog image's base, which serves the catalog.
+BUNDLE_IMG ?= $(firstword $(subst :, ,$(IMG)))-bundle:v$(VERSION)
+OPM_IMAGE ?= quay.io/operator-framework/opm:v1.56.0
 
 .PHONY: bundle
 bundle: manifests ## Write the OLM bundle (bundle/, bundle.Dockerfile) from config/, for VERSION and PREVIOUS_VERSION; never edit it by hand.
 	go run ./hack/bundlegen -root . -version $(VERSION) -previous-version "$(PREVIOUS_VERSION)" -image $(BUNDLE_IMG_OPERATOR)
 
+.PHONY: catalog
+catalog: ## Write the file-based catalog (catalog/, catalog.Dockerfile) from bundle/, pointing at BUNDLE_IMG; run make bundle first.
+	go run ./hack/cataloggen -root . -bundle-image $(BUNDLE_IMG) -opm-image $(OPM_IMAGE)
+
 .PHONY: bundle-validate
-bundle-validate: ## Check bundle/ with the rules of OLM's bundle validators, the CRD's schema and the RBAC allow-list.
+bundle-validate: ## Check bundle/ and catalog/ with the rules of OLM's bundle validators and opm validate, the CRD's schema and the RBAC allow-list.
 	go test ./internal/olm/... -count=1
 
 .PHONY: verify-bundle
-verify-bundle: bundle ## Fail when bundle/ differs from what make bundle writes (stale or edited by hand).
-	@if [ -n "$$(git status --porcelain bundle bundle.Dockerfile)" ]; then \
-		echo "bundle/ is stale; run 'make bundle' and commit:"; \
-		git status --porcelain bundle bundle.Dockerfile; git diff bundle bundle.Dockerfile | head -60; exit 1; fi
+verify-bundle: bundle ## Fail when bundle/ or catalog/ differs from what make bundle catalog writes (stale or edited by hand).
+	$(MAKE) catalog
+	@if [ -n "$$(git status --porcelain bundle bundle.Dockerfile catalog catalog.Dockerfile)" ]; then \
+		echo "bundle/ or catalog/ is stale; run 'make bundle catalog' and commit:"; \
+		git status --porcelain bundle bundle.Dockerfile catalog catalog.Dockerfile; \
+		git diff bundle bundle.Dockerfile catalog catalog.Dockerfile | head -60; exit 1; fi
