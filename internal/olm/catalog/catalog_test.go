@@ -21,23 +21,7 @@ const csvPath = "manifests/" + bundle.CSVFile
 
 func readBundleFiles(t *testing.T) fstest.MapFS {
 	t.Helper()
-	files := fstest.MapFS{}
-	dir := filepath.Join(root, bundle.Dir)
-	err := filepath.WalkDir(dir, func(p string, entry os.DirEntry, err error) error {
-		if err != nil || entry.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = &fstest.MapFile{Data: data}
-		return nil
-	})
+	files, err := bundle.ReadFiles(filepath.Join(root, bundle.Dir))
 	if err != nil {
 		t.Fatalf("read the bundle (make bundle writes it): %v", err)
 	}

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"crypto/sha256"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -20,22 +19,7 @@ const csvFile = "manifests/" + bundle.CSVFile
 
 func readBundle(t *testing.T) fstest.MapFS {
 	t.Helper()
-	files := fstest.MapFS{}
-	err := filepath.WalkDir(bundleRoot, func(p string, entry os.DirEntry, err error) error {
-		if err != nil || entry.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(bundleRoot, p)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = &fstest.MapFile{Data: data}
-		return nil
-	})
+	files, err := bundle.ReadFiles(bundleRoot)
 	if err != nil {
 		t.Fatalf("read the bundle (make bundle writes it): %v", err)
 	}
