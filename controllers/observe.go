@@ -29,8 +29,10 @@ type observed struct {
 const leaderPoll = 3 * time.Second
 
 // leaderRecheck is how often a HighlyAvailable scheduler that has a leader is looked at
-// again, so that Available does not outlive a leader that stopped renewing its Lease.
-const leaderRecheck = 30 * time.Second
+// again, so that Available does not long outlive a leader that stopped renewing its Lease
+// while its pod stays ready (a leader that dies changes its pod, which wakes the operator
+// at once). Each look is a whole reconcile, so not more often than this.
+const leaderRecheck = time.Minute
 
 // observeScheduler reads the scheduler's Deployment, pods and Lease, and sets
 // readyReplicas and Available: True only when a ready pod runs the Deployment's current
