@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
 // gathered is what the first stage of a reconcile found out: the facts render needs,
@@ -46,7 +46,7 @@ func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.Second
 		if err := imageref.Validate(cr.Spec.SchedulerImage); err != nil {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonInvalidImage, Message: fmt.Sprintf(
 				"spec.schedulerImage %q is not an image reference: %v; give one like registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7, or leave it empty for the default",
-				truncate(cr.Spec.SchedulerImage, 80), err)}, nil
+				usertext.Cut(cr.Spec.SchedulerImage, 80), err)}, nil
 		}
 	}
 	found := &gathered{schedulerNames: []string{cr.EffectiveSchedulerName()}}
@@ -140,21 +140,6 @@ func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.
 	return data, schedconfig.ProfileNames(config), nil, nil
 }
 
-func keysOf(configMap *corev1.ConfigMap) string {
-	keys := make([]string, 0, len(configMap.Data)+len(configMap.BinaryData))
-	for key := range configMap.Data {
-		keys = append(keys, key)
-	}
-	for key := range configMap.BinaryData {
-		keys = append(keys, key)
-	}
-	if len(keys) == 0 {
-		return "none"
-	}
-	slices.Sort(keys)
-	return strings.Join(keys, ", ")
-}
-
 // kubernetesMinor reads the cluster's minor version ("37" or "37+" for 1.37).
 func (r *SecondarySchedulerReconciler) kubernetesMinor() (int, error) {
 	info, err := r.Version.ServerVersion()
@@ -166,14 +151,6 @@ func (r *SecondarySchedulerReconciler) kubernetesMinor() (int, error) {
 		return 0, fmt.Errorf("parse minor version %q: %w", info.Minor, err)
 	}
 	return minor, nil
-}
-
-// truncate shortens user input quoted in a message.
-func truncate(text string, limit int) string {
-	if len(text) <= limit {
-		return text
-	}
-	return text[:limit] + "..."
 }
 
 // searched says, for a message, where Prometheus discovery looks.

@@ -273,7 +273,7 @@ func (r *SecondarySchedulerReconciler) trustedCA(ctx context.Context, cr *v1.Sec
 	}
 	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
 		return nil, nil, &schedconfig.Problem{Reason: v1.ReasonCABundleInvalid, Message: fmt.Sprintf(
-			"key %s of ConfigMap %s holds no PEM certificate (its keys: %s); put the CA bundle there as PEM", dataKey, key, keysOf(configMap))}, nil
+			"key %s of ConfigMap %s holds no PEM certificate (its keys: %s); put the CA bundle there as PEM", dataKey, key, schedconfig.ListKeys(configMap))}, nil
 	}
 	hash := sha256.Sum256(pem)
 	return &render.TrustedCA{ConfigMap: ref.Name, Key: dataKey, Hash: hex.EncodeToString(hash[:8])}, pem, nil, nil

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
 // Series are the recording rules load-watcher queries (over 5m, 10m and 15m windows),
@@ -164,7 +166,7 @@ func query(ctx context.Context, client *http.Client, address, token, series stri
 	// Closed unread when not 200: nothing of an error body is ever used.
 	defer func() { _ = response.Body.Close() }()
 	if response.StatusCode != http.StatusOK {
-		return nil, &statusError{code: response.StatusCode, host: bounded(request.URL.Host, maxHostInMessage)}
+		return nil, &statusError{code: response.StatusCode, host: usertext.Cut(request.URL.Host, maxHostInMessage)}
 	}
 	var answer struct {
 		Status    string `json:"status"`
@@ -283,15 +285,7 @@ func AddressForStatus(address string) string {
 		return "the configured address"
 	}
 	parsed.User, parsed.RawQuery, parsed.ForceQuery, parsed.Fragment, parsed.RawFragment = nil, "", false, "", ""
-	return bounded(parsed.String(), maxAddressInMessage)
-}
-
-// bounded is text cut to limit bytes, marked as cut.
-func bounded(text string, limit int) string {
-	if len(text) <= limit {
-		return text
-	}
-	return strings.ToValidUTF8(text[:limit], "") + "..."
+	return usertext.Cut(parsed.String(), maxAddressInMessage)
 }
 
 // isPlainInstance reports whether instance looks like a host, host:port or IP address,

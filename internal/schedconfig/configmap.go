@@ -36,7 +36,7 @@ func FromConfigMap(configMap *corev1.ConfigMap, source string) ([]byte, error) {
 		}
 		return nil, problemf(v1.ReasonConfigKeyMissing,
 			"%s has no key %s (its keys: %s); put the KubeSchedulerConfiguration under %s",
-			source, ConfigKey, listKeys(configMap), ConfigKey)
+			source, ConfigKey, ListKeys(configMap), ConfigKey)
 	}
 	if err := checkSize(len(data), source); err != nil {
 		return nil, err
@@ -54,9 +54,10 @@ func checkSize(size int, source string) error {
 		ConfigKey, source, size, MaxConfigBytes, MaxConfigBytes>>10)
 }
 
-// listKeys lists the keys of data and binaryData, sorted so that the message, and the
-// condition that carries it, stays the same from one reconcile to the next.
-func listKeys(configMap *corev1.ConfigMap) string {
+// ListKeys lists the keys of a ConfigMap's data and binaryData for a message, sorted so
+// that the message, and the condition that carries it, stays the same from one reconcile
+// to the next, and bounded.
+func ListKeys(configMap *corev1.ConfigMap) string {
 	keys := slices.Sorted(maps.Keys(configMap.Data))
 	keys = append(keys, slices.Sorted(maps.Keys(configMap.BinaryData))...)
 	if len(keys) == 0 {

@@ -16,6 +16,8 @@ import (
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
 // ConfigKey is the ConfigMap key that holds the KubeSchedulerConfiguration, as in
@@ -62,13 +64,7 @@ func problemf(reason v1.ConditionReason, format string, args ...any) *Problem {
 
 // shorten cuts a value quoted from the user's text so that the rest of a message, which
 // says what to do, still fits.
-func shorten(value string) string {
-	const maxQuoted = 100
-	if len(value) <= maxQuoted {
-		return value
-	}
-	return strings.ToValidUTF8(value[:maxQuoted], "") + "..."
-}
+func shorten(value string) string { return usertext.Cut(value, 100) }
 
 var deserializer = func() runtime.Decoder {
 	scheme := runtime.NewScheme()
