@@ -18,10 +18,7 @@ import (
 )
 
 // CatalogRule is one check of a file-based catalog, named after the rules of opm validate.
-type CatalogRule struct {
-	Name  string
-	Check func(*Catalog) []Finding
-}
+type CatalogRule = RuleOf[*Catalog]
 
 // Catalog is a loaded file-based catalog: its objects by schema.
 type Catalog struct {
@@ -100,18 +97,7 @@ func appendDecoded[T any](list []T, document []byte) ([]T, error) {
 
 // CheckCatalog runs rules on c and returns their findings, errors first.
 func CheckCatalog(c *Catalog, rules []CatalogRule) []Finding {
-	var findings []Finding
-	for _, message := range c.LoadErrors {
-		findings = append(findings, Finding{Error, "load", message})
-	}
-	for _, rule := range rules {
-		for _, f := range rule.Check(c) {
-			f.Rule = rule.Name
-			findings = append(findings, f)
-		}
-	}
-	slices.SortStableFunc(findings, func(a, b Finding) int { return strings.Compare(string(a.Level), string(b.Level)) })
-	return findings
+	return check(c, c.LoadErrors, rules)
 }
 
 // CatalogRules are the rules of opm validate, from the checklist's "File-based catalog"

@@ -39,11 +39,15 @@ type Finding struct {
 
 func (f Finding) String() string { return fmt.Sprintf("%s %s: %s", f.Level, f.Rule, f.Message) }
 
-// Rule is one check, named as in the checklist of OLM's rules.
-type Rule struct {
+// RuleOf is one named check of a T, a bundle or a catalog, named as in the checklist of
+// OLM's rules.
+type RuleOf[T any] struct {
 	Name  string
-	Check func(*Bundle) []Finding
+	Check func(T) []Finding
 }
+
+// Rule is one check of a bundle.
+type Rule = RuleOf[*Bundle]
 
 // Object is one manifest of the bundle.
 type Object struct {
@@ -125,12 +129,18 @@ func Load(fsys fs.FS) (*Bundle, error) {
 
 // Validate runs rules on b and returns their findings, errors first.
 func Validate(b *Bundle, rules []Rule) []Finding {
+	return check(b, b.LoadErrors, rules)
+}
+
+// check runs rules on subject, after the errors found loading it, and returns their
+// findings, errors first.
+func check[T any](subject T, loadErrors []string, rules []RuleOf[T]) []Finding {
 	var findings []Finding
-	for _, message := range b.LoadErrors {
+	for _, message := range loadErrors {
 		findings = append(findings, Finding{Error, "load", message})
 	}
 	for _, rule := range rules {
-		for _, f := range rule.Check(b) {
+		for _, f := range rule.Check(subject) {
 			f.Rule = rule.Name
 			findings = append(findings, f)
 		}
