@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -358,4 +359,41 @@ func (s *scenario) serveNodeExporterOfEveryNode(prometheus *promtest.Server) {
 		}
 		return lines.String()
 	})
+}
+
+// expectTokenHidden checks that token is in no ConfigMap, Deployment, status of any
+// SecondaryScheduler or Event of the cluster, and not in the operator's log.
+func (s *scenario) expectTokenHidden(token string) {
+	s.t.Helper()
+	configMaps := &corev1.ConfigMapList{}
+	s.g.Expect(adminClient.List(s.ctx, configMaps)).To(gomega.Succeed())
+	for _, configMap := range configMaps.Items {
+		text, err := json.Marshal(configMap)
+		s.g.Expect(err).NotTo(gomega.HaveOccurred())
+		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "ConfigMap %s/%s holds the token", configMap.Namespace, configMap.Name)
+	}
+	deployments := &appsv1.DeploymentList{}
+	s.g.Expect(adminClient.List(s.ctx, deployments)).To(gomega.Succeed())
+	for _, deployment := range deployments.Items {
+		text, err := json.Marshal(deployment)
+		s.g.Expect(err).NotTo(gomega.HaveOccurred())
+		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "Deployment %s/%s holds the token", deployment.Namespace, deployment.Name)
+	}
+	schedulers := &v1.SecondarySchedulerList{}
+	s.g.Expect(adminClient.List(s.ctx, schedulers)).To(gomega.Succeed())
+	for _, scheduler := range schedulers.Items {
+		text, err := json.Marshal(scheduler.Status)
+		s.g.Expect(err).NotTo(gomega.HaveOccurred())
+		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "status of %s/%s holds the token", scheduler.Namespace, scheduler.Name)
+	}
+	events, err := adminClientset.EventsV1().Events("").List(s.ctx, metav1.ListOptions{})
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	for _, event := range events.Items {
+		text, err := json.Marshal(event)
+		s.g.Expect(err).NotTo(gomega.HaveOccurred())
+		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "Event %s/%s holds the token", event.Namespace, event.Name)
+	}
+	log := operatorLog.String()
+	s.g.Expect(log).To(gomega.ContainSubstring(s.namespace), "the operator's log is captured at every level")
+	s.g.Expect(log).NotTo(gomega.ContainSubstring(token), "the operator's log holds the token")
 }

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -258,43 +257,6 @@ func (s *scenario) eventNotes(cr *v1.SecondaryScheduler, reason v1.ConditionReas
 		}
 	}
 	return notes
-}
-
-// expectTokenHidden checks that token is in no ConfigMap, Deployment, status of any
-// SecondaryScheduler or Event of the cluster, and not in the operator's log.
-func (s *scenario) expectTokenHidden(token string) {
-	s.t.Helper()
-	configMaps := &corev1.ConfigMapList{}
-	s.g.Expect(adminClient.List(s.ctx, configMaps)).To(Succeed())
-	for _, configMap := range configMaps.Items {
-		text, err := json.Marshal(configMap)
-		s.g.Expect(err).NotTo(HaveOccurred())
-		s.g.Expect(string(text)).NotTo(ContainSubstring(token), "ConfigMap %s/%s holds the token", configMap.Namespace, configMap.Name)
-	}
-	deployments := &appsv1.DeploymentList{}
-	s.g.Expect(adminClient.List(s.ctx, deployments)).To(Succeed())
-	for _, deployment := range deployments.Items {
-		text, err := json.Marshal(deployment)
-		s.g.Expect(err).NotTo(HaveOccurred())
-		s.g.Expect(string(text)).NotTo(ContainSubstring(token), "Deployment %s/%s holds the token", deployment.Namespace, deployment.Name)
-	}
-	schedulers := &v1.SecondarySchedulerList{}
-	s.g.Expect(adminClient.List(s.ctx, schedulers)).To(Succeed())
-	for _, scheduler := range schedulers.Items {
-		text, err := json.Marshal(scheduler.Status)
-		s.g.Expect(err).NotTo(HaveOccurred())
-		s.g.Expect(string(text)).NotTo(ContainSubstring(token), "status of %s/%s holds the token", scheduler.Namespace, scheduler.Name)
-	}
-	events, err := adminClientset.EventsV1().Events("").List(s.ctx, metav1.ListOptions{})
-	s.g.Expect(err).NotTo(HaveOccurred())
-	for _, event := range events.Items {
-		text, err := json.Marshal(event)
-		s.g.Expect(err).NotTo(HaveOccurred())
-		s.g.Expect(string(text)).NotTo(ContainSubstring(token), "Event %s/%s holds the token", event.Namespace, event.Name)
-	}
-	log := operatorLog.String()
-	s.g.Expect(log).To(ContainSubstring(s.namespace), "the operator's log is captured at every level")
-	s.g.Expect(log).NotTo(ContainSubstring(token), "the operator's log holds the token")
 }
 
 // Available speaks of the current configuration: ready pods of an older one do not make
