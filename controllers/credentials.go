@@ -38,8 +38,7 @@ func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.S
 	if problem != nil || err != nil {
 		return nil, problem, err
 	}
-	identity.Token = token
-	found.facts.MetricsIdentity = identity
+	identity.Token = token // found.facts.MetricsIdentity is this identity
 	rendered, problem = renderScheduler(cr, found.facts)
 	if problem != nil {
 		return nil, problem, nil

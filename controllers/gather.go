@@ -37,11 +37,9 @@ type gathered struct {
 // gather reads everything cr's scheduler depends on: the user's configuration and the
 // names it claims, the Prometheus to read and how to reach it, the cluster's version. A
 // problem is returned for what only the user (or a cluster admin) can fix; an error for
-// what is worth a retry. It writes nothing.
+// what is worth a retry. It writes nothing. cr is in a namespace where schedulers may run
+// (reconcile refuses the others before anything is read).
 func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.SecondaryScheduler) (*gathered, *schedconfig.Problem, error) {
-	if !r.Tenancy.Allows(cr.Namespace) {
-		return nil, &schedconfig.Problem{Reason: v1.ReasonNamespaceNotAllowed, Message: r.Tenancy.Refusal(cr.Namespace)}, nil
-	}
 	if cr.Spec.SchedulerImage != "" {
 		if err := imageref.Validate(cr.Spec.SchedulerImage); err != nil {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonInvalidImage, Message: fmt.Sprintf(
