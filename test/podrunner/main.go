@@ -1,11 +1,42 @@
-// Command podrunner is the kubelet of the scheduler pods in the local test cluster. kwok
-// runs no containers, so podrunner keeps a Node of its own (which kwok does not manage),
-// and runs each pod placed there as a host process: the image is mapped to a local
-// binary, ConfigMap and Secret volumes are written to a directory and the pod's paths
-// rewritten to it, and the process reaches the API server with a token of the pod's own
-// ServiceAccount, so that the RBAC the operator rendered is what gets tested. The pod's
-// status (Running, Ready from the process's own readiness probe, restarts) comes from the
-// real process.
+// Command podrunner is the kubelet of one node of the local test cluster. kwok runs no
+// containers, so podrunner keeps a Node of its own (which kwok does not manage) and runs
+// the first container of each pod placed there as a host process, restarting it when it
+// exits. The pod's status (Running, Ready from the process's readiness probe, restarts)
+// comes from the real process.
+//
+// What a pod's process gets, which is what a test author can count on:
+//
+//   - Binary: the image maps to a local binary (--binaries), which takes the place of the
+//     command's first element, or of the image's entrypoint when there is no command.
+//   - Identity: a kubeconfig under --work-dir with a token of the pod's ServiceAccount,
+//     bound to the pod, so that the RBAC under test is all the process has. KUBECONFIG
+//     points at it, standing in for the in-cluster configuration (client-go and
+//     controller-runtime programs honour it).
+//   - Environment: the container's env: value; fieldRef to metadata.name, metadata.namespace,
+//     metadata.uid, metadata.labels['KEY'], metadata.annotations['KEY'] (a missing one is
+//     ""), spec.nodeName and spec.serviceAccountName; configMapKeyRef and secretKeyRef,
+//     optional honoured. Besides, KUBECONFIG and podrunner's PATH and HOME, and nothing else
+//     of podrunner's environment. Any other valueFrom, or envFrom, leaves the pod waiting in
+//     CreateContainerConfigError.
+//   - Volumes: each mount is a directory under --work-dir holding the ConfigMap's or
+//     Secret's keys (empty for other volumes). An argument, or the value of --flag=value,
+//     that is a path under a mount path is moved to that directory. In the files, Service
+//     DNS names become a ready endpoint of the Service, and a KubeSchedulerConfiguration is
+//     pointed at the kubeconfig.
+//   - Ports: pods share the host's loopback, so each port the container declares (ports[]
+//     and the ports of its httpGet probes, by number or name) gets a free host port. An
+//     argument, or the value of --flag=value, of the form :PORT, 0.0.0.0:PORT or HOST:PORT
+//     on a declared port becomes 127.0.0.1:HOSTPORT, and probes reach the host port.
+//   - Probes: only httpGet probes run; others count as passing. Readiness is checked every
+//     second after its initialDelaySeconds. Liveness is checked every periodSeconds after
+//     its initialDelaySeconds; failureThreshold failures in a row kill the process (SIGTERM,
+//     then SIGKILL after the pod's grace period) and count a restart.
+//   - kube-scheduler (the base name of command[0]) also gets --secure-port, the host port of
+//     its default secure port 10259, and --authentication-kubeconfig and
+//     --authorization-kubeconfig, which it would take from the cluster in a pod.
+//
+// The process's output goes to pods/NAMESPACE_NAME_UIDPREFIX/process.log under --work-dir,
+// and its pid to the file pid beside it.
 package main
 
 import (

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,7 +52,7 @@ func (p *podProcess) supervise(parent context.Context) {
 	p.cancel = cancel
 	defer close(p.done)
 	key := p.pod.Namespace + "/" + p.pod.Name
-	command, probe, err := p.prepare(ctx)
+	spec, err := p.prepare(ctx)
 	if err != nil {
 		klog.ErrorS(err, "cannot run pod", "pod", key)
 		p.reportWaiting(ctx, "CreateContainerConfigError", err.Error())
@@ -63,7 +61,7 @@ func (p *podProcess) supervise(parent context.Context) {
 	restarts := int32(0)
 	for ctx.Err() == nil {
 		started := time.Now()
-		exitCode, err := p.runOnce(ctx, command, probe, restarts)
+		exitCode, err := p.runOnce(ctx, spec, restarts)
 		if ctx.Err() != nil {
 			return
 		}
@@ -78,15 +76,17 @@ func (p *podProcess) supervise(parent context.Context) {
 	}
 }
 
-// runOnce runs the process until it exits or ctx ends, keeping the pod's status.
-func (p *podProcess) runOnce(ctx context.Context, command []string, probe *probeTarget, restarts int32) (int, error) {
+// runOnce runs the process until it exits, fails its liveness probe or ctx ends, keeping
+// the pod's status.
+func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts int32) (int, error) {
 	logFile, err := os.OpenFile(p.logPath(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return -1, err
 	}
 	defer func() { _ = logFile.Close() }()
-	fmt.Fprintf(logFile, "==== %s podrunner starts: %s\n", time.Now().Format(time.RFC3339), strings.Join(command, " "))
-	process := exec.Command(command[0], command[1:]...)
+	fmt.Fprintf(logFile, "==== %s podrunner starts: %s\n", time.Now().Format(time.RFC3339), strings.Join(spec.command, " "))
+	process := exec.Command(spec.command[0], spec.command[1:]...)
+	process.Env = spec.env
 	process.Stdout, process.Stderr = logFile, logFile
 	process.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := process.Start(); err != nil {
@@ -99,6 +99,7 @@ func (p *podProcess) runOnce(ctx context.Context, command []string, probe *probe
 	started := metav1.Now()
 	exited := make(chan error, 1)
 	go func() { exited <- process.Wait() }()
+	probes := newProbeRun(spec.readiness, spec.liveness, started.Time)
 	ready := false
 	p.reportRunning(ctx, started, restarts, ready)
 	ticker := time.NewTicker(time.Second)
@@ -110,8 +111,12 @@ func (p *podProcess) runOnce(ctx context.Context, command []string, probe *probe
 		case <-ctx.Done():
 			p.terminate(process, exited)
 			return 0, ctx.Err()
-		case <-ticker.C:
-			if nowReady := probe.ready(); nowReady != ready {
+		case now := <-ticker.C:
+			if !probes.alive(now) {
+				p.terminate(process, exited)
+				return process.ProcessState.ExitCode(), fmt.Errorf("liveness probe %s failed %d times in a row", spec.liveness.url, spec.liveness.failureThreshold)
+			}
+			if nowReady := probes.ready(now); nowReady != ready {
 				ready = nowReady
 				p.reportRunning(ctx, started, restarts, ready)
 			}
@@ -144,63 +149,85 @@ func (p *podProcess) stop() {
 	klog.InfoS("pod process stopped", "pod", p.pod.Namespace+"/"+p.pod.Name)
 }
 
-// probeTarget is where the container's readiness probe reaches the process.
-type probeTarget struct {
-	url    string
-	client *http.Client
+// processSpec is how a pod's container runs on the host.
+type processSpec struct {
+	command             []string
+	env                 []string
+	readiness, liveness *httpProbe
 }
 
-func (t *probeTarget) ready() bool {
-	if t == nil {
-		return true
-	}
-	response, err := t.client.Get(t.url)
-	if err != nil {
-		return false
-	}
-	_ = response.Body.Close()
-	return response.StatusCode >= 200 && response.StatusCode < 400
-}
-
-// prepare writes the pod's volumes and kubeconfig and returns the host command.
-func (p *podProcess) prepare(ctx context.Context) ([]string, *probeTarget, error) {
+// prepare writes the pod's volumes and kubeconfig and works out the host process: its
+// command, environment, host ports and probes.
+func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 	container := p.pod.Spec.Containers[0]
 	binary := p.runner.binaryFor(container.Image)
 	if binary == "" {
-		return nil, nil, fmt.Errorf("no local binary for image %s; give one with --binaries", container.Image)
+		return nil, fmt.Errorf("no local binary for image %s; give one with --binaries", container.Image)
 	}
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	kubeconfig, err := p.writeKubeconfig(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	mounts, err := p.writeVolumes(ctx, container, kubeconfig)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	port, err := freePort()
+	env, err := containerEnv(ctx, p.runner.clientset, p.pod, container)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	command := append([]string{binary}, rewritePaths(append(container.Command[1:], container.Args...), mounts)...)
-	// In a pod these come from the in-cluster configuration and the default port.
-	command = append(command, "--secure-port="+strconv.Itoa(port),
-		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
-	var probe *probeTarget
-	if readiness := container.ReadinessProbe; readiness != nil && readiness.HTTPGet != nil {
-		scheme := strings.ToLower(string(readiness.HTTPGet.Scheme))
-		if scheme == "" {
-			scheme = "http"
-		}
-		probe = &probeTarget{
-			url: fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, readiness.HTTPGet.Path),
-			client: &http.Client{Timeout: time.Second, Transport: &http.Transport{
-				TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}, //nolint:gosec // as kubelet probes
-		}
+	declared, err := containerPorts(container)
+	if err != nil {
+		return nil, err
 	}
-	return command, probe, nil
+	ports, err := allocateHostPorts(declared)
+	if err != nil {
+		return nil, err
+	}
+	readiness, err := newHTTPProbe(container, container.ReadinessProbe, ports)
+	if err != nil {
+		return nil, err
+	}
+	liveness, err := newHTTPProbe(container, container.LivenessProbe, ports)
+	if err != nil {
+		return nil, err
+	}
+	return &processSpec{
+		command: hostCommand(binary, container, mounts, ports, kubeconfig),
+		// The container's own variables come last, so that they win over podrunner's.
+		env:       append(hostEnv(kubeconfig), env...),
+		readiness: readiness,
+		liveness:  liveness,
+	}, nil
+}
+
+// kubeSchedulerSecurePort is where kube-scheduler serves its probes and metrics by default.
+const kubeSchedulerSecurePort = 10259
+
+// isKubeScheduler is whether the container runs kube-scheduler, which needs in a host
+// process what it takes from the cluster in a pod.
+func isKubeScheduler(container corev1.Container) bool {
+	return len(container.Command) > 0 && filepath.Base(container.Command[0]) == "kube-scheduler"
+}
+
+// hostCommand is the container's command as a host process: the local binary in place of
+// the command's first element (or of the image's entrypoint), then the arguments with mount
+// paths and addresses on declared ports moved to the host's.
+func hostCommand(binary string, container corev1.Container, mounts hostMounts, ports hostPorts, kubeconfig string) []string {
+	args := container.Args
+	if len(container.Command) > 0 {
+		args = slices.Concat(container.Command[1:], container.Args)
+	}
+	command := append([]string{binary}, rewriteArgs(rewriteArgs(args, mounts.hostPath), ports.hostAddress)...)
+	if isKubeScheduler(container) {
+		// In a pod these come from the in-cluster configuration and the default secure port.
+		command = append(command, "--secure-port="+strconv.Itoa(ports[kubeSchedulerSecurePort]),
+			"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
+	}
+	return command
 }
 
 // writeKubeconfig gives the process the identity of the pod's ServiceAccount, with a
@@ -228,12 +255,12 @@ func (p *podProcess) writeKubeconfig(ctx context.Context) (string, error) {
 
 // writeVolumes writes the container's ConfigMap, Secret and emptyDir volumes and returns
 // each mount path with its host directory.
-func (p *podProcess) writeVolumes(ctx context.Context, container corev1.Container, kubeconfig string) (map[string]string, error) {
+func (p *podProcess) writeVolumes(ctx context.Context, container corev1.Container, kubeconfig string) (hostMounts, error) {
 	volumes := map[string]corev1.Volume{}
 	for _, volume := range p.pod.Spec.Volumes {
 		volumes[volume.Name] = volume
 	}
-	mounts := map[string]string{}
+	mounts := hostMounts{}
 	for _, mount := range container.VolumeMounts {
 		hostDir, err := filepath.Abs(filepath.Join(p.dir, "volumes", mount.Name))
 		if err != nil {
@@ -284,27 +311,35 @@ func (p *podProcess) volumeFiles(ctx context.Context, volume corev1.Volume) (map
 	return files, nil
 }
 
-// rewritePaths replaces a mount path at the start of an argument, or of its value in
-// --flag=value, with its host directory; the longest mount path wins.
-func rewritePaths(args []string, mounts map[string]string) []string {
+// rewriteArgs applies rewrite to each argument, or to its value in --flag=value.
+func rewriteArgs(args []string, rewrite func(value string) string) []string {
 	rewritten := make([]string, 0, len(args))
 	for _, arg := range args {
-		prefix, value := "", arg
 		if flagName, flagValue, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(arg, "-") {
-			prefix, value = flagName+"=", flagValue
+			rewritten = append(rewritten, flagName+"="+rewrite(flagValue))
+		} else {
+			rewritten = append(rewritten, rewrite(arg))
 		}
-		longest := ""
-		for mountPath := range mounts {
-			if (value == mountPath || strings.HasPrefix(value, mountPath+"/")) && len(mountPath) > len(longest) {
-				longest = mountPath
-			}
-		}
-		if longest != "" {
-			value = mounts[longest] + strings.TrimPrefix(value, longest)
-		}
-		rewritten = append(rewritten, prefix+value)
 	}
 	return rewritten
+}
+
+// hostMounts maps each mount path of the container to its host directory.
+type hostMounts map[string]string
+
+// hostPath moves a path under a mount path to its host directory; the longest mount path
+// wins, and any other value stays as it is.
+func (mounts hostMounts) hostPath(value string) string {
+	longest := ""
+	for mountPath := range mounts {
+		if (value == mountPath || strings.HasPrefix(value, mountPath+"/")) && len(mountPath) > len(longest) {
+			longest = mountPath
+		}
+	}
+	if longest == "" {
+		return value
+	}
+	return mounts[longest] + strings.TrimPrefix(value, longest)
 }
 
 func (r *runner) binaryFor(image string) string {
@@ -314,13 +349,4 @@ func (r *runner) binaryFor(image string) string {
 		}
 	}
 	return ""
-}
-
-func freePort() (int, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = listener.Close() }()
-	return listener.Addr().(*net.TCPAddr).Port, nil
 }
