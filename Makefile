@@ -1,7 +1,8 @@
 # secondary-scheduler-operator. `make help` lists the targets.
 
-# Image of the operator, for deploy and build-installer.
-IMG ?= ghcr.io/secondary-scheduler/secondary-scheduler-operator:latest
+# Image of the operator, for deploy and build-installer: the release's own tag, so that
+# dist/install.yaml installs what the bundle does.
+IMG ?= ghcr.io/secondary-scheduler/secondary-scheduler-operator:v$(VERSION)
 
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
@@ -70,7 +71,7 @@ test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) tes
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), and the shipped RBAC against its allow-list.
-	go test ./api/... ./internal/... ./test/podrunner/... ./test/netnshost/... ./test/rbacallowlist/... -count=1
+	go test ./api/... ./internal/... ./test/podrunner/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
@@ -176,9 +177,9 @@ bundle-validate: ## Check bundle/ and catalog/ with the rules of OLM's bundle va
 	go test ./internal/olm/... -count=1
 
 .PHONY: verify-bundle
-verify-bundle: bundle ## Fail when bundle/ or catalog/ differs from what make bundle catalog writes (stale or edited by hand).
+verify-bundle: bundle build-installer ## Fail when bundle/, catalog/ or dist/install.yaml differs from what make bundle catalog build-installer writes (stale or edited by hand).
 	$(MAKE) catalog
-	@if [ -n "$$(git status --porcelain bundle bundle.Dockerfile catalog catalog.Dockerfile)" ]; then \
-		echo "bundle/ or catalog/ is stale; run 'make bundle catalog' and commit:"; \
-		git status --porcelain bundle bundle.Dockerfile catalog catalog.Dockerfile; \
-		git diff bundle bundle.Dockerfile catalog catalog.Dockerfile | head -60; exit 1; fi
+	@if [ -n "$$(git status --porcelain bundle bundle.Dockerfile catalog catalog.Dockerfile dist)" ]; then \
+		echo "bundle/, catalog/ or dist/ is stale; run 'make bundle catalog build-installer' and commit:"; \
+		git status --porcelain bundle bundle.Dockerfile catalog catalog.Dockerfile dist; \
+		git diff bundle bundle.Dockerfile catalog catalog.Dockerfile dist | head -60; exit 1; fi

@@ -149,7 +149,11 @@ func run(ctx context.Context, opts options) error {
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              "secondary-scheduler-operator.operator.secondary-scheduler.io",
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controllers.CacheOptions(schedulerNamespaces),
+		// The operator's own namespace, as the installers set it; controller-runtime would
+		// otherwise read it from the mounted ServiceAccount, which a process outside a pod
+		// (make run, the e2e process runner) does not have.
+		LeaderElectionNamespace: os.Getenv("POD_NAMESPACE"),
+		Cache:                   controllers.CacheOptions(schedulerNamespaces),
 	})
 	if err != nil {
 		return err

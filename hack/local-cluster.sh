@@ -4,9 +4,10 @@
 # kube-scheduler and kwok, all built by hack/build-control-plane.sh, plus fake nodes that
 # kwok keeps Ready. The scheduler pods run as real processes through test/podrunner.
 #
-# Usage: hack/local-cluster.sh up|down|kubeconfig
+# Usage: hack/local-cluster.sh up|down|kubeconfig|audit-log (where the API server's audit log is)
 #   CLUSTER_NAME (default secondary-scheduler), OUTPUT_DIR (default _output/<name>),
-#   FAKE_NODES (default 4), FAKE_NODE_CPU (default 4), FAKE_NODE_MEMORY (default 16Gi)
+#   FAKE_NODES (default 4), FAKE_NODE_CPU (default 4), FAKE_NODE_MEMORY (default 16Gi),
+#   APPLY_CRD (default true; false leaves installing the CRD to the test, as an installer would)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,6 +18,7 @@ OUTPUT_DIR="${OUTPUT_DIR:-${repo_root}/_output/${CLUSTER_NAME}}"
 FAKE_NODES="${FAKE_NODES:-4}"
 FAKE_NODE_CPU="${FAKE_NODE_CPU:-4}"
 FAKE_NODE_MEMORY="${FAKE_NODE_MEMORY:-16Gi}"
+APPLY_CRD="${APPLY_CRD:-true}"
 
 export KWOK_WORKDIR="${OUTPUT_DIR}/kwok"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"
@@ -63,6 +65,7 @@ up() {
     log "creating cluster ${CLUSTER_NAME}"
     "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary \
       --config "${repo_root}/hack/kwokctl-config.yaml" \
+      --kube-audit-policy "${repo_root}/hack/audit-policy.yaml" \
       --kubeconfig "${kubeconfig}" \
       --etcd-binary "${CONTROL_PLANE_DIR}/etcd" \
       --kube-apiserver-binary "${CONTROL_PLANE_DIR}/kube-apiserver" \
@@ -72,8 +75,10 @@ up() {
       --wait 2m >/dev/null
   fi
   fake_nodes | kubectl apply -f - >/dev/null
-  kubectl apply --server-side -f "${repo_root}/config/crd/bases" >/dev/null
-  kubectl wait --for condition=Established crd/secondaryschedulers.operator.secondary-scheduler.io --timeout 60s >/dev/null
+  if [ "${APPLY_CRD}" = true ]; then
+    kubectl apply --server-side -f "${repo_root}/config/crd/bases" >/dev/null
+    kubectl wait --for condition=Established crd/secondaryschedulers.operator.secondary-scheduler.io --timeout 60s >/dev/null
+  fi
   log "cluster ${CLUSTER_NAME} is up with ${FAKE_NODES} fake nodes; KUBECONFIG=${kubeconfig}"
 }
 
@@ -88,5 +93,6 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   kubeconfig) echo "${kubeconfig}" ;;
-  *) echo "usage: $0 up|down|kubeconfig" >&2; exit 2 ;;
+  audit-log) echo "${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/logs/audit.log" ;;
+  *) echo "usage: $0 up|down|kubeconfig|audit-log" >&2; exit 2 ;;
 esac

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
@@ -38,6 +39,7 @@ var (
 	outputDir       = filepath.Join(repoRoot, "_output", "e2e")
 	kubeconfigPath  = filepath.Join(outputDir, "kubeconfig")
 	artifactsDir    = filepath.Join(outputDir, "artifacts")
+	binDir          = filepath.Join(outputDir, "bin")
 
 	scheme     = runtime.NewScheme()
 	restConfig *rest.Config
@@ -61,6 +63,7 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
+	logf.SetLogger(GinkgoLogr)
 	Expect(os.RemoveAll(outputDir)).To(Succeed())
 	Expect(os.MkdirAll(artifactsDir, 0o755)).To(Succeed())
 	clusterScript("down") // a cluster left over from an interrupted run
@@ -73,16 +76,9 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	clientset = kubernetes.NewForConfigOrDie(restConfig)
 
-	binDir := filepath.Join(outputDir, "bin")
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "manager"), ".")
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "podrunner"), "./test/podrunner")
-	// scheduler-plugins images run SCHEDULER_PLUGINS_BINARY when given, else the in-tree
-	// kube-scheduler, which carries every in-tree plugin: all that BinPacking and the
-	// Custom configs here use. Specs that need out-of-tree plugins skip without it.
-	inTree := filepath.Join(controlPlaneDir, "kube-scheduler")
-	runner = startProcess("podrunner", filepath.Join(binDir, "podrunner"), "--kubeconfig", kubeconfigPath,
-		"--work-dir", filepath.Join(outputDir, "podrunner"),
-		"--binaries", "scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree)+",kube-scheduler="+inTree)
+	runner = startPodrunner("podrunner", kubeconfigPath, filepath.Join(outputDir, "podrunner"))
 	operator = startProcess("operator", filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug",
 		"--scheduler-namespaces="+strings.Join(schedulerNamespaces, ","),
@@ -120,11 +116,31 @@ var _ = ReportAfterEach(func(report SpecReport) {
 		dir, operator.logPath, filepath.Join(outputDir, "podrunner", "pods"))
 })
 
+// startPodrunner starts the kubelet of the cluster of kubeconfig: it runs the pods bound to
+// its node as processes. The operator's image runs the manager binary built for this run;
+// scheduler-plugins images run SCHEDULER_PLUGINS_BINARY when given, else the in-tree
+// kube-scheduler, which carries every in-tree plugin: all that BinPacking and the Custom
+// configs here use. Specs that need out-of-tree plugins skip without it.
+func startPodrunner(name, kubeconfig, workDir string) *managedProcess {
+	inTree := filepath.Join(controlPlaneDir, "kube-scheduler")
+	return startProcess(name, filepath.Join(binDir, "podrunner"), "--kubeconfig", kubeconfig, "--work-dir", workDir,
+		"--binaries", "secondary-scheduler-operator="+filepath.Join(binDir, "manager")+
+			",scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree)+",kube-scheduler="+inTree)
+}
+
 func clusterScript(action string) {
+	localCluster("e2e", outputDir, action)
+}
+
+// localCluster runs hack/local-cluster.sh for the cluster name, kept in dir, and returns
+// what it printed on stdout.
+func localCluster(name, dir, action string, env ...string) string {
+	var stdout, stderr bytes.Buffer
 	command := exec.Command(filepath.Join(repoRoot, "hack", "local-cluster.sh"), action)
-	command.Env = append(os.Environ(), "CLUSTER_NAME=e2e", "OUTPUT_DIR="+outputDir, "CONTROL_PLANE_DIR="+controlPlaneDir)
-	output, err := command.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "hack/local-cluster.sh %s:\n%s", action, output)
+	command.Env = append(append(os.Environ(), "CLUSTER_NAME="+name, "OUTPUT_DIR="+dir, "CONTROL_PLANE_DIR="+controlPlaneDir), env...)
+	command.Stdout, command.Stderr = &stdout, &stderr
+	Expect(command.Run()).To(Succeed(), "hack/local-cluster.sh %s:\n%s%s", action, stdout.String(), stderr.String())
+	return strings.TrimSpace(stdout.String())
 }
 
 func run(dir string, name string, args ...string) {
@@ -136,8 +152,13 @@ func run(dir string, name string, args ...string) {
 
 // kubectl runs kubectl against the cluster and returns its output.
 func kubectl(args ...string) (string, error) {
+	return runKubectl(kubeconfigPath, args...)
+}
+
+// runKubectl runs kubectl against the cluster of kubeconfig and returns its output.
+func runKubectl(kubeconfig string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
-	command := exec.Command(filepath.Join(controlPlaneDir, "kubectl"), append([]string{"--kubeconfig", kubeconfigPath}, args...)...)
+	command := exec.Command(filepath.Join(controlPlaneDir, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	command.Stdout, command.Stderr = &stdout, &stderr
 	err := command.Run()
 	if err != nil {

@@ -1,0 +1,401 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/olm/csv"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/olminstall"
+)
+
+// The operator's Deployment and ServiceAccount, as every installer names them.
+const (
+	operatorDeployment     = "secondary-scheduler-operator-controller-manager"
+	operatorServiceAccount = "secondary-scheduler-operator-controller-manager"
+	operatorLeaderLease    = "secondary-scheduler-operator.operator.secondary-scheduler.io"
+)
+
+// installCluster is a cluster of its own for one install spec: an install starts from a
+// cluster without the operator (not even its CRD), and the suite's own operator must not
+// see what is installed. Its podrunner runs the installed operator's pod as the manager
+// binary under the pod's ServiceAccount token, so the operator has exactly the
+// permissions the manifests grant; the API server's audit log shows what it did with them.
+type installCluster struct {
+	name, kubeconfig, auditLog string
+	client                     client.Client
+}
+
+func newInstallCluster(name string) *installCluster {
+	dir := filepath.Join(outputDir, name)
+	localCluster(name, dir, "down")
+	localCluster(name, dir, "up", "APPLY_CRD=false")
+	c := &installCluster{name: name, kubeconfig: filepath.Join(dir, "kubeconfig"), auditLog: localCluster(name, dir, "audit-log")}
+	config, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	c.client, err = client.New(config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	c.createNamespace(workloadNamespace)
+	podrunner := startPodrunner("podrunner-"+name, c.kubeconfig, filepath.Join(dir, "podrunner"))
+	DeferCleanup(func() {
+		if CurrentSpecReport().Failed() {
+			dumpInstallCluster(c, dir)
+		}
+		podrunner.stop()
+		if os.Getenv("E2E_KEEP_CLUSTER") == "" {
+			localCluster(name, dir, "down")
+		}
+	})
+	return c
+}
+
+func (c *installCluster) kubectl(args ...string) string {
+	output, err := runKubectl(c.kubeconfig, args...)
+	Expect(err).NotTo(HaveOccurred())
+	return output
+}
+
+func dumpInstallCluster(c *installCluster, dir string) {
+	output, _ := runKubectl(c.kubeconfig, "get", "secondaryschedulers,deployments,pods,roles,rolebindings,events", "-A", "-o", "yaml")
+	_ = os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte(output), 0o644)
+	fmt.Fprintf(GinkgoWriter, "install cluster %s: objects in %s, pod logs under %s\n", c.name, dir, filepath.Join(dir, "podrunner", "pods"))
+}
+
+// waitOperatorRunning waits until the operator's Deployment has rolled out: its pod, run
+// by podrunner, answers its readiness probe.
+func (c *installCluster) waitOperatorRunning(namespace string) {
+	c.kubectl("-n", namespace, "rollout", "status", "deployment/"+operatorDeployment, "--timeout=120s")
+}
+
+// workloadNamespace is where the install specs' workloads run: any namespace's pods may
+// ask for a secondary scheduler.
+const workloadNamespace = "apps"
+
+// expectSchedulerServes creates a BinPacking SecondaryScheduler in namespace, waits until
+// it is Available as a user would, and checks that it binds pods of its name.
+func (c *installCluster) expectSchedulerServes(namespace, name string) {
+	Expect(c.client.Create(ctx, binPacking(namespace, name))).To(Succeed())
+	c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/"+name, "--timeout=120s")
+	c.expectBinds(name, name+"-workload")
+}
+
+func (c *installCluster) expectBinds(schedulerName, prefix string) {
+	namespace := workloadNamespace
+	names := make([]string, 0, 3)
+	for i := range 3 {
+		pod := workload(namespace, fmt.Sprintf("%s-%d", prefix, i), schedulerName, "100m", "registry.example/app:1")
+		Expect(c.client.Create(ctx, pod)).To(Succeed())
+		names = append(names, pod.Name)
+	}
+	for _, name := range names {
+		Eventually(func() string {
+			pod := &corev1.Pod{}
+			if err := c.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+				return ""
+			}
+			return pod.Spec.NodeName
+		}).Should(HavePrefix("fake-"), "pod %s/%s is bound to a node by %s", namespace, name, schedulerName)
+	}
+}
+
+func (c *installCluster) createNamespace(name string) {
+	Expect(c.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+}
+
+// installBundle installs the bundle in dir as OLM would for group, then applies what the
+// CSV's description tells a cluster admin to apply after installing.
+func (c *installCluster) installBundle(dir string, group olminstall.OperatorGroup, replaces *olminstall.Bundle) *olminstall.Bundle {
+	bundle, err := olminstall.Read(dir)
+	Expect(err).NotTo(HaveOccurred())
+	var replacedCSV *csv.ClusterServiceVersion
+	if replaces != nil {
+		replacedCSV = replaces.CSV
+	}
+	Expect((&olminstall.Installer{Client: c.client, Scheme: scheme}).Install(ctx, bundle, group, replacedCSV)).To(Succeed())
+	manual, err := bundle.ManualObjects(group.Namespace)
+	Expect(err).NotTo(HaveOccurred())
+	for _, object := range manual {
+		Expect(c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner("cluster-admin"), client.ForceOwnership)).To(Succeed())
+	}
+	return bundle
+}
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the install checks read.
+type auditEvent struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	User  struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		APIGroup    string `json:"apiGroup"`
+	} `json:"objectRef"`
+	RequestURI     string `json:"requestURI"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+}
+
+func (e auditEvent) String() string {
+	code := 0
+	if e.ResponseStatus != nil {
+		code = e.ResponseStatus.Code
+	}
+	return fmt.Sprintf("%s %s -> %d", e.Verb, e.RequestURI, code)
+}
+
+// operatorRequests reads, from the cluster's audit log, every request the operator's
+// ServiceAccount of namespace made.
+func (c *installCluster) operatorRequests(namespace string) []auditEvent {
+	file, err := os.Open(c.auditLog)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = file.Close() }()
+	user := "system:serviceaccount:" + namespace + ":" + operatorServiceAccount
+	var events []auditEvent
+	scanner := bufio.NewScanner(file)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		var event auditEvent
+		Expect(json.Unmarshal(scanner.Bytes(), &event)).To(Succeed())
+		if event.User.Username == user && event.Stage == "ResponseComplete" {
+			events = append(events, event)
+		}
+	}
+	Expect(scanner.Err()).NotTo(HaveOccurred())
+	Expect(events).NotTo(BeEmpty(), "the audit log %s has requests of %s", c.auditLog, user)
+	return events
+}
+
+// expectOperatorConfined checks, from the audit log, that the operator of namespace was
+// refused nothing it tried (a permission missing from the manifests shows here even when
+// the operator retries around it), and that outside its own namespace and those it
+// serves it read and wrote only what it is granted there by the install: cluster-wide
+// (clusterRules) or, in kube-system, by the Role the install instructions give it.
+func (c *installCluster) expectOperatorConfined(namespace string, served []string, clusterRules []rbacv1.PolicyRule) {
+	kubeSystemRules := c.rolesBoundTo(metav1.NamespaceSystem, namespace)
+	requests := c.operatorRequests(namespace)
+	var forbidden, outside []string
+	for _, request := range requests {
+		if request.ResponseStatus != nil && request.ResponseStatus.Code == 403 {
+			forbidden = append(forbidden, request.String())
+		}
+		ref := request.ObjectRef
+		if ref == nil || ref.Namespace == "" || ref.Namespace == namespace || slices.Contains(served, ref.Namespace) {
+			continue
+		}
+		granted := grants(clusterRules, request.Verb, ref.APIGroup, ref.Resource) ||
+			ref.Namespace == metav1.NamespaceSystem && grants(kubeSystemRules, request.Verb, ref.APIGroup, ref.Resource)
+		if !granted {
+			outside = append(outside, request.String())
+		}
+	}
+	Expect(forbidden).To(BeEmpty(), "requests of the operator the API server refused (a permission the manifests lack)")
+	Expect(outside).To(BeEmpty(), "requests of the operator outside its namespaces beyond what it is granted there")
+	fmt.Fprintf(GinkgoWriter, "%s: the operator made %d requests, none refused, none outside its namespaces beyond its grants\n", c.name, len(requests))
+}
+
+// rolesBoundTo are the rules of the Roles of namespace bound to the operator of operatorNamespace.
+func (c *installCluster) rolesBoundTo(namespace, operatorNamespace string) []rbacv1.PolicyRule {
+	bindings := &rbacv1.RoleBindingList{}
+	Expect(c.client.List(ctx, bindings, client.InNamespace(namespace))).To(Succeed())
+	var rules []rbacv1.PolicyRule
+	for _, binding := range bindings.Items {
+		if binding.RoleRef.Kind == "Role" && bindsOperator(binding.Subjects, operatorNamespace) {
+			role := &rbacv1.Role{}
+			Expect(c.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: binding.RoleRef.Name}, role)).To(Succeed())
+			rules = append(rules, role.Rules...)
+		}
+	}
+	return rules
+}
+
+func bindsOperator(subjects []rbacv1.Subject, operatorNamespace string) bool {
+	return slices.ContainsFunc(subjects, func(s rbacv1.Subject) bool {
+		return s.Kind == rbacv1.ServiceAccountKind && s.Namespace == operatorNamespace && s.Name == operatorServiceAccount
+	})
+}
+
+func grants(rules []rbacv1.PolicyRule, verb, group, resource string) bool {
+	return slices.ContainsFunc(rules, func(rule rbacv1.PolicyRule) bool {
+		return slices.Contains(rule.Verbs, verb) && slices.Contains(rule.APIGroups, group) && slices.Contains(rule.Resources, resource)
+	})
+}
+
+// clusterRulesOf are the cluster-wide rules an install grants the operator: those of the
+// CSV, or of the installer's ClusterRoles bound to the operator.
+func clusterRulesOf(bundle *olminstall.Bundle) []rbacv1.PolicyRule {
+	var rules []rbacv1.PolicyRule
+	for _, permission := range bundle.CSV.Spec.InstallStrategy.StrategySpec.ClusterPermissions {
+		rules = append(rules, permission.Rules...)
+	}
+	return rules
+}
+
+func (c *installCluster) clusterRulesBoundTo(namespace string) []rbacv1.PolicyRule {
+	bindings := &rbacv1.ClusterRoleBindingList{}
+	Expect(c.client.List(ctx, bindings)).To(Succeed())
+	var rules []rbacv1.PolicyRule
+	for _, binding := range bindings.Items {
+		if bindsOperator(binding.Subjects, namespace) {
+			role := &rbacv1.ClusterRole{}
+			Expect(c.client.Get(ctx, client.ObjectKey{Name: binding.RoleRef.Name}, role)).To(Succeed())
+			rules = append(rules, role.Rules...)
+		}
+	}
+	return rules
+}
+
+// schedulerPodsOf returns the UIDs and restart counts of namespace's scheduler pods.
+func (c *installCluster) schedulerPodsOf(namespace string) map[types.UID]int32 {
+	pods := &corev1.PodList{}
+	Expect(c.client.List(ctx, pods, client.InNamespace(namespace), client.HasLabels{"app.kubernetes.io/instance"})).To(Succeed())
+	running := map[types.UID]int32{}
+	for _, pod := range pods.Items {
+		restarts := int32(0)
+		for _, status := range pod.Status.ContainerStatuses {
+			restarts += status.RestartCount
+		}
+		running[pod.UID] = restarts
+	}
+	return running
+}
+
+func (c *installCluster) leaderOf(namespace string) string {
+	lease := &coordinationv1.Lease{}
+	if err := c.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: operatorLeaderLease}, lease); err != nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}
+
+var _ = Describe("Installing the operator", func() {
+	It("from dist/install.yaml: the operator runs under its own ServiceAccount and its scheduler binds pods", func() {
+		c := newInstallCluster("install-kubectl")
+		c.kubectl("apply", "--server-side", "-f", filepath.Join(repoRoot, "dist", "install.yaml"))
+		const namespace = "secondary-scheduler-operator"
+		c.waitOperatorRunning(namespace)
+
+		c.expectSchedulerServes(namespace, "bin-packing")
+		// Elsewhere nothing runs, and the resource says why.
+		c.createNamespace("team-a")
+		Expect(c.client.Create(ctx, binPacking("team-a", "elsewhere"))).To(Succeed())
+		c.kubectl("-n", "team-a", "wait", "--for=condition=Degraded", "secondaryscheduler/elsewhere", "--timeout=60s")
+		Expect(c.kubectl("-n", "team-a", "get", "secondaryscheduler/elsewhere", "-o", "jsonpath={.status.conditions[?(@.type=='Degraded')].reason}")).
+			To(Equal(string(v1.ReasonNamespaceNotAllowed)))
+
+		c.expectOperatorConfined(namespace, nil, c.clusterRulesBoundTo(namespace))
+	})
+
+	It("from the bundle as OLM does, in OwnNamespace mode: confined to its namespace", func() {
+		c := newInstallCluster("install-own")
+		const namespace = "scheduling"
+		c.createNamespace(namespace)
+		group := olminstall.OperatorGroup{Name: "scheduling", Namespace: namespace, TargetNamespaces: []string{namespace}}
+		bundle := c.installBundle(filepath.Join(repoRoot, "bundle"), group, nil)
+		c.waitOperatorRunning(namespace)
+
+		c.expectSchedulerServes(namespace, "bin-packing")
+		c.expectOperatorConfined(namespace, nil, clusterRulesOf(bundle))
+
+		// OLM refuses an OperatorGroup of all namespaces: under it, the namespaced
+		// permissions would become cluster-wide (Secrets, Roles and token requests in every
+		// namespace) while schedulers still run only in allowed namespaces.
+		Expect(bundle.Supports("AllNamespaces")).To(BeFalse())
+		err := (&olminstall.Installer{Client: c.client, Scheme: scheme}).Install(ctx, bundle,
+			olminstall.OperatorGroup{Name: "global", Namespace: "operators"}, nil)
+		Expect(err).To(MatchError(olminstall.ErrUnsupportedInstallMode))
+	})
+
+	It("from the bundle as OLM does, in MultiNamespace mode: schedulers in each target namespace, none elsewhere", func() {
+		c := newInstallCluster("install-multi")
+		const namespace = "scheduler-operator"
+		targets := []string{"team-a", "team-b"}
+		for _, name := range append([]string{namespace}, targets...) {
+			c.createNamespace(name)
+		}
+		group := olminstall.OperatorGroup{Name: "teams", Namespace: namespace, TargetNamespaces: targets}
+		bundle := c.installBundle(filepath.Join(repoRoot, "bundle"), group, nil)
+		c.waitOperatorRunning(namespace)
+
+		for _, target := range targets {
+			c.expectSchedulerServes(target, "packer-"+target)
+		}
+		Expect(c.client.Create(ctx, binPacking(namespace, "not-a-target"))).To(Succeed())
+		c.kubectl("-n", namespace, "wait", "--for=condition=Degraded", "secondaryscheduler/not-a-target", "--timeout=60s")
+		Expect(c.kubectl("-n", namespace, "get", "secondaryscheduler/not-a-target", "-o", "jsonpath={.status.conditions[?(@.type=='Degraded')].reason}")).
+			To(Equal(string(v1.ReasonNamespaceNotAllowed)))
+
+		c.expectOperatorConfined(namespace, targets, clusterRulesOf(bundle))
+	})
+
+	It("upgrades from the previous bundle as OLM does, without restarting the schedulers", func() {
+		c := newInstallCluster("install-upgrade")
+		const namespace = "scheduling"
+		c.createNamespace(namespace)
+		group := olminstall.OperatorGroup{Name: "scheduling", Namespace: namespace, TargetNamespaces: []string{namespace}}
+		previous := c.installBundle(filepath.Join(repoRoot, "test", "e2e", "testdata", "previous-bundle"), group, nil)
+		c.waitOperatorRunning(namespace)
+		c.expectSchedulerServes(namespace, "packer")
+		c.expectSchedulerServes(namespace, "spreader")
+		before := c.schedulerPodsOf(namespace)
+		Expect(before).To(HaveLen(2))
+		deployments := &appsv1.DeploymentList{}
+		Expect(c.client.List(ctx, deployments, client.InNamespace(namespace), client.HasLabels{"app.kubernetes.io/instance"})).To(Succeed())
+		generations := map[string]int64{}
+		for _, deployment := range deployments.Items {
+			generations[deployment.Name] = deployment.Generation
+		}
+		oldLeader := c.leaderOf(namespace)
+		Expect(oldLeader).NotTo(BeEmpty())
+
+		current := c.installBundle(filepath.Join(repoRoot, "bundle"), group, previous)
+		Expect(current.CSV.Spec.Version).NotTo(Equal(previous.CSV.Spec.Version))
+		c.waitOperatorRunning(namespace)
+		Eventually(func() string { return c.leaderOf(namespace) }).ShouldNot(Or(BeEmpty(), Equal(oldLeader)), "the new operator leads")
+		// A scheduler created after the upgrade runs: the new operator has started, and
+		// reconciled what it found (its queue held the existing ones first).
+		c.expectSchedulerServes(namespace, "after-upgrade")
+
+		Consistently(func(g Gomega) {
+			now := c.schedulerPodsOf(namespace)
+			for uid, restarts := range before {
+				g.Expect(now).To(HaveKeyWithValue(uid, restarts), "scheduler pod %s kept running, without restarts", uid)
+			}
+			deployments := &appsv1.DeploymentList{}
+			g.Expect(c.client.List(ctx, deployments, client.InNamespace(namespace), client.HasLabels{"app.kubernetes.io/instance"})).To(Succeed())
+			for _, deployment := range deployments.Items {
+				if generation, ok := generations[deployment.Name]; ok {
+					g.Expect(deployment.Generation).To(Equal(generation), "Deployment %s was not changed", deployment.Name)
+				}
+			}
+		}, "10s", "1s").Should(Succeed())
+		c.expectBinds("packer", "packer-after-upgrade")
+
+		// What only the replaced CSV had is gone, as OLM removes it.
+		roles := &rbacv1.RoleList{}
+		Expect(c.client.List(ctx, roles, client.MatchingLabels{"olm.owner": previous.CSV.Name})).To(Succeed())
+		Expect(roles.Items).To(BeEmpty())
+		c.expectOperatorConfined(namespace, nil, clusterRulesOf(current))
+	})
+})
