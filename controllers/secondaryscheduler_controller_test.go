@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -800,7 +801,8 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	s.g.Eventually(ourRules).Should(BeEmpty(), "the finalizer deletes them with their SecondaryScheduler")
 }
 
-// The samples users copy from are accepted by the API server as they are.
+// The samples users copy from, and the examples the OLM bundle shows in OperatorHub's
+// console, are accepted by the API server as they are.
 func TestSamplesAreValid(t *testing.T) {
 	s := newScenario(t)
 	samples, err := filepath.Glob(filepath.Join("..", "config", "samples", "operator_v1_*.yaml"))
@@ -813,5 +815,18 @@ func TestSamplesAreValid(t *testing.T) {
 		s.g.Expect(yaml.Unmarshal(data, &sample.Object)).To(Succeed(), path)
 		sample.SetNamespace(s.namespace)
 		s.g.Expect(adminClient.Create(s.ctx, sample, client.DryRunAll)).To(Succeed(), path)
+	}
+
+	data, err := os.ReadFile(filepath.Join("..", "bundle", "manifests", "secondary-scheduler-operator.clusterserviceversion.yaml"))
+	s.g.Expect(err).NotTo(HaveOccurred())
+	clusterServiceVersion := &unstructured.Unstructured{}
+	s.g.Expect(yaml.Unmarshal(data, &clusterServiceVersion.Object)).To(Succeed())
+	var examples []map[string]any
+	s.g.Expect(json.Unmarshal([]byte(clusterServiceVersion.GetAnnotations()["alm-examples"]), &examples)).To(Succeed())
+	s.g.Expect(examples).To(HaveLen(len(samples)), "one alm-example per sample")
+	for _, example := range examples {
+		object := &unstructured.Unstructured{Object: example}
+		object.SetNamespace(s.namespace)
+		s.g.Expect(adminClient.Create(s.ctx, object, client.DryRunAll)).To(Succeed(), "alm-example %s", object.GetName())
 	}
 }
