@@ -1,8 +1,25 @@
-// Command podrunner is the kubelet of one node of the local test cluster. kwok runs no
-// containers, so podrunner keeps a Node of its own (which kwok does not manage) and runs
+// Command podrunner is the kubelet of the local test cluster's real nodes. kwok runs no
+// containers, so podrunner keeps Nodes of its own (which kwok does not manage) and runs
 // the first container of each pod placed there as a host process, restarting it when it
 // exits. The pod's status (Running, Ready from the process's readiness probe, restarts)
 // comes from the real process.
+//
+// The nodes, which a test author can count on too:
+//
+//   - Names and labels: --nodes N Nodes (default 1), named --node-name when N is 1, else
+//     NAME-1..NAME-N; each labelled kubernetes.io/hostname=ITS-NAME,
+//     node-role.kubernetes.io/scheduler-host="" and topology.kubernetes.io/zone=zone-a,
+//     zone-b, ... round-robin over --zones zones (default 2). Each is Ready, untainted, and
+//     heartbeated every 10s (its Lease in kube-node-lease, owned by the Node, and its Ready
+//     condition).
+//   - Node failure: deleting one of podrunner's Nodes fails it as losing the machine would.
+//     podrunner kills its pods' processes at once (SIGKILL to each process group, no grace
+//     period), reports nothing more on them, stops heartbeating the node and does not
+//     register it again (restart podrunner for that). The pods stay bound to the missing
+//     node until kube-controller-manager's pod garbage collector deletes them, about a
+//     minute later, and their controllers replace them.
+//   - Cordoning a node (spec.unschedulable) changes nothing here: its pods keep running, as
+//     on a real node, and kwok's kube-controller-manager evicts nothing unless taints say so.
 //
 // What a pod's process gets, which is what a test author can count on:
 //
@@ -31,12 +48,20 @@
 //     second after its initialDelaySeconds. Liveness is checked every periodSeconds after
 //     its initialDelaySeconds; failureThreshold failures in a row kill the process (SIGTERM,
 //     then SIGKILL after the pod's grace period) and count a restart.
+//   - Hostname: each process runs in a UTS namespace of its own whose hostname is the pod's,
+//     as the kubelet names it (spec.hostname, else the pod's name, cut to 63 characters),
+//     so that os.Hostname(), and so a leader election identity, tells replicas apart.
+//     podrunner starts the process through itself (podrunner --exec-as-hostname NAME --
+//     BINARY ARGS...), which sets the hostname and execs the binary in its place. That
+//     needs root; otherwise processes keep the host's hostname, and podrunner logs one
+//     warning.
 //   - kube-scheduler (the base name of command[0]) also gets --secure-port, the host port of
 //     its default secure port 10259, and --authentication-kubeconfig and
 //     --authorization-kubeconfig, which it would take from the cluster in a pod.
 //
 // The process's output goes to pods/NAMESPACE_NAME_UIDPREFIX/process.log under --work-dir,
-// and its pid to the file pid beside it.
+// and its pid to the file pid beside it: the program's own pid, so that a test kills the
+// program (to simulate a crash, which podrunner restarts) by killing that pid.
 package main
 
 import (
@@ -55,17 +80,27 @@ import (
 )
 
 func main() {
+	hostnameHelper(os.Args[1:])
 	var (
 		kubeconfig, nodeName, workDir, binaries string
+		nodeCount, zoneCount                    int
 	)
 	flag.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (an administrator's)")
-	flag.StringVar(&nodeName, "node-name", "scheduler-host", "name of the Node whose pods podrunner runs")
+	flag.StringVar(&nodeName, "node-name", "scheduler-host", "name of the Node whose pods podrunner runs; with --nodes above 1, the Nodes are NAME-1..NAME-N")
+	flag.IntVar(&nodeCount, "nodes", 1, "how many Nodes podrunner keeps and runs the pods of")
+	flag.IntVar(&zoneCount, "zones", 2, "how many zones (zone-a, zone-b, ...) the Nodes are spread over, round-robin, by their topology.kubernetes.io/zone label")
 	flag.StringVar(&workDir, "work-dir", "_artifacts/podrunner", "where pod volumes, kubeconfigs and process logs go")
 	flag.StringVar(&binaries, "binaries", "",
 		"comma-separated IMAGE-SUBSTRING=PATH pairs mapping images to local binaries, first match wins, for example scheduler-plugins=/path/kube-scheduler,kube-scheduler=/path/kube-scheduler")
 	klog.InitFlags(nil)
 	flag.Parse()
 
+	if nodeCount < 1 {
+		klog.Fatalf("--nodes %d: podrunner keeps at least one Node", nodeCount)
+	}
+	if zoneCount < 1 || zoneCount > 26 {
+		klog.Fatalf("--zones %d: zones are zone-a to zone-z, from 1 to 26 of them", zoneCount)
+	}
 	mapping, err := parseBinaries(binaries)
 	if err != nil {
 		klog.Fatal(err)
@@ -87,6 +122,8 @@ func main() {
 		caData:    config.CAData,
 		caFile:    config.CAFile,
 		nodeName:  nodeName,
+		nodeCount: nodeCount,
+		zoneCount: zoneCount,
 		workDir:   workDir,
 		binaries:  mapping,
 		pods:      map[string]*podProcess{},

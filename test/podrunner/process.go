@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,31 +26,36 @@ import (
 // podProcess runs the first container of one pod as a host process, restarting it
 // when it exits, until stopped.
 type podProcess struct {
-	runner *runner
-	pod    *corev1.Pod
-	uid    types.UID
-	dir    string
+	runner   *runner
+	pod      *corev1.Pod
+	uid      types.UID
+	nodeName string
+	dir      string
 
+	// failed is set when the pod's node fails: the process is then killed at once, as
+	// losing the node would, instead of being given its grace period.
+	failed atomic.Bool
+	// cancel ends the context supervise runs under.
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func newPodProcess(r *runner, pod *corev1.Pod) *podProcess {
+func newPodProcess(r *runner, pod *corev1.Pod, cancel context.CancelFunc) *podProcess {
 	return &podProcess{
-		runner: r,
-		pod:    pod.DeepCopy(),
-		uid:    pod.UID,
-		dir:    filepath.Join(r.workDir, "pods", pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)[:8]),
-		done:   make(chan struct{}),
+		runner:   r,
+		pod:      pod.DeepCopy(),
+		uid:      pod.UID,
+		nodeName: pod.Spec.NodeName,
+		dir:      filepath.Join(r.workDir, "pods", pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)[:8]),
+		cancel:   cancel,
+		done:     make(chan struct{}),
 	}
 }
 
 // logPath is where the process's output goes, kept as a test artifact.
 func (p *podProcess) logPath() string { return filepath.Join(p.dir, "process.log") }
 
-func (p *podProcess) supervise(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	p.cancel = cancel
+func (p *podProcess) supervise(ctx context.Context) {
 	defer close(p.done)
 	key := p.pod.Namespace + "/" + p.pod.Name
 	spec, err := p.prepare(ctx)
@@ -85,14 +91,12 @@ func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts in
 	}
 	defer func() { _ = logFile.Close() }()
 	fmt.Fprintf(logFile, "==== %s podrunner starts: %s\n", time.Now().Format(time.RFC3339), strings.Join(spec.command, " "))
-	process := exec.Command(spec.command[0], spec.command[1:]...)
-	process.Env = spec.env
-	process.Stdout, process.Stderr = logFile, logFile
-	process.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := process.Start(); err != nil {
+	process, err := p.runner.startProcess(spec, logFile)
+	if err != nil {
 		return -1, err
 	}
-	// Tests find the process of a pod here, to kill it as a node failure would.
+	// Tests find the process of a pod here, to kill it as a crash would. It is the
+	// program's own pid: the hostname helper execs the program in its place.
 	if err := os.WriteFile(filepath.Join(p.dir, "pid"), []byte(strconv.Itoa(process.Process.Pid)), 0o644); err != nil {
 		klog.ErrorS(err, "write pid file", "pod", p.pod.Namespace+"/"+p.pod.Name)
 	}
@@ -124,8 +128,15 @@ func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts in
 	}
 }
 
-// terminate stops the process as a kubelet would: SIGTERM, then SIGKILL after the grace period.
+// terminate stops the process as a kubelet would: SIGTERM, then SIGKILL after the grace
+// period; on a failed node, SIGKILL at once.
 func (p *podProcess) terminate(process *exec.Cmd, exited <-chan error) {
+	if p.failed.Load() {
+		_ = syscall.Kill(-process.Process.Pid, syscall.SIGKILL)
+		err := <-exited
+		klog.V(2).InfoS("process killed with its node", "pod", p.pod.Namespace+"/"+p.pod.Name, "node", p.nodeName, "err", err)
+		return
+	}
 	grace := 10 * time.Second
 	if p.pod.Spec.TerminationGracePeriodSeconds != nil {
 		grace = time.Duration(*p.pod.Spec.TerminationGracePeriodSeconds) * time.Second
@@ -142,16 +153,16 @@ func (p *podProcess) terminate(process *exec.Cmd, exited <-chan error) {
 }
 
 func (p *podProcess) stop() {
-	if p.cancel != nil {
-		p.cancel()
-	}
+	p.cancel()
 	<-p.done
 	klog.InfoS("pod process stopped", "pod", p.pod.Namespace+"/"+p.pod.Name)
 }
 
 // processSpec is how a pod's container runs on the host.
 type processSpec struct {
-	command             []string
+	command []string
+	// hostname is the pod's, which the process sees as its host's.
+	hostname            string
 	env                 []string
 	readiness, liveness *httpProbe
 }
@@ -196,7 +207,8 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 		return nil, err
 	}
 	return &processSpec{
-		command: hostCommand(binary, container, mounts, ports, kubeconfig),
+		command:  hostCommand(binary, container, mounts, ports, kubeconfig),
+		hostname: podHostname(p.pod),
 		// The container's own variables come last, so that they win over podrunner's.
 		env:       append(hostEnv(kubeconfig), env...),
 		readiness: readiness,

@@ -2,26 +2,23 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
-	"time"
+	"sync/atomic"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/types"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// runner keeps its Node alive and runs the pods bound to it.
+// runner keeps its Nodes alive and runs the pods bound to them.
 type runner struct {
 	clientset kubernetes.Interface
 	// reader resolves Service names, as cluster networking would route them.
@@ -30,56 +27,117 @@ type runner struct {
 	caData    []byte
 	caFile    string
 	nodeName  string
+	nodeCount int
+	zoneCount int
 	workDir   string
 	binaries  []imageBinary
+
+	// noUTSNamespace is set once starting a process in a UTS namespace of its own failed
+	// for want of privilege; processes then keep the host's hostname.
+	noUTSNamespace atomic.Bool
+	utsWarning     sync.Once
 
 	mu   sync.Mutex
 	pods map[string]*podProcess // by namespace/name
 }
 
-const heartbeatPeriod = 10 * time.Second
-
 func (r *runner) run(ctx context.Context) error {
-	if err := r.registerNode(ctx); err != nil {
-		return err
+	nodes := desiredNodes(r.nodeName, r.nodeCount, r.zoneCount)
+	names := make([]string, 0, len(nodes))
+	for _, node := range nodes {
+		uid, err := r.registerNode(ctx, node)
+		if err != nil {
+			return err
+		}
+		if err := r.runNode(ctx, node.Name, uid); err != nil {
+			return err
+		}
+		names = append(names, node.Name)
 	}
-	go r.heartbeat(ctx)
+	klog.InfoS("podrunner ready", "nodes", names)
+	<-ctx.Done()
+	r.mu.Lock()
+	processes := make([]*podProcess, 0, len(r.pods))
+	for _, process := range r.pods {
+		processes = append(processes, process)
+	}
+	r.mu.Unlock()
+	for _, process := range processes {
+		process.stop()
+	}
+	return nil
+}
 
-	factory := informers.NewSharedInformerFactoryWithOptions(r.clientset, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", r.nodeName).String()
-	}))
-	podInformer := factory.Core().V1().Pods().Informer()
+// runNode heartbeats one node and runs the pods bound to it, until ctx ends or the Node is
+// deleted, which fails the node.
+func (r *runner) runNode(ctx context.Context, nodeName string, nodeUID types.UID) error {
+	nodeCtx, stopNode := context.WithCancel(ctx)
+	podInformer := coreinformers.NewFilteredPodInformer(r.clientset, metav1.NamespaceAll, 0, toolscache.Indexers{}, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", nodeName).String()
+	})
 	_, err := podInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { r.sync(ctx, obj.(*corev1.Pod)) },
-		UpdateFunc: func(_, obj any) { r.sync(ctx, obj.(*corev1.Pod)) },
+		AddFunc:    func(obj any) { r.sync(nodeCtx, obj.(*corev1.Pod)) },
+		UpdateFunc: func(_, obj any) { r.sync(nodeCtx, obj.(*corev1.Pod)) },
 		DeleteFunc: func(obj any) {
-			if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if pod, ok := obj.(*corev1.Pod); ok {
+			if pod, ok := deletedObject(obj).(*corev1.Pod); ok {
 				r.stop(pod.Namespace + "/" + pod.Name)
 			}
 		},
 	})
 	if err != nil {
+		stopNode()
 		return err
 	}
-	factory.Start(ctx.Done())
-	klog.InfoS("podrunner ready", "node", r.nodeName)
-	<-ctx.Done()
-	r.mu.Lock()
-	keys := make([]string, 0, len(r.pods))
-	for key := range r.pods {
-		keys = append(keys, key)
+	nodeInformer := coreinformers.NewFilteredNodeInformer(r.clientset, 0, toolscache.Indexers{}, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
+	})
+	// Only deletion counts: a cordoned node, as a real one, keeps running its pods.
+	_, err = nodeInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(any) { r.failNode(nodeName, stopNode) },
+	})
+	if err != nil {
+		stopNode()
+		return err
 	}
-	r.mu.Unlock()
-	for _, key := range keys {
-		r.stop(key)
-	}
+	go r.heartbeat(nodeCtx, nodeName, nodeUID)
+	go podInformer.Run(nodeCtx.Done())
+	go nodeInformer.Run(nodeCtx.Done())
 	return nil
 }
 
+// deletedObject is the object of a delete event, also when the informer missed the
+// deletion and only knows the last state it saw.
+func deletedObject(obj any) any {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		return tombstone.Obj
+	}
+	return obj
+}
+
+// failNode does what losing a node would: its pods' processes die at once (SIGKILL, no
+// grace period) and nothing reports on the node or its pods any more. The node is not
+// registered again.
+func (r *runner) failNode(nodeName string, stopNode context.CancelFunc) {
+	klog.InfoS("node deleted; killing its pods' processes and no longer heartbeating it", "node", nodeName)
+	r.mu.Lock()
+	var failed []*podProcess
+	for key, process := range r.pods {
+		if process.nodeName == nodeName {
+			process.failed.Store(true)
+			failed = append(failed, process)
+			delete(r.pods, key)
+		}
+	}
+	// Under the lock, so that sync starts no more processes on the node.
+	stopNode()
+	r.mu.Unlock()
+	for _, process := range failed {
+		process.stop()
+	}
+}
+
 // sync starts a pod's process, or stops it and lets the pod go once it is being deleted.
+// ctx is the node's: it ends when podrunner stops or the node fails.
 func (r *runner) sync(ctx context.Context, pod *corev1.Pod) {
 	key := pod.Namespace + "/" + pod.Name
 	if pod.DeletionTimestamp != nil {
@@ -87,7 +145,7 @@ func (r *runner) sync(ctx context.Context, pod *corev1.Pod) {
 		// As a kubelet does once the containers are gone.
 		err := r.clientset.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 			GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &pod.UID}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
 			klog.ErrorS(err, "finalize pod deletion", "pod", key)
 		}
 		return
@@ -97,12 +155,16 @@ func (r *runner) sync(ctx context.Context, pod *corev1.Pod) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
 	if existing, ok := r.pods[key]; ok && existing.uid == pod.UID {
 		return
 	}
-	process := newPodProcess(r, pod)
+	processCtx, cancel := context.WithCancel(ctx)
+	process := newPodProcess(r, pod, cancel)
 	r.pods[key] = process
-	go process.supervise(ctx)
+	go process.supervise(processCtx)
 }
 
 func (r *runner) stop(key string) {
@@ -113,89 +175,4 @@ func (r *runner) stop(key string) {
 	if ok {
 		process.stop()
 	}
-}
-
-// registerNode creates the runner's Node: Ready, with room for the scheduler pods, and
-// without the kwok annotation, so that kwok leaves it and its pods alone.
-func (r *runner) registerNode(ctx context.Context) error {
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-		Name:   r.nodeName,
-		Labels: map[string]string{corev1.LabelHostname: r.nodeName, "node-role.kubernetes.io/scheduler-host": ""},
-	}}
-	if _, err := r.clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("register node %s: %w", r.nodeName, err)
-	}
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return r.updateNodeStatus(ctx) }); err != nil {
-		return fmt.Errorf("report node status: %w", err)
-	}
-	// The TaintNodesByCondition admission plugin taints new nodes not-ready; the node
-	// lifecycle controller would lift it after a while, podrunner does at once.
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := r.clientset.CoreV1().Nodes().Get(ctx, r.nodeName, metav1.GetOptions{})
-		if err != nil || len(current.Spec.Taints) == 0 {
-			return err
-		}
-		current.Spec.Taints = nil
-		_, err = r.clientset.CoreV1().Nodes().Update(ctx, current, metav1.UpdateOptions{})
-		return err
-	})
-}
-
-func (r *runner) updateNodeStatus(ctx context.Context) error {
-	node, err := r.clientset.CoreV1().Nodes().Get(ctx, r.nodeName, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("16"),
-		corev1.ResourceMemory: resource.MustParse("64Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	now := metav1.Now()
-	node.Status.Capacity, node.Status.Allocatable = capacity, capacity
-	node.Status.Conditions = []corev1.NodeCondition{{
-		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "PodrunnerReady",
-		Message: "podrunner runs this node's pods as host processes", LastHeartbeatTime: now, LastTransitionTime: now,
-	}}
-	node.Status.NodeInfo.KubeletVersion = "podrunner"
-	_, err = r.clientset.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
-	return err
-}
-
-// heartbeat renews the node's Lease, as a kubelet does, so the node stays Ready.
-func (r *runner) heartbeat(ctx context.Context) {
-	ticker := time.NewTicker(heartbeatPeriod)
-	defer ticker.Stop()
-	for {
-		if err := r.renewLease(ctx); err != nil && ctx.Err() == nil {
-			klog.ErrorS(err, "renew node lease")
-		}
-		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return r.updateNodeStatus(ctx) }); err != nil && ctx.Err() == nil {
-			klog.ErrorS(err, "report node status")
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
-}
-
-func (r *runner) renewLease(ctx context.Context) error {
-	leases := r.clientset.CoordinationV1().Leases(corev1.NamespaceNodeLease)
-	now := metav1.NewMicroTime(time.Now())
-	lease, err := leases.Get(ctx, r.nodeName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = leases.Create(ctx, &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: r.nodeName, Namespace: corev1.NamespaceNodeLease},
-			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(r.nodeName), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now},
-		}, metav1.CreateOptions{})
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	lease.Spec.RenewTime = &now
-	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-	return err
 }
