@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,6 +42,8 @@ var (
 	roleBindingKind = childKind{"RoleBinding", false, func() client.Object { return &rbacv1.RoleBinding{} }, func() client.ObjectList { return &rbacv1.RoleBindingList{} }}
 	leaseKind       = childKind{"Lease", false, func() client.Object { return &coordinationv1.Lease{} },
 		func() client.ObjectList { return &coordinationv1.LeaseList{} }}
+	podDisruptionBudgetKind = childKind{"PodDisruptionBudget", false, func() client.Object { return &policyv1.PodDisruptionBudget{} },
+		func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }}
 	clusterRoleBindingKind = childKind{"ClusterRoleBinding", true, func() client.Object { return &rbacv1.ClusterRoleBinding{} },
 		func() client.ObjectList { return &rbacv1.ClusterRoleBindingList{} }}
 )
@@ -48,7 +51,8 @@ var (
 // allChildKinds are every kind render produces; the cache holds only objects of these
 // kinds labelled as the operator's, in the namespaces where schedulers run.
 var allChildKinds = []childKind{
-	deploymentKind, serviceKind, configMapKind, secretKind, serviceAccountKind, roleKind, roleBindingKind, leaseKind, clusterRoleBindingKind,
+	deploymentKind, serviceKind, configMapKind, secretKind, serviceAccountKind, roleKind, roleBindingKind, leaseKind, podDisruptionBudgetKind,
+	clusterRoleBindingKind,
 }
 
 // unownedChildKinds hold the objects an owner reference cannot reach: ClusterRoleBindings,

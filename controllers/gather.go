@@ -32,10 +32,13 @@ type gathered struct {
 	access *metricsAccess
 	// recordingRulesPlan is what becomes of the recording rules the resource asks for.
 	recordingRulesPlan recordingRulesPlan
+	// placement is what the nodes offer the scheduler, for status.
+	placement placement
 }
 
 // gather reads everything cr's scheduler depends on: the user's configuration and the
-// names it claims, the Prometheus to read and how to reach it, the cluster's version. A
+// names it claims, the nodes it may run on and place pods on, its PriorityClass, the
+// Prometheus to read and how to reach it, the cluster's version. A
 // problem is returned for what only the user (or a cluster admin) can fix; an error for
 // what is worth a retry. It writes nothing. cr is in a namespace where schedulers may run
 // (reconcile refuses the others before anything is read).
@@ -56,6 +59,13 @@ func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.Second
 		found.facts.CustomConfig, found.schedulerNames = customConfig, names
 	}
 	if problem, err := r.schedulerNameConflict(ctx, cr, found.schedulerNames); problem != nil || err != nil {
+		return nil, problem, err
+	}
+	if found.placement, problem, err = r.gatherPlacement(ctx, cr); problem != nil || err != nil {
+		return nil, problem, err
+	}
+	found.facts.PlacementNodes = found.placement.matching
+	if found.facts.PriorityClassName, problem, err = r.priorityClassName(ctx, cr); problem != nil || err != nil {
 		return nil, problem, err
 	}
 	if problem, err := r.gatherMetrics(ctx, cr, found); problem != nil || err != nil {

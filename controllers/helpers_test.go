@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"strings"
 	"testing"
@@ -21,9 +22,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -83,7 +86,8 @@ func (s *scenario) create(objects ...client.Object) {
 
 func isClusterScoped(object client.Object) bool {
 	switch object.(type) {
-	case *corev1.Namespace, *corev1.Node, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *apiextensionsv1.CustomResourceDefinition:
+	case *corev1.Namespace, *corev1.Node, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *apiextensionsv1.CustomResourceDefinition,
+		*schedulingv1.PriorityClass:
 		return true
 	}
 	return false
@@ -396,4 +400,33 @@ func (s *scenario) expectTokenHidden(token string) {
 	log := operatorLog.String()
 	s.g.Expect(log).To(gomega.ContainSubstring(s.namespace), "the operator's log is captured at every level")
 	s.g.Expect(log).NotTo(gomega.ContainSubstring(token), "the operator's log holds the token")
+}
+
+// createNode registers a Ready, schedulable node with room for pods, deleted when the test ends.
+func (s *scenario) createNode(name string) *corev1.Node {
+	s.t.Helper()
+	return s.createLabelledNode(name, nil)
+}
+
+// createLabelledNode is createNode with more labels. Nodes are shared by every test:
+// a test that counts them selects its own by a label of its own.
+func (s *scenario) createLabelledNode(name string, extraLabels map[string]string) *corev1.Node {
+	s.t.Helper()
+	nodeLabels := map[string]string{corev1.LabelHostname: name}
+	maps.Copy(nodeLabels, extraLabels)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: nodeLabels}}
+	s.create(node)
+	s.t.Cleanup(func() { _ = adminClient.Delete(s.ctx, node) })
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110"),
+	}
+	node.Status = corev1.NodeStatus{
+		Capacity: capacity, Allocatable: capacity,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
+	}
+	s.g.Expect(adminClient.Status().Update(s.ctx, node)).To(gomega.Succeed())
+	// The TaintNodesByCondition admission plugin taints every new node not-ready; a
+	// kubelet's node controller would lift it once ready.
+	s.update(node, func() { node.Spec.Taints = nil })
+	return node
 }

@@ -362,6 +362,11 @@ func TestStatusHighlyAvailableNeedsALeader(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("leader")
 	cr.Spec.Topology = &v1.Topology{Mode: v1.HighlyAvailable, HighlyAvailableTopology: &v1.HighlyAvailableTopology{MaxReplicas: ptr.To[int32](3)}}
+	// One replica per node the pods may run on: three nodes of this test's own.
+	cr.Spec.NodeSelector = map[string]string{placementTestLabel: s.namespace}
+	for _, name := range []string{"a", "b", "c"} {
+		s.createLabelledNode(s.namespace+"-"+name, cr.Spec.NodeSelector)
+	}
 	s.create(cr)
 	s.g.Eventually(func() int32 {
 		if deployment := s.deployment(cr); deployment != nil {

@@ -12,11 +12,11 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
@@ -158,8 +158,7 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 		r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
 		return nil
 	}
-	nodeList := &metav1.PartialObjectMetadataList{}
-	nodeList.SetGroupVersionKind(nodeGVK)
+	nodeList := &corev1.NodeList{}
 	if err := r.List(ctx, nodeList); err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
@@ -204,19 +203,4 @@ func explainProbe(cr *v1.SecondaryScheduler, desired *gathered, result metricspr
 			cr.Namespace, render.MetricsServiceAccountName(cr), desired.access.identity.ClusterRole)
 	}
 	return result
-}
-
-// loadAwareSchedulers wakes the schedulers whose metrics are probed when nodes come or go.
-func (r *SecondarySchedulerReconciler) loadAwareSchedulers(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &v1.SecondarySchedulerList{}
-	if err := r.List(ctx, list); err != nil {
-		return nil
-	}
-	var requests []reconcile.Request
-	for i := range list.Items {
-		if list.Items[i].Spec.Profile.ReadsPrometheus() {
-			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-	}
-	return requests
 }

@@ -6,7 +6,8 @@ package controllers
 // conscious change.
 //
 // What the operator writes in the namespaces where it runs schedulers (Deployments,
-// ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings, Leases, tokens) is not here:
+// ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings, Leases, PodDisruptionBudgets,
+// tokens) is not here:
 // config/rbac/scheduler_namespace_role.yaml grants it, bound by a RoleBinding in each
 // namespace the cluster admin allows (the operator's own by default). The RoleBinding that
 // lets schedulers read the authentication ConfigMap is written in kube-system, which
@@ -27,10 +28,16 @@ package controllers
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=system:kube-scheduler;system:volume-scheduler
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-metrics-reader;cluster-monitoring-view
 
-// Load-aware schedulers: node names to compare with metrics, Prometheus discovery (reads
-// only), checking a metrics token the endpoint refused, and recording rules in the
-// Prometheus' namespace.
+// Placement: the nodes the scheduler's pods may run on (their labels, taints, cordoning
+// and readiness set the HighlyAvailable replica count) and those of its node pool; and
+// whether the PriorityClass its pods ask for exists, since the API server refuses pods of
+// a missing class. Neither kind holds anything secret. Load-aware schedulers also compare
+// node names with the series they read.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
+
+// Load-aware schedulers: Prometheus discovery (reads only), checking a metrics token the endpoint refused, and recording rules in the
+// Prometheus' namespace.
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheuses,verbs=list
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheusrules,verbs=get;list;create;update;patch;delete

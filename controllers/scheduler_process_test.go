@@ -124,26 +124,6 @@ func (s *scenario) serviceAccountKubeconfig(dir, serviceAccount string) string {
 	return path
 }
 
-// createNode registers a schedulable node with room for pods.
-func (s *scenario) createNode(name string) *corev1.Node {
-	s.t.Helper()
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}}}
-	s.create(node)
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110"),
-	}
-	node.Status = corev1.NodeStatus{
-		Capacity: capacity, Allocatable: capacity,
-		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}},
-	}
-	s.g.Expect(adminClient.Status().Update(s.ctx, node)).To(Succeed())
-	// The TaintNodesByCondition admission plugin taints every new node not-ready; a
-	// kubelet's node controller would lift it once ready.
-	s.update(node, func() { node.Spec.Taints = nil })
-	s.t.Cleanup(func() { _ = adminClient.Delete(s.ctx, node) })
-	return node
-}
-
 func freePort(t *testing.T) int {
 	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")

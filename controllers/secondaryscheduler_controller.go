@@ -161,7 +161,7 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 func (r *SecondarySchedulerReconciler) reconcileRemoved(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (outcome, error) {
 	r.forgetReferences(client.ObjectKeyFromObject(cr))
-	status.ReadyReplicas = 0
+	status.ReadyReplicas, status.Replicas, status.NodePool = 0, 0, nil
 	status.Metrics = nil
 	meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
 	conditions.setAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
@@ -225,6 +225,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	}
 	status.SchedulerName, status.SchedulerNames = schedulerNameOf(cr, found.schedulerNames), found.schedulerNames
 	status.Image, status.ImageSource, status.ConfigHash = rendered.Image, rendered.ImageSource, rendered.ConfigHash
+	status.Replicas, status.NodePool = render.Replicas(cr, found.facts.PlacementNodes), found.placement.pool
 	observed, err := r.observeScheduler(ctx, cr, status, conditions)
 	if err != nil {
 		return outcome{}, err
@@ -234,6 +235,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err := r.setMetricsConditions(ctx, cr, found, status, conditions); err != nil {
 		return outcome{}, err
 	}
+	setDegradedFromPlacement(conditions, cr, found.placement)
 	next := outcome{requeueAfter: observed.requeueAfter}
 	if cr.Spec.Profile.ReadsPrometheus() {
 		// Metrics come and go without an event: probe them again in a while, and renew

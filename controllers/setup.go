@@ -22,10 +22,6 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
-// nodeGVK is the kind of Nodes, of which the operator caches metadata only: their names,
-// to compare with the instance labels of node metrics.
-var nodeGVK = corev1.SchemeGroupVersion.WithKind("Node")
-
 // CacheOptions scopes the manager's cache to what the operator owns: of each kind a
 // scheduler is made of, only the objects labelled as the operator's, and only in the
 // namespaces where schedulers run (and kube-system, for the authentication-reader
@@ -33,6 +29,8 @@ var nodeGVK = corev1.SchemeGroupVersion.WithKind("Node")
 // cached in every namespace, so that one created elsewhere is told why nothing runs.
 // ConfigMaps and Secrets that users reference are read directly and watched one by one
 // (internal/refwatch), so no cache ever holds every ConfigMap or Secret of the cluster.
+// Nodes are cached whole, for their labels, taints and Ready condition, less what a
+// kubelet reports that placement does not need (images, volumes, managed fields).
 func CacheOptions(schedulerNamespaces []string) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedByValue})
 	namespaces := map[string]cache.Config{}
@@ -43,6 +41,7 @@ func CacheOptions(schedulerNamespaces []string) cache.Options {
 		DefaultNamespaces: namespaces,
 		ByObject: map[client.Object]cache.ByObject{
 			&v1.SecondaryScheduler{}: {Namespaces: map[string]cache.Config{cache.AllNamespaces: {}}},
+			&corev1.Node{}:           {Transform: trimNode},
 		},
 	}
 	for _, kind := range allChildKinds {
@@ -54,6 +53,18 @@ func CacheOptions(schedulerNamespaces []string) cache.Options {
 		options.ByObject[kind.object()] = scope
 	}
 	return options
+}
+
+// trimNode drops from a cached Node what placement never reads and what makes up most of
+// a node's size in a large cluster: the images it holds, its volumes, managed fields.
+func trimNode(object any) (any, error) {
+	if node, ok := object.(*corev1.Node); ok {
+		node.ManagedFields = nil
+		node.Status.Images = nil
+		node.Status.VolumesInUse = nil
+		node.Status.VolumesAttached = nil
+	}
+	return object, nil
 }
 
 // SetupWithManager registers the reconciler and its watches with mgr.
@@ -87,19 +98,20 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		WatchesRawSource(r.ConfigMapWatches.Source()).
 		WatchesRawSource(r.SecretWatches.Source()).
 		WatchesRawSource(r.CABundleWatches.Source())
-	// A Lease is renewed every few seconds: only its creation or deletion matters here.
-	leaseComesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+	// A Lease is renewed every few seconds: only its creation or deletion matters here,
+	// as for a PriorityClass, whose existence is all the operator reads of it.
+	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
 	for _, kind := range allChildKinds {
 		if kind.name == leaseKind.name {
-			controller = controller.Watches(kind.object(), ownerOf, builder.WithPredicates(leaseComesOrGoes))
+			controller = controller.Watches(kind.object(), ownerOf, builder.WithPredicates(comesOrGoes))
 			continue
 		}
 		controller = controller.Watches(kind.object(), ownerOf)
 	}
-	nodes := &metav1.PartialObjectMetadata{}
-	nodes.SetGroupVersionKind(nodeGVK)
-	nodesComeOrGo := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
-	controller = controller.Watches(nodes, handler.EnqueueRequestsFromMapFunc(r.loadAwareSchedulers),
-		builder.OnlyMetadata, builder.WithPredicates(nodesComeOrGo))
+	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))
+	priorityClasses := &metav1.PartialObjectMetadata{}
+	priorityClasses.SetGroupVersionKind(priorityClassGVK)
+	controller = controller.Watches(priorityClasses, handler.EnqueueRequestsFromMapFunc(r.priorityClassUsers),
+		builder.OnlyMetadata, builder.WithPredicates(comesOrGoes))
 	return controller.Complete(r)
 }

@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
@@ -107,6 +109,9 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, err
 	}
 	adminClientset = kubernetes.NewForConfigOrDie(adminConfig)
+	if err := registerClusterNode(context.Background()); err != nil {
+		return 0, err
+	}
 
 	operatorConfig, err := operatorIdentity()
 	if err != nil {
@@ -131,6 +136,33 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, fmt.Errorf("operator manager: %w", err)
 	}
 	return code, nil
+}
+
+// clusterNodeName is the node every cluster has and envtest, which runs no kubelet, lacks.
+const clusterNodeName = "envtest-node"
+
+// registerClusterNode registers a Ready node that the schedulers' own pods may run on,
+// so that a scheduler is not degraded for want of one (NoSchedulableNodes). It has no
+// room for workloads: a test that runs a real scheduler finds its pod on the node that
+// test made, and a test that counts nodes selects its own by a label.
+func registerClusterNode(ctx context.Context) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: clusterNodeName, Labels: map[string]string{corev1.LabelHostname: clusterNodeName}}}
+	if err := adminClient.Create(ctx, node); err != nil {
+		return fmt.Errorf("register node %s: %w", clusterNodeName, err)
+	}
+	full := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}
+	node.Status = corev1.NodeStatus{Capacity: full, Allocatable: full,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}}
+	if err := adminClient.Status().Update(ctx, node); err != nil {
+		return fmt.Errorf("report node %s Ready: %w", clusterNodeName, err)
+	}
+	// The TaintNodesByCondition admission plugin taints every new node not-ready; a
+	// kubelet's node controller would lift it once ready.
+	node.Spec.Taints = nil
+	if err := adminClient.Update(ctx, node); err != nil {
+		return fmt.Errorf("untaint node %s: %w", clusterNodeName, err)
+	}
+	return nil
 }
 
 // operatorIdentity creates a user holding exactly the RBAC an installation gives the

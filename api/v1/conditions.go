@@ -98,6 +98,19 @@ const (
 	// ReasonInvalidSpec: the spec passed the API's validation but cannot be turned into a
 	// scheduler (the message says which field and why).
 	ReasonInvalidSpec ConditionReason = "InvalidSpec"
+	// ReasonPriorityClassNotFound: spec.priorityClassName names a PriorityClass that does
+	// not exist, so the API server would refuse the scheduler's pods; the running
+	// scheduler is left as it is.
+	ReasonPriorityClassNotFound ConditionReason = "PriorityClassNotFound"
+)
+
+// Reasons of Degraded while the scheduler runs as specified but cannot do its job well.
+const (
+	// ReasonNoSchedulableNodes: no node may run the scheduler's own pods (none is Ready,
+	// schedulable, matching nodeSelector and required affinity, with its taints tolerated).
+	ReasonNoSchedulableNodes ConditionReason = "NoSchedulableNodes"
+	// ReasonNodePoolEmpty: spec.nodePool matches no node, so the scheduler can place no pod.
+	ReasonNodePoolEmpty ConditionReason = "NodePoolEmpty"
 )
 
 // Reasons of the Reconciling condition when it is False.

@@ -86,21 +86,24 @@ type Topology struct {
 
 // HighlyAvailableTopology places the scheduler replicas of HighlyAvailable mode.
 type HighlyAvailableTopology struct {
-	// NodeSelector restricts the scheduler pods to nodes with these labels,
-	// for example control-plane or infrastructure nodes.
+	// NodeSelector restricts the scheduler pods to nodes with these labels.
+	// Deprecated: use spec.nodeSelector, which applies in both modes.
 	// +kubebuilder:validation:MaxProperties=32
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
-	// Tolerations let the scheduler pods run on tainted nodes, for example
-	// node-role.kubernetes.io/control-plane:NoSchedule.
+	// Tolerations let the scheduler pods run on tainted nodes.
+	// Deprecated: use spec.tolerations, which applies in both modes.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
-	// MaxReplicas is the number of scheduler pods (default 3). They are spread
-	// over nodes when the nodes allow it; one leads at a time.
+	// MaxReplicas is the most scheduler pods (default 3): one per node the pods may
+	// run on (schedulable, Ready, matching nodeSelector and required node affinity,
+	// tolerated taints), up to this many, recounted when nodes change. They are spread
+	// over nodes and zones, a PodDisruptionBudget lets a drain evict one at a time, and
+	// one leads at a time.
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=7
 	// +optional
@@ -404,6 +407,8 @@ type BinPackingArgs struct {
 // +kubebuilder:validation:XValidation:rule="has(self.profile) || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="set spec.profile.type (for example BinPacking) or spec.schedulerConfig (the name of a ConfigMap holding a KubeSchedulerConfiguration)"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type != 'Custom' || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="profile type Custom needs spec.schedulerConfig: the name of a ConfigMap whose key config.yaml holds a KubeSchedulerConfiguration"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type == 'Custom' || !has(self.schedulerConfig) || size(self.schedulerConfig) == 0",message="spec.schedulerConfig is only used with profile type Custom; remove it or set profile.type to Custom"
+// +kubebuilder:validation:XValidation:rule="!has(self.nodeSelector) || !has(self.topology) || !has(self.topology.highlyAvailableTopology) || !has(self.topology.highlyAvailableTopology.nodeSelector)",message="give nodeSelector once: spec.nodeSelector replaces topology.highlyAvailableTopology.nodeSelector"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || !has(self.topology) || !has(self.topology.highlyAvailableTopology) || !has(self.topology.highlyAvailableTopology.tolerations)",message="give tolerations once: spec.tolerations replaces topology.highlyAvailableTopology.tolerations"
 type SecondarySchedulerSpec struct {
 	// ManagementState is Managed (the default: create the scheduler and keep it as
 	// specified), Unmanaged (leave the scheduler's objects as they are) or Removed
@@ -455,7 +460,50 @@ type SecondarySchedulerSpec struct {
 	// must be set (profile type Custom).
 	// +optional
 	Profile *Profile `json:"profile,omitempty"`
+
+	// NodePool restricts the nodes this scheduler places pods on to those matching the
+	// selector: it becomes the NodeAffinity plugin's addedAffinity in every profile,
+	// Custom ones included. Two schedulers sharing nodes can both bind pods to the last
+	// free capacity of one node (each has its own cache); give each a pool of its own,
+	// and keep the default scheduler off a pool with a taint its workloads tolerate.
+	// status.nodePool says how many nodes the pool matches.
+	// +optional
+	NodePool *metav1.LabelSelector `json:"nodePool,omitempty"`
+
+	// Resources of the scheduler container. Default: requests of 100m CPU and 128Mi of
+	// memory, no limits. A kube-scheduler of a large cluster needs gigabytes.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// NodeSelector restricts the scheduler's own pods to nodes with these labels, for
+	// example infrastructure nodes. It replaces highlyAvailableTopology.nodeSelector.
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the scheduler's own pods run on tainted nodes. They replace
+	// highlyAvailableTopology.tolerations.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity of the scheduler's own pods. HighlyAvailable replicas are also spread
+	// over nodes and zones by topology spread constraints, whatever is given here.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// PriorityClassName of the scheduler's pods. Default: secondary-scheduler-critical,
+	// shipped with the operator, so that workloads do not preempt the scheduler that
+	// places them. A class that does not exist is reported, not created.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('system-')",message="system-* priority classes are reserved for the cluster's own components in kube-system; use secondary-scheduler-critical (the default) or a class of your own"
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
+
+// DefaultPriorityClassName is the PriorityClass the operator ships for scheduler pods.
+const DefaultPriorityClassName = "secondary-scheduler-critical"
 
 // SecondarySchedulerStatus is what the operator observed of the scheduler.
 type SecondarySchedulerStatus struct {
@@ -509,6 +557,23 @@ type SecondarySchedulerStatus struct {
 	// ConfigHash identifies the rendered scheduler configuration; pods roll only when it changes.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
+
+	// Replicas is the number of scheduler pods wanted: 1, or in HighlyAvailable mode one
+	// per node the pods may run on, up to maxReplicas.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// NodePool is what spec.nodePool matches.
+	// +optional
+	NodePool *NodePoolStatus `json:"nodePool,omitempty"`
+}
+
+// NodePoolStatus is what a node pool's selector matches.
+type NodePoolStatus struct {
+	// Selector is spec.nodePool as a label selector string.
+	Selector string `json:"selector"`
+	// Nodes is how many nodes match it.
+	Nodes int32 `json:"nodes"`
 }
 
 // MetricsStatus is the last probe of a load-aware scheduler's metrics.
@@ -600,8 +665,9 @@ func (s *SecondaryScheduler) EffectiveManagementState() ManagementState {
 	}
 }
 
-// Replicas is the number of scheduler pods the topology asks for.
-func (s *SecondaryScheduler) Replicas() int32 {
+// MaxReplicas is the most scheduler pods the topology allows: 1, or maxReplicas (default
+// 3) in HighlyAvailable mode.
+func (s *SecondaryScheduler) MaxReplicas() int32 {
 	t := s.Spec.Topology
 	if t == nil || t.Mode != HighlyAvailable {
 		return 1

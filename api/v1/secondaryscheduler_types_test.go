@@ -39,8 +39,8 @@ func TestEffectiveValues(t *testing.T) {
 			if got := cr.EffectiveManagementState(); got != tt.wantState {
 				t.Errorf("EffectiveManagementState = %q, want %q", got, tt.wantState)
 			}
-			if got := cr.Replicas(); got != tt.wantReplicas {
-				t.Errorf("Replicas = %d, want %d", got, tt.wantReplicas)
+			if got := cr.MaxReplicas(); got != tt.wantReplicas {
+				t.Errorf("MaxReplicas = %d, want %d", got, tt.wantReplicas)
 			}
 		})
 	}

@@ -8,8 +8,11 @@
 //	spec.profile.metrics                                    -> metricProvider args (loadaware.go), token
 //	                                                           identity and CA mount (metricsaccess.go),
 //	                                                           PrometheusRule (recordingrules.go)
+//	spec.nodePool                                           -> NodeAffinity addedAffinity of every
+//	                                                           profile (nodepool.go)
 //	spec.logLevel                                           -> the --v flag, in deployment
-//	spec.topology                                           -> replicas and placement, in deployment
+//	spec.topology, spec.resources, spec.nodeSelector,       -> replicas, spread, PodDisruptionBudget and
+//	spec.tolerations, spec.affinity                            the pods' placement (placement.go)
 package render
 
 import (
@@ -17,7 +20,6 @@ import (
 	"strconv"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -56,6 +58,21 @@ type Facts struct {
 	// RecordingRules is the Prometheus Operator's Prometheus to install the recording
 	// rules of load-watcher's series for, nil for none.
 	RecordingRules *RecordingRuleTarget
+	// PlacementNodes is how many nodes the scheduler's own pods may run on: Ready,
+	// schedulable, matching its nodeSelector and required node affinity, with every
+	// NoSchedule and NoExecute taint tolerated. HighlyAvailable mode runs one replica per
+	// such node, up to maxReplicas (see Replicas).
+	PlacementNodes int32
+	// PriorityClassName is the scheduler pods' PriorityClass: spec.priorityClassName, else
+	// the shipped default when it exists, else "" (none).
+	PriorityClassName string
+}
+
+// Replicas is the number of scheduler pods to run: one per node they may run on, up to
+// the topology's maximum, and never fewer than one, so that a cluster without such a node
+// shows a Pending pod rather than nothing.
+func Replicas(cr *v1.SecondaryScheduler, placementNodes int32) int32 {
+	return max(1, min(placementNodes, cr.MaxReplicas()))
 }
 
 // Result is a rendered scheduler.
@@ -70,8 +87,10 @@ type Result struct {
 	// Image is the scheduler image, and ImageSource where it comes from.
 	Image, ImageSource string
 
-	configInSecret bool
-	trustedCA      *TrustedCA
+	configInSecret    bool
+	trustedCA         *TrustedCA
+	replicas          int32
+	priorityClassName string
 }
 
 // Render renders every object of cr's scheduler.
@@ -89,7 +108,8 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		return nil, err
 	}
 	result := &Result{SchedulerConfig: config, ConfigHash: hash, trustedCA: facts.TrustedCA,
-		configInSecret: facts.MetricsToken != "" || facts.MetricsIdentity != nil}
+		configInSecret: facts.MetricsToken != "" || facts.MetricsIdentity != nil,
+		replicas:       Replicas(cr, facts.PlacementNodes), priorityClassName: facts.PriorityClassName}
 	result.Image, result.ImageSource = SchedulerImage(cr, facts.KubernetesMinor)
 
 	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
@@ -105,7 +125,11 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		builders = append(builders, metricsReaderBinding)
 	}
 	builders = append(builders, metricsIdentityBuilders(facts.MetricsIdentity)...)
-	builders = append(builders, schedulerConfigObject, service, deployment)
+	builders = append(builders, schedulerConfigObject, service)
+	if isHighlyAvailable(cr) {
+		builders = append(builders, podDisruptionBudget)
+	}
+	builders = append(builders, deployment)
 	for _, build := range builders {
 		node, err := build(cr, result)
 		if err != nil {
@@ -272,6 +296,16 @@ func service(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 	return node, setValue(node, PodSelector(cr), "spec", "selector")
 }
 
+// podDisruptionBudget lets a drain evict one HighlyAvailable replica at a time, so that
+// another is running to take the lease (the asset says why it is built so).
+func podDisruptionBudget(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject(cr, "poddisruptionbudget.yaml", SchedulerName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return node, setValue(node, PodSelector(cr), "spec", "selector", "matchLabels")
+}
+
 func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
 	node, err := newObject(cr, "deployment.yaml", SchedulerName(cr), cr.Namespace)
 	if err != nil {
@@ -282,7 +316,7 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 		path  []string
 		value any
 	}{
-		{[]string{"spec", "replicas"}, cr.Replicas()},
+		{[]string{"spec", "replicas"}, result.replicas},
 		{[]string{"spec", "selector", "matchLabels"}, PodSelector(cr)},
 		{[]string{"spec", "template", "metadata", "labels"}, podLabels},
 		{[]string{"spec", "template", "metadata", "annotations"}, map[string]string{ConfigHashAnnotation: result.ConfigHash}},
@@ -321,7 +355,7 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err := mountTrustedCA(node, result.trustedCA); err != nil {
 		return nil, err
 	}
-	if err := setHighlyAvailablePlacement(node, cr); err != nil {
+	if err := setPlacement(node, cr, result); err != nil {
 		return nil, err
 	}
 	return node, setPodTemplateHash(node)
@@ -338,41 +372,4 @@ func setPodTemplateHash(deployment *yaml.RNode) error {
 		return fmt.Errorf("serialize the pod template: %w", err)
 	}
 	return setNode(template, yaml.NewStringRNode(ConfigHash(text)), "metadata", "annotations", PodTemplateHashAnnotation)
-}
-
-// setHighlyAvailablePlacement spreads HighlyAvailable replicas over nodes, so that losing
-// one node leaves a replica to take the lease, and applies the user's placement.
-func setHighlyAvailablePlacement(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
-	topology := cr.Spec.Topology
-	if topology == nil || topology.Mode != v1.HighlyAvailable {
-		return nil
-	}
-	podSpec := []string{"spec", "template", "spec"}
-	spread := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
-			Weight: 100,
-			PodAffinityTerm: corev1.PodAffinityTerm{
-				TopologyKey:   corev1.LabelHostname,
-				LabelSelector: &metav1.LabelSelector{MatchLabels: PodSelector(cr)},
-			},
-		}},
-	}}
-	if err := setValue(node, spread, append(podSpec, "affinity")...); err != nil {
-		return err
-	}
-	placement := topology.HighlyAvailableTopology
-	if placement == nil {
-		return nil
-	}
-	if len(placement.NodeSelector) > 0 {
-		if err := setValue(node, placement.NodeSelector, append(podSpec, "nodeSelector")...); err != nil {
-			return err
-		}
-	}
-	if len(placement.Tolerations) > 0 {
-		if err := setValue(node, placement.Tolerations, append(podSpec, "tolerations")...); err != nil {
-			return err
-		}
-	}
-	return nil
 }

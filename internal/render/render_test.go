@@ -47,6 +47,22 @@ profiles:
         weight: 10
 `
 
+// nodeAffinityProfile is a second profile of customConfig that adds an affinity of its own.
+const nodeAffinityProfile = `- schedulerName: gpu-locality
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - key: nvidia.com/gpu.present
+              operator: Exists
+          - matchExpressions:
+            - key: amd.com/gpu.present
+              operator: Exists
+`
+
 func TestRenderGolden(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -73,7 +89,39 @@ func TestRenderGolden(t *testing.T) {
 					MaxReplicas:  ptr.To[int32](3),
 				}}
 			}),
-			facts: Facts{KubernetesMinor: 33},
+			facts: Facts{KubernetesMinor: 33, PlacementNodes: 3},
+		},
+		{
+			// The placement fields, in place of the deprecated ones; fewer nodes than
+			// maxReplicas, so one replica a node.
+			name: "highly-available-placement",
+			cr: secondaryScheduler("placed", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Topology = &v1.Topology{Mode: v1.HighlyAvailable,
+					HighlyAvailableTopology: &v1.HighlyAvailableTopology{MaxReplicas: ptr.To[int32](5)}}
+				cr.Spec.NodeSelector = map[string]string{"node-role.kubernetes.io/infra": ""}
+				cr.Spec.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+				cr.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+					RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+						MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}},
+					}}},
+				}}
+				cr.Spec.Resources = &corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+				}
+				cr.Spec.PriorityClassName = "infra-critical"
+			}),
+			facts: Facts{KubernetesMinor: 34, PlacementNodes: 2, PriorityClassName: "infra-critical"},
+		},
+		{
+			name: "binpacking-node-pool",
+			cr: secondaryScheduler("pool-packer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.NodePool = &metav1.LabelSelector{
+					MatchLabels:      map[string]string{"pool.example.com/name": "batch"},
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "node.example.com/retiring", Operator: metav1.LabelSelectorOpDoesNotExist}},
+				}
+			}),
+			facts: Facts{KubernetesMinor: 34, PriorityClassName: v1.DefaultPriorityClassName},
 		},
 		{
 			name: "target-load-packing-prometheus",
@@ -133,6 +181,15 @@ func TestRenderGolden(t *testing.T) {
 				cr.Spec.SchedulerConfig = "image-locality-config"
 			}),
 			facts: Facts{KubernetesMinor: 37, CustomConfig: []byte(customConfig)},
+		},
+		{
+			name: "custom-node-pool",
+			cr: secondaryScheduler("image-locality", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = nil
+				cr.Spec.SchedulerConfig = "image-locality-config"
+				cr.Spec.NodePool = &metav1.LabelSelector{MatchLabels: map[string]string{"pool.example.com/name": "images"}}
+			}),
+			facts: Facts{KubernetesMinor: 37, CustomConfig: []byte(customConfig + nodeAffinityProfile)},
 		},
 	}
 	for _, tt := range tests {
@@ -280,6 +337,16 @@ func TestPodTemplateHashCoversTheWholeTemplate(t *testing.T) {
 		"log level": func(cr *v1.SecondaryScheduler) { cr.Spec.LogLevel = v1.Debug },
 		"image":     func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = "registry.example/kube-scheduler:v2" },
 		"topology":  func(cr *v1.SecondaryScheduler) { cr.Spec.Topology = &v1.Topology{Mode: v1.HighlyAvailable} },
+		"resources": func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+		},
+		"node selector": func(cr *v1.SecondaryScheduler) { cr.Spec.NodeSelector = map[string]string{"infra": "true"} },
+		"tolerations": func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Tolerations = []corev1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists}}
+		},
+		"affinity": func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
+		},
 	} {
 		if hashOf(mutate) == base {
 			t.Errorf("changing the %s keeps the pod template hash", name)

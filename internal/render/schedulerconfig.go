@@ -23,7 +23,8 @@ const (
 // SchedulerConfig renders the KubeSchedulerConfiguration of cr's scheduler. For profile
 // Custom it starts from facts.CustomConfig, the user's config.yaml already checked by
 // internal/schedconfig, and keeps it as written (comments included) but for the fields
-// the operator owns: leader election always, client rate limits when unset.
+// the operator owns: leader election always, client rate limits when unset, and the
+// node pool ANDed into every profile's NodeAffinity args.
 func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 	var config *yaml.RNode
 	var err error
@@ -42,6 +43,9 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 		}
 	default:
 		return "", fmt.Errorf("profile type %q is not supported by this operator version", profile)
+	}
+	if err := restrictToNodePool(config, cr); err != nil {
+		return "", err
 	}
 	if err := setOperatorOwnedFields(config, cr); err != nil {
 		return "", err

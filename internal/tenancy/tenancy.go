@@ -75,6 +75,7 @@ var requiredAccess = []authorizationv1.ResourceAttributes{
 	{Resource: "serviceaccounts", Verb: "create"},
 	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Verb: "create"},
 	{Group: "coordination.k8s.io", Resource: "leases", Verb: "create"},
+	{Group: "policy", Resource: "poddisruptionbudgets", Verb: "watch"},
 }
 
 // CheckAccess splits namespaces into those where the operator holds what running

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +22,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -78,7 +81,19 @@ var _ = BeforeSuite(func() {
 
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "manager"), ".")
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "podrunner"), "./test/podrunner")
-	runner = startPodrunner("podrunner", kubeconfigPath, filepath.Join(outputDir, "podrunner"))
+	runner = startPodrunner("podrunner", kubeconfigPath, filepath.Join(outputDir, "podrunner"), nil, "--nodes", strconv.Itoa(len(schedulerHosts)))
+	// Specs count the cluster's nodes (the metrics exporter serves each): all are there first.
+	for _, name := range schedulerHosts {
+		Eventually(func() bool {
+			node := &corev1.Node{}
+			if err := k8s.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+				return false
+			}
+			return slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
+				return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+			}) && len(node.Spec.Taints) == 0
+		}).Should(BeTrue(), "podrunner's node %s is Ready", name)
+	}
 	operator = startProcess("operator", filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug",
 		"--scheduler-namespaces="+strings.Join(schedulerNamespaces, ","),
@@ -117,16 +132,22 @@ var _ = ReportAfterEach(func(report SpecReport) {
 })
 
 // startPodrunner starts the kubelet of the cluster of kubeconfig: it runs the pods bound to
-// its node as processes. The operator's image runs the manager binary built for this run;
-// scheduler-plugins images run SCHEDULER_PLUGINS_BINARY when given, else the in-tree
-// kube-scheduler, which carries every in-tree plugin: all that BinPacking and the Custom
-// configs here use. Specs that need out-of-tree plugins skip without it.
-func startPodrunner(name, kubeconfig, workDir string) *managedProcess {
+// its nodes as processes. The operator's image runs the manager binary built for this run
+// (extraBinaries, IMAGE-SUBSTRING=PATH pairs, come first and may map some of its tags to
+// another build); scheduler-plugins images run SCHEDULER_PLUGINS_BINARY when given, else
+// the in-tree kube-scheduler, which carries every in-tree plugin: all that BinPacking and
+// the Custom configs here use. Specs that need out-of-tree plugins skip without it.
+func startPodrunner(name, kubeconfig, workDir string, extraBinaries []string, args ...string) *managedProcess {
 	inTree := filepath.Join(controlPlaneDir, "kube-scheduler")
-	return startProcess(name, filepath.Join(binDir, "podrunner"), "--kubeconfig", kubeconfig, "--work-dir", workDir,
-		"--binaries", "secondary-scheduler-operator="+filepath.Join(binDir, "manager")+
-			",scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree)+",kube-scheduler="+inTree)
+	binaries := append(slices.Clone(extraBinaries), "secondary-scheduler-operator="+filepath.Join(binDir, "manager"),
+		"scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree), "kube-scheduler="+inTree)
+	return startProcess(name, append([]string{filepath.Join(binDir, "podrunner"), "--kubeconfig", kubeconfig, "--work-dir", workDir,
+		"--binaries", strings.Join(binaries, ",")}, args...)...)
 }
+
+// schedulerHosts are the nodes of the suite's podrunner, where scheduler pods run as
+// processes (the fake nodes are tainted against them), each in a zone of two.
+var schedulerHosts = []string{"scheduler-host-1", "scheduler-host-2", "scheduler-host-3"}
 
 func clusterScript(action string) {
 	localCluster("e2e", outputDir, action)

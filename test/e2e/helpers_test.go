@@ -144,23 +144,28 @@ func schedulerPods(cr *v1.SecondaryScheduler) []corev1.Pod {
 	return running
 }
 
-// processDir is where podrunner keeps a pod's process files.
+// processDir is where the suite's podrunner keeps a pod's process files.
 func processDir(pod corev1.Pod) string {
-	return filepath.Join(outputDir, "podrunner", "pods", pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)[:8])
+	return processDirIn(filepath.Join(outputDir, "podrunner"), pod)
+}
+
+// processDirIn is where the podrunner of workDir keeps a pod's process files.
+func processDirIn(workDir string, pod corev1.Pod) string {
+	return filepath.Join(workDir, "pods", pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)[:8])
 }
 
 func processPID(pod corev1.Pod) int {
-	data, err := os.ReadFile(filepath.Join(processDir(pod), "pid"))
+	return pidIn(processDir(pod))
+}
+
+// pidIn is the pid of the process podrunner runs from dir, 0 when there is none.
+func pidIn(dir string) int {
+	data, err := os.ReadFile(filepath.Join(dir, "pid"))
 	if err != nil {
 		return 0
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	return pid
-}
-
-func processLog(pod corev1.Pod) string {
-	data, _ := os.ReadFile(filepath.Join(processDir(pod), "process.log"))
-	return string(data)
 }
 
 func processAlive(pid int) bool {

@@ -6,9 +6,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -23,6 +26,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/olm/csv"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/olminstall"
 )
 
@@ -39,21 +43,21 @@ const (
 // binary under the pod's ServiceAccount token, so the operator has exactly the
 // permissions the manifests grant; the API server's audit log shows what it did with them.
 type installCluster struct {
-	name, kubeconfig, auditLog string
-	client                     client.Client
+	name, dir, kubeconfig, auditLog string
+	client                          client.Client
 }
 
-func newInstallCluster(name string) *installCluster {
+func newInstallCluster(name string, extraBinaries ...string) *installCluster {
 	dir := filepath.Join(outputDir, name)
 	localCluster(name, dir, "down")
 	localCluster(name, dir, "up", "APPLY_CRD=false")
-	c := &installCluster{name: name, kubeconfig: filepath.Join(dir, "kubeconfig"), auditLog: localCluster(name, dir, "audit-log")}
+	c := &installCluster{name: name, dir: dir, kubeconfig: filepath.Join(dir, "kubeconfig"), auditLog: localCluster(name, dir, "audit-log")}
 	config, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	c.client, err = client.New(config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	c.createNamespace(workloadNamespace)
-	podrunner := startPodrunner("podrunner-"+name, c.kubeconfig, filepath.Join(dir, "podrunner"))
+	podrunner := startPodrunner("podrunner-"+name, c.kubeconfig, filepath.Join(dir, "podrunner"), extraBinaries)
 	DeferCleanup(func() {
 		if CurrentSpecReport().Failed() {
 			dumpInstallCluster(c, dir)
@@ -83,6 +87,9 @@ func dumpInstallCluster(c *installCluster, dir string) {
 func (c *installCluster) waitOperatorRunning(namespace string) {
 	c.kubectl("-n", namespace, "rollout", "status", "deployment/"+operatorDeployment, "--timeout=120s")
 }
+
+// upgradeNamespace is where the upgrade spec installs the operator and its schedulers.
+const upgradeNamespace = "scheduling"
 
 // workloadNamespace is where the install specs' workloads run: any namespace's pods may
 // ask for a secondary scheduler.
@@ -266,19 +273,65 @@ func (c *installCluster) clusterRulesBoundTo(namespace string) []rbacv1.PolicyRu
 	return rules
 }
 
-// schedulerPodsOf returns the UIDs and restart counts of namespace's scheduler pods.
-func (c *installCluster) schedulerPodsOf(namespace string) map[types.UID]int32 {
-	pods := &corev1.PodList{}
-	Expect(c.client.List(ctx, pods, client.InNamespace(namespace), client.HasLabels{"app.kubernetes.io/instance"})).To(Succeed())
-	running := map[types.UID]int32{}
-	for _, pod := range pods.Items {
-		restarts := int32(0)
-		for _, status := range pod.Status.ContainerStatuses {
-			restarts += status.RestartCount
+// schedulerRollout is what shows whether a scheduler was restarted: the hash of its
+// rendered pod template, and its pods with their restart counts.
+type schedulerRollout struct {
+	podTemplateHash string
+	pods            map[types.UID]int32
+}
+
+// schedulerRollouts returns the upgrade spec's schedulers by Deployment name.
+func (c *installCluster) schedulerRollouts() map[string]schedulerRollout {
+	const namespace = upgradeNamespace
+	deployments := &appsv1.DeploymentList{}
+	Expect(c.client.List(ctx, deployments, client.InNamespace(namespace), client.HasLabels{"app.kubernetes.io/instance"})).To(Succeed())
+	rollouts := map[string]schedulerRollout{}
+	for _, deployment := range deployments.Items {
+		pods := &corev1.PodList{}
+		Expect(c.client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(deployment.Spec.Selector.MatchLabels))).To(Succeed())
+		rollout := schedulerRollout{podTemplateHash: deployment.Spec.Template.Annotations[render.PodTemplateHashAnnotation], pods: map[types.UID]int32{}}
+		for _, pod := range pods.Items {
+			restarts := int32(0)
+			for _, status := range pod.Status.ContainerStatuses {
+				restarts += status.RestartCount
+			}
+			rollout.pods[pod.UID] = restarts
 		}
-		running[pod.UID] = restarts
+		rollouts[deployment.Name] = rollout
 	}
-	return running
+	return rollouts
+}
+
+func readFile(path string) string {
+	data, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	return string(data)
+}
+
+// buildManagerAt builds the manager of commit from this repository's history and returns
+// the binary's path.
+func buildManagerAt(commit string) string {
+	source := filepath.Join(outputDir, "manager-"+commit)
+	Expect(os.RemoveAll(source)).To(Succeed())
+	Expect(os.MkdirAll(source, 0o755)).To(Succeed())
+	run(repoRoot, "bash", "-c", "git archive "+commit+" | tar -x -C "+source)
+	binary := filepath.Join(binDir, "manager-"+commit)
+	run(source, "go", "build", "-o", binary, ".")
+	return binary
+}
+
+// leadingOperatorPod is the operator pod holding the leader Lease: its identity is its
+// hostname, the pod's name, and a unique suffix.
+func (c *installCluster) leadingOperatorPod(namespace string) corev1.Pod {
+	holder := c.leaderOf(namespace)
+	pods := &corev1.PodList{}
+	Expect(c.client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+	for _, pod := range pods.Items {
+		if holder != "" && strings.HasPrefix(holder, pod.Name+"_") && pod.DeletionTimestamp == nil {
+			return pod
+		}
+	}
+	return corev1.Pod{}
 }
 
 func (c *installCluster) leaderOf(namespace string) string {
@@ -297,6 +350,16 @@ var _ = Describe("Installing the operator", func() {
 		c.waitOperatorRunning(namespace)
 
 		c.expectSchedulerServes(namespace, "bin-packing")
+
+		By("killing the leading operator: a replica takes over once the lease expires")
+		holder := c.leaderOf(namespace)
+		leader := c.leadingOperatorPod(namespace)
+		Expect(leader.Name).NotTo(BeEmpty(), "an operator replica leads")
+		Expect(syscall.Kill(pidIn(processDirIn(filepath.Join(c.dir, "podrunner"), leader)), syscall.SIGKILL)).To(Succeed())
+		// The other replica, or the killed one restarted (a new identity), whichever asks first.
+		Eventually(func() string { return c.leaderOf(namespace) }, "45s").Should(And(Not(BeEmpty()), Not(Equal(holder))))
+		c.expectSchedulerServes(namespace, "after-fail-over")
+
 		// Elsewhere nothing runs, and the resource says why.
 		c.createNamespace("team-a")
 		Expect(c.client.Create(ctx, binPacking("team-a", "elsewhere"))).To(Succeed())
@@ -349,23 +412,25 @@ var _ = Describe("Installing the operator", func() {
 		c.expectOperatorConfined(namespace, targets, clusterRulesOf(bundle))
 	})
 
-	It("upgrades from the previous bundle as OLM does, without restarting the schedulers", func() {
-		c := newInstallCluster("install-upgrade")
-		const namespace = "scheduling"
+	It("upgrades from the previous release as OLM does: schedulers keep running, restarted only where their rendering changed", func() {
+		fixture := filepath.Join(repoRoot, "test", "e2e", "testdata")
+		previousBundle := filepath.Join(fixture, "previous-bundle")
+		previous, err := olminstall.Read(previousBundle)
+		Expect(err).NotTo(HaveOccurred())
+		// The previous release runs its own code, built from the commit it was released
+		// from: an upgrade test that ran today's binary under yesterday's permissions
+		// would test neither.
+		c := newInstallCluster("install-upgrade", previous.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image+"="+
+			buildManagerAt(strings.TrimSpace(readFile(filepath.Join(fixture, "previous-bundle.commit")))))
+		const namespace = upgradeNamespace
 		c.createNamespace(namespace)
 		group := olminstall.OperatorGroup{Name: "scheduling", Namespace: namespace, TargetNamespaces: []string{namespace}}
-		previous := c.installBundle(filepath.Join(repoRoot, "test", "e2e", "testdata", "previous-bundle"), group, nil)
+		c.installBundle(previousBundle, group, nil)
 		c.waitOperatorRunning(namespace)
 		c.expectSchedulerServes(namespace, "packer")
 		c.expectSchedulerServes(namespace, "spreader")
-		before := c.schedulerPodsOf(namespace)
+		before := c.schedulerRollouts()
 		Expect(before).To(HaveLen(2))
-		deployments := &appsv1.DeploymentList{}
-		Expect(c.client.List(ctx, deployments, client.InNamespace(namespace), client.HasLabels{"app.kubernetes.io/instance"})).To(Succeed())
-		generations := map[string]int64{}
-		for _, deployment := range deployments.Items {
-			generations[deployment.Name] = deployment.Generation
-		}
 		oldLeader := c.leaderOf(namespace)
 		Expect(oldLeader).NotTo(BeEmpty())
 
@@ -376,20 +441,23 @@ var _ = Describe("Installing the operator", func() {
 		// A scheduler created after the upgrade runs: the new operator has started, and
 		// reconciled what it found (its queue held the existing ones first).
 		c.expectSchedulerServes(namespace, "after-upgrade")
+		for _, name := range []string{"packer", "spreader"} {
+			c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/"+name, "--timeout=120s")
+		}
 
-		Consistently(func(g Gomega) {
-			now := c.schedulerPodsOf(namespace)
-			for uid, restarts := range before {
-				g.Expect(now).To(HaveKeyWithValue(uid, restarts), "scheduler pod %s kept running, without restarts", uid)
-			}
-			deployments := &appsv1.DeploymentList{}
-			g.Expect(c.client.List(ctx, deployments, client.InNamespace(namespace), client.HasLabels{"app.kubernetes.io/instance"})).To(Succeed())
-			for _, deployment := range deployments.Items {
-				if generation, ok := generations[deployment.Name]; ok {
-					g.Expect(deployment.Generation).To(Equal(generation), "Deployment %s was not changed", deployment.Name)
+		Eventually(func(g Gomega) {
+			now := c.schedulerRollouts()
+			for name, old := range before {
+				g.Expect(now).To(HaveKey(name))
+				if now[name].podTemplateHash == old.podTemplateHash {
+					g.Expect(now[name].pods).To(Equal(old.pods), "%s renders as before: its pods keep running, without restarts", name)
+				} else {
+					g.Expect(now[name].pods).NotTo(HaveKey(BeElementOf(slices.Collect(maps.Keys(old.pods)))), "%s renders differently: its pods were replaced", name)
 				}
 			}
-		}, "10s", "1s").Should(Succeed())
+		}).Should(Succeed())
+		Consistently(func() map[string]schedulerRollout { return c.schedulerRollouts() }, "5s", "1s").
+			Should(Equal(c.schedulerRollouts()), "nothing rolls after the new operator settled")
 		c.expectBinds("packer", "packer-after-upgrade")
 
 		// What only the replaced CSV had is gone, as OLM removes it.

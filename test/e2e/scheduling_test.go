@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 const bigImage = "registry.example/big-model:1"
@@ -155,37 +157,43 @@ var _ = Describe("A SecondaryScheduler", func() {
 		expectScheduledBy(ns, betaPods, "beta")
 	})
 
-	It("HighlyAvailable runs three replicas, one leading, and fails over when the leader dies", func() {
+	It("HighlyAvailable runs a replica per node up to maxReplicas, follows the nodes, keeps a leader through a drain and fails over", func() {
 		ns := newNamespace()
 		cr := binPacking(ns, "ha")
 		cr.Spec.Topology = &v1.Topology{Mode: v1.HighlyAvailable, HighlyAvailableTopology: &v1.HighlyAvailableTopology{MaxReplicas: ptr.To[int32](3)}}
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
-		Eventually(func() int32 {
-			current := &v1.SecondaryScheduler{}
-			_ = k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)
-			return current.Status.ReadyReplicas
-		}).Should(Equal(int32(3)))
-
-		leaders := func() []corev1.Pod {
-			var leading []corev1.Pod
-			for _, pod := range schedulerPods(cr) {
-				if containsLeaseAcquired(processLog(pod)) {
-					leading = append(leading, pod)
-				}
-			}
-			return leading
+		Eventually(func() int32 { return readyReplicas(cr) }).Should(Equal(int32(len(schedulerHosts))), "one replica per node the pods may run on")
+		nodes := map[string]bool{}
+		for _, pod := range schedulerPods(cr) {
+			nodes[pod.Spec.NodeName] = true
 		}
-		Eventually(leaders).Should(HaveLen(1), "exactly one replica leads")
-		leader := leaders()[0]
-		holder := leaseHolder(ns, "ha-scheduler-lease")
-		Expect(holder).NotTo(BeEmpty())
+		Expect(nodes).To(HaveLen(len(schedulerHosts)), "the replicas are spread over the nodes")
+		Eventually(func() string { return leaderPod(cr).Name }).ShouldNot(BeEmpty(), "one replica leads")
 		expectScheduledBy(ns, createWorkload(ns, "before", "ha", "100m", 1), "ha")
 
+		By("cordoning a node: the replicas follow the nodes they may run on")
+		cordon(schedulerHosts[2], true)
+		Eventually(func() int32 { return deploymentReplicas(cr) }).Should(Equal(int32(len(schedulerHosts) - 1)))
+		cordon(schedulerHosts[2], false)
+		Eventually(func() int32 { return readyReplicas(cr) }).Should(Equal(int32(len(schedulerHosts))))
+
+		By("draining the leader's node: the PodDisruptionBudget lets one replica go at a time, and a replica leads")
+		drained := leaderPod(cr).Spec.NodeName
+		output, err := kubectl("drain", drained, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=120s")
+		Expect(err).NotTo(HaveOccurred(), output)
+		DeferCleanup(func() { cordon(drained, false) })
+		Eventually(func() string { return leaderPod(cr).Spec.NodeName }, "45s").Should(And(Not(BeEmpty()), Not(Equal(drained))))
+		expectScheduledBy(ns, createWorkload(ns, "after-drain", "ha", "100m", 1), "ha")
+		cordon(drained, false)
+		Eventually(func() int32 { return readyReplicas(cr) }).Should(Equal(int32(len(schedulerHosts))))
+
 		By("killing the leader's process")
-		Expect(syscall.Kill(processPID(leader), syscall.SIGKILL)).To(Succeed())
+		holder := leaseHolder(ns, "ha-scheduler-lease")
+		Expect(syscall.Kill(processPID(leaderPod(cr)), syscall.SIGKILL)).To(Succeed())
 		start := time.Now()
-		// The lease lasts 15 s; another replica takes it once it expires.
-		Eventually(func() string { return leaseHolder(ns, "ha-scheduler-lease") }, "45s").ShouldNot(Equal(holder))
+		// The lease lasts 15 s; once it expires another replica takes it, or the killed one
+		// restarted (a new identity), whichever asks first.
+		Eventually(func() string { return leaseHolder(ns, "ha-scheduler-lease") }, "45s").Should(And(Not(BeEmpty()), Not(Equal(holder))))
 		GinkgoWriter.Printf("leadership moved after %v\n", time.Since(start))
 		expectScheduledBy(ns, createWorkload(ns, "after", "ha", "100m", 1), "ha")
 	})
@@ -237,7 +245,37 @@ var _ = Describe("A SecondaryScheduler", func() {
 	})
 })
 
-// containsLeaseAcquired reports whether a kube-scheduler's log says it became leader.
-func containsLeaseAcquired(log string) bool {
-	return strings.Contains(log, `"Successfully acquired lease"`)
+// leaderPod is the scheduler pod holding cr's Lease: a kube-scheduler's identity is its
+// hostname, the pod's name, and a unique suffix.
+func leaderPod(cr *v1.SecondaryScheduler) corev1.Pod {
+	holder := leaseHolder(cr.Namespace, cr.Name+"-scheduler-lease")
+	for _, pod := range schedulerPods(cr) {
+		if holder != "" && strings.HasPrefix(holder, pod.Name+"_") {
+			return pod
+		}
+	}
+	return corev1.Pod{}
+}
+
+func readyReplicas(cr *v1.SecondaryScheduler) int32 {
+	current := &v1.SecondaryScheduler{}
+	_ = k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)
+	return current.Status.ReadyReplicas
+}
+
+func deploymentReplicas(cr *v1.SecondaryScheduler) int32 {
+	deployment := &appsv1.Deployment{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}, deployment); err != nil || deployment.Spec.Replicas == nil {
+		return -1
+	}
+	return *deployment.Spec.Replicas
+}
+
+func cordon(node string, unschedulable bool) {
+	verb := "uncordon"
+	if unschedulable {
+		verb = "cordon"
+	}
+	output, err := kubectl(verb, node)
+	Expect(err).NotTo(HaveOccurred(), output)
 }

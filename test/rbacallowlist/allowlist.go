@@ -82,6 +82,7 @@ var allowedRules = []allowedRule{
 	{managerRole, core, []string{"events"}, nil, []string{"create", "patch"}},
 	{managerRole, "events.k8s.io", []string{"events"}, nil, []string{"create", "patch"}},
 	{managerRole, core, []string{"nodes"}, nil, readVerbs},
+	{managerRole, "scheduling.k8s.io", []string{"priorityclasses"}, nil, readVerbs},
 	{managerRole, core, []string{"services"}, nil, []string{"get", "list"}},
 	{managerRole, rbacGroup, []string{"clusterrolebindings"}, nil, allVerbs},
 	{managerRole, rbacGroup, []string{"clusterroles"},
@@ -97,6 +98,7 @@ var allowedRules = []allowedRule{
 	{schedulerNamespaceRole, core, []string{"pods"}, nil, []string{"list"}},
 	{schedulerNamespaceRole, rbacGroup, []string{"roles", "rolebindings"}, nil, allVerbs},
 	{schedulerNamespaceRole, "coordination.k8s.io", []string{"leases"}, nil, allVerbs},
+	{schedulerNamespaceRole, "policy", []string{"poddisruptionbudgets"}, nil, allVerbs},
 
 	// The operator, in kube-system: the schedulers' authentication reader RoleBindings.
 	{kubeSystemRole, rbacGroup, []string{"rolebindings"}, nil, allVerbs},

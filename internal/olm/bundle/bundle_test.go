@@ -99,7 +99,12 @@ func TestDescriptorsCoverTheSchema(t *testing.T) {
 	owned := out.Spec.CustomResourceDefinitions.Owned[0]
 	for part, descriptors := range map[string][]csv.Descriptor{"spec": owned.SpecDescriptors, "status": owned.StatusDescriptors} {
 		var paths, described []string
-		root.Properties[part].paths("", &paths)
+		whole := func(path string) bool {
+			return slices.ContainsFunc(descriptors, func(d csv.Descriptor) bool {
+				return d.Path == path && slices.ContainsFunc(d.XDescriptors, func(x string) bool { return slices.Contains(wholeObjectDescriptors, x) })
+			})
+		}
+		root.Properties[part].paths("", &paths, whole)
 		for _, d := range descriptors {
 			described = append(described, d.Path)
 		}
@@ -121,16 +126,25 @@ type schemaNode struct {
 	Properties map[string]schemaNode `json:"properties"`
 }
 
-// paths lists the object fields under n, without descending into lists or maps.
-func (n schemaNode) paths(prefix string, out *[]string) {
+// paths lists the object fields under n, without descending into lists, maps, or the
+// Kubernetes types the console edits whole (resource requirements, affinities, label
+// selectors): their own fields need no descriptors.
+func (n schemaNode) paths(prefix string, out *[]string, whole func(path string) bool) {
 	for name, child := range n.Properties {
 		p := name
 		if prefix != "" {
 			p = prefix + "." + name
 		}
 		*out = append(*out, p)
-		if child.Type == "object" {
-			child.paths(p, out)
+		if child.Type == "object" && !whole(p) {
+			child.paths(p, out, whole)
 		}
 	}
+}
+
+// wholeObjectDescriptors are the x-descriptors of fields the console edits as one value.
+var wholeObjectDescriptors = []string{
+	"urn:alm:descriptor:com.tectonic.ui:resourceRequirements", "urn:alm:descriptor:com.tectonic.ui:nodeAffinity",
+	"urn:alm:descriptor:com.tectonic.ui:podAffinity", "urn:alm:descriptor:com.tectonic.ui:podAntiAffinity",
+	"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Node",
 }

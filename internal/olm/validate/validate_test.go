@@ -189,6 +189,8 @@ var mutations = []struct {
 		"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: pdb\nspec:\n  minAvailable: 100%\n")},
 	{"objects/priority-classes", Error, "globalDefault", addFile("manifests/pc.yaml",
 		"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: pc\nvalue: 1000\nglobalDefault: true\n")},
+	// The real bundle already has this warning: the operator writes the PodDisruptionBudgets
+	// of HighlyAvailable schedulers (maxUnavailable 1, which never blocks a drain).
 	{"objects/rbac", Warning, "may patch PDBs", addFile("manifests/pdb-writer.yaml",
 		"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: pdb-writer\nrules:\n- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [patch]\n")},
 	{"objects/rbac", Error, "may modify a default SCC", addFile("manifests/scc-writer.yaml",
@@ -208,14 +210,22 @@ func TestRulesRejectMutations(t *testing.T) {
 	original := Validate(load(t, readBundle(t)), Rules)
 	for _, m := range mutations {
 		t.Run(m.rule+"/"+m.name, func(t *testing.T) {
-			if slices.ContainsFunc(original, func(f Finding) bool { return f.Rule == m.rule && f.Level == m.level }) {
-				t.Fatalf("the real bundle already fires %s at level %s", m.rule, m.level)
+			// The mutation must add a finding of the rule: the real bundle may already have
+			// one (an accepted warning), never more than the mutated copy.
+			count := func(findings []Finding) int {
+				n := 0
+				for _, f := range findings {
+					if f.Rule == m.rule && f.Level == m.level {
+						n++
+					}
+				}
+				return n
 			}
 			files := readBundle(t)
 			m.mutate(t, files)
 			findings := Validate(load(t, files), Rules)
-			if !slices.ContainsFunc(findings, func(f Finding) bool { return f.Rule == m.rule && f.Level == m.level }) {
-				t.Errorf("rule %s did not fire at level %s; findings: %v", m.rule, m.level, findings)
+			if count(findings) <= count(original) {
+				t.Errorf("rule %s did not fire at level %s more than on the real bundle (%d times); findings: %v", m.rule, m.level, count(original), findings)
 			}
 		})
 	}
