@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -122,7 +124,17 @@ func run(ctx context.Context, opts options) error {
 	}
 	// A namespace without the operator's RoleBinding would keep its caches from ever
 	// syncing, and so the operator from starting: it is left out, and said so.
-	schedulerNamespaces, unbound, err := tenancy.CheckAccess(ctx, clientset.AuthorizationV1().SelfSubjectAccessReviews(), opts.schedulerNamespaces)
+	// An API server that is restarting or not reachable yet is waited for, not a reason to
+	// exit: a crash-looping operator would only wait longer, between restarts.
+	var schedulerNamespaces, unbound []string
+	err = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32},
+		func(ctx context.Context) (bool, error) {
+			schedulerNamespaces, unbound, err = tenancy.CheckAccess(ctx, clientset.AuthorizationV1().SelfSubjectAccessReviews(), opts.schedulerNamespaces)
+			if err != nil {
+				ctrl.Log.WithName("setup").Error(err, "cannot check the operator's access yet; retrying")
+			}
+			return err == nil, nil
+		})
 	if err != nil {
 		return err
 	}

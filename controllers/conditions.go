@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -59,10 +60,16 @@ func setProgressing(conditions *conditionSetter, deployment *appsv1.Deployment) 
 	conditions.set(v1.ConditionProgressing, false, v1.ReasonRolloutComplete, fmt.Sprintf("all %d scheduler pods run the current configuration", want))
 }
 
-// setDegradedFromRollout sets Degraded once the desired scheduler was applied: a rollout
-// past its deadline (pods crash or cannot be placed) degrades it, nothing else does.
-func setDegradedFromRollout(conditions *conditionSetter, deployment *appsv1.Deployment) {
-	if deployment != nil {
+// setDegradedFromScheduler sets Degraded once the desired scheduler was applied: pods of
+// the current template that say why they cannot become ready (an image that cannot be
+// pulled, a crash, no node) degrade it at once, and a rollout past its deadline does;
+// nothing else does.
+func setDegradedFromScheduler(conditions *conditionSetter, seen observed) {
+	if problem := seen.podProblem; problem != nil {
+		conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message)
+		return
+	}
+	if deployment := seen.deployment; deployment != nil {
 		for _, condition := range deployment.Status.Conditions {
 			if condition.Type == appsv1.DeploymentProgressing && condition.Reason == "ProgressDeadlineExceeded" {
 				conditions.set(v1.ConditionDegraded, true, v1.ReasonRolloutStalled, fmt.Sprintf(
@@ -73,6 +80,13 @@ func setDegradedFromRollout(conditions *conditionSetter, deployment *appsv1.Depl
 		}
 	}
 	conditions.set(v1.ConditionDegraded, false, v1.ReasonAsExpected, "the scheduler is configured as specified")
+}
+
+// appendToMessage adds a sentence to the message of a condition already set.
+func (c *conditionSetter) appendToMessage(conditionType v1.ConditionType, sentence string) {
+	if condition := meta.FindStatusCondition(c.status.Conditions, string(conditionType)); condition != nil {
+		condition.Message += ". " + sentence
+	}
 }
 
 // changedConditions are the conditions of after whose status or reason differ from before.
@@ -93,7 +107,8 @@ func isBad(condition metav1.Condition) bool {
 	case v1.ConditionDegraded:
 		return condition.Status == metav1.ConditionTrue
 	case v1.ConditionAvailable:
-		return condition.Status == metav1.ConditionFalse && condition.Reason == string(v1.ReasonNoReadyScheduler)
+		return condition.Status == metav1.ConditionFalse &&
+			(condition.Reason == string(v1.ReasonNoReadyScheduler) || slices.Contains(podProblemOrder, v1.ConditionReason(condition.Reason)))
 	default:
 		return false
 	}

@@ -39,7 +39,7 @@ func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.S
 		return nil, problem, err
 	}
 	identity.Token = token // found.facts.MetricsIdentity is this identity
-	rendered, problem = renderScheduler(cr, found.facts)
+	rendered, problem = renderScheduler(cr, found)
 	if problem != nil {
 		return nil, problem, nil
 	}

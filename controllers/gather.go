@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/imageref"
@@ -26,6 +27,9 @@ type gathered struct {
 	facts render.Facts
 	// schedulerNames are the scheduler names the configuration serves, each a claim.
 	schedulerNames []string
+	// customConfigSource names the user's configuration of profile Custom, for messages;
+	// empty for the other profiles.
+	customConfigSource string
 	// prometheus is the endpoint a load-aware scheduler reads, nil when it reads none.
 	prometheus *promdiscovery.Endpoint
 	// access is how the scheduler reaches its metrics provider.
@@ -46,7 +50,7 @@ func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.Second
 	if cr.Spec.SchedulerImage != "" {
 		if err := imageref.Validate(cr.Spec.SchedulerImage); err != nil {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonInvalidImage, Message: fmt.Sprintf(
-				"spec.schedulerImage %q is not an image reference: %v; give one like registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7, or leave it empty for the default",
+				"spec.schedulerImage %q is not an image reference: %v; give one like registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.7, or leave it empty for the default",
 				usertext.Cut(cr.Spec.SchedulerImage, 80), err)}, nil
 		}
 	}
@@ -57,6 +61,7 @@ func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.Second
 	}
 	if customConfig != nil {
 		found.facts.CustomConfig, found.schedulerNames = customConfig, names
+		found.customConfigSource = "ConfigMap " + cr.Namespace + "/" + cr.Spec.SchedulerConfig
 	}
 	if problem, err := r.schedulerNameConflict(ctx, cr, found.schedulerNames); problem != nil || err != nil {
 		return nil, problem, err
@@ -71,11 +76,15 @@ func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.Second
 	if problem, err := r.gatherMetrics(ctx, cr, found); problem != nil || err != nil {
 		return nil, problem, err
 	}
-	if cr.Spec.SchedulerImage == "" {
-		if found.facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
+	// The version chooses the default image, and tells whether any image is outside the
+	// version-skew policy: without spec.schedulerImage it is needed, with one it only
+	// informs.
+	if found.facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
+		if cr.Spec.SchedulerImage == "" {
 			return nil, &schedconfig.Problem{Reason: v1.ReasonDiscoveryFailed, Message: fmt.Sprintf(
 				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err)}, nil
 		}
+		logf.FromContext(ctx).V(1).Info("the cluster's Kubernetes version is unknown: the version skew of spec.schedulerImage is not checked", "error", err.Error())
 	}
 	return found, nil, nil
 }

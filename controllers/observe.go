@@ -14,15 +14,26 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
 // observed is what the operator saw of a running scheduler.
 type observed struct {
 	// deployment is the scheduler's Deployment, nil when there is none.
 	deployment *appsv1.Deployment
-	// requeueAfter asks to look again for what no watch reports (a leader elected).
+	// podProblem is why no pod of the current template is ready, as its pods tell, nil
+	// when they tell nothing.
+	podProblem *schedconfig.Problem
+	// requeueAfter asks to look again for what no watch reports (a leader elected, a
+	// pod's containers).
 	requeueAfter time.Duration
 }
+
+// podPoll is how soon the scheduler's pods are looked at again while none of the current
+// template is ready: the operator does not watch pods, and a pod that cannot pull its
+// image or crashes changes nothing the operator watches (the Deployment reports it only
+// when its progress deadline, 600 s, has passed).
+const podPoll = 5 * time.Second
 
 // leaderPoll is how soon a HighlyAvailable scheduler without a leader is looked at again:
 // the operator does not watch Leases, which change every few seconds.
@@ -38,7 +49,8 @@ const leaderRecheck = time.Minute
 // readyReplicas and Available: True only when a ready pod runs the Deployment's current
 // pod template (its configuration hash and CA bundle), and in HighlyAvailable mode a
 // replica holds the Lease. A ready pod of an older configuration does not count: it
-// schedules, but not as the resource now says.
+// schedules, but not as the resource now says. When no pod of the current template is
+// ready, their state says why if it can (podProblem).
 func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (observed, error) {
 	deployment := &appsv1.Deployment{}
@@ -54,23 +66,14 @@ func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr 
 		return observed{}, nil
 	}
 	status.ReadyReplicas = deployment.Status.ReadyReplicas
-	current, old, err := r.readyPods(ctx, cr, deployment)
+	pods, err := r.schedulerPods(ctx, cr, deployment)
 	if err != nil {
 		return observed{}, err
 	}
-	want := ptrValue(deployment.Spec.Replicas)
-	switch {
-	case current == 0 && old > 0:
-		conditions.set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
-			"no pod running the current configuration (hash %s) is ready yet; %d pods of an older configuration still schedule; "+
-				"see kubectl -n %s get pods -l %s=%s", status.ConfigHash, old, cr.Namespace, render.LabelInstance, cr.Name))
-		return observed{deployment: deployment}, nil
-	case current == 0:
-		conditions.set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
-			"no scheduler pod is ready; pods with spec.schedulerName: %s stay Pending until one is; see kubectl -n %s get pods -l %s=%s",
-			status.SchedulerName, cr.Namespace, render.LabelInstance, cr.Name))
-		return observed{deployment: deployment}, nil
+	if pods.current == 0 {
+		return observeNoReadyPod(cr, status, conditions, deployment, pods), nil
 	}
+	current, want := pods.current, ptrValue(deployment.Spec.Replicas)
 	if want > 1 {
 		holder, err := r.leaseHolder(ctx, cr)
 		if err != nil {
@@ -93,26 +96,65 @@ func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr 
 	return observed{deployment: deployment}, nil
 }
 
-// readyPods counts the scheduler's ready pods that run the Deployment's current pod
-// template, and the ready ones that run an older one.
-func (r *SecondarySchedulerReconciler) readyPods(ctx context.Context, cr *v1.SecondaryScheduler, deployment *appsv1.Deployment) (current, old int, err error) {
-	pods := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
-		return 0, 0, fmt.Errorf("list the scheduler's pods: %w", err)
+// observeNoReadyPod sets Available when no pod of the current template is ready: with
+// the reason the pods give, if they give one, and what still schedules meanwhile.
+func observeNoReadyPod(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *conditionSetter,
+	deployment *appsv1.Deployment, pods schedulerPods) observed {
+	seen := observed{deployment: deployment, podProblem: podProblem(pods.unready)}
+	if len(pods.unready) > 0 {
+		seen.requeueAfter = podPoll
 	}
+	seePods := fmt.Sprintf("see kubectl -n %s get pods -l %s=%s", cr.Namespace, render.LabelInstance, cr.Name)
+	switch {
+	case seen.podProblem != nil && pods.old > 0:
+		conditions.set(v1.ConditionAvailable, false, seen.podProblem.Reason, fmt.Sprintf(
+			"no pod running the current configuration (hash %s) is ready: %s. %d pods of an older configuration still schedule",
+			status.ConfigHash, seen.podProblem.Message, pods.old))
+	case seen.podProblem != nil:
+		conditions.set(v1.ConditionAvailable, false, seen.podProblem.Reason, fmt.Sprintf(
+			"no scheduler pod is ready: %s. Pods with spec.schedulerName: %s stay Pending until one is",
+			seen.podProblem.Message, status.SchedulerName))
+	case pods.old > 0:
+		conditions.set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
+			"no pod running the current configuration (hash %s) is ready yet; %d pods of an older configuration still schedule; %s",
+			status.ConfigHash, pods.old, seePods))
+	default:
+		conditions.set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
+			"no scheduler pod is ready; pods with spec.schedulerName: %s stay Pending until one is; %s", status.SchedulerName, seePods))
+	}
+	return seen
+}
+
+// schedulerPods is what the scheduler's pods are, against the Deployment's pod template.
+type schedulerPods struct {
+	// current and old count the ready pods that run the current template and an older one.
+	current, old int
+	// unready are the pods of the current template that are not ready.
+	unready []corev1.Pod
+}
+
+// schedulerPods reads the scheduler's pods that are not being deleted. They are read
+// from the API server: the operator does not cache pods.
+func (r *SecondarySchedulerReconciler) schedulerPods(ctx context.Context, cr *v1.SecondaryScheduler, deployment *appsv1.Deployment) (schedulerPods, error) {
+	list := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, list, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
+		return schedulerPods{}, fmt.Errorf("list the scheduler's pods: %w", err)
+	}
+	var pods schedulerPods
 	template := deployment.Spec.Template.Annotations
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if !pod.DeletionTimestamp.IsZero() || !podReady(pod) {
-			continue
-		}
-		if runsTemplate(pod.Annotations, template) {
-			current++
-		} else {
-			old++
+	for i := range list.Items {
+		pod := &list.Items[i]
+		switch current := runsTemplate(pod.Annotations, template); {
+		case !pod.DeletionTimestamp.IsZero():
+		case podReady(pod) && current:
+			pods.current++
+		case podReady(pod):
+			pods.old++
+		case current:
+			pods.unready = append(pods.unready, *pod)
 		}
 	}
-	return current, old, nil
+	return pods, nil
 }
 
 // runsTemplate reports whether a pod runs the Deployment's pod template: it carries the

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -54,21 +53,7 @@ func TestPlacementProblem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			problem := placementProblem(tt.cr, tt.found)
-			if tt.reason == "" {
-				if problem != nil {
-					t.Fatalf("want no problem, got %s: %s", problem.Reason, problem.Message)
-				}
-				return
-			}
-			if problem == nil || problem.Reason != tt.reason {
-				t.Fatalf("want %s, got %+v", tt.reason, problem)
-			}
-			for _, part := range tt.says {
-				if !strings.Contains(problem.Message, part) {
-					t.Errorf("message %q does not say %q", problem.Message, part)
-				}
-			}
+			expectProblemSays(t, placementProblem(tt.cr, tt.found), tt.reason, tt.says)
 		})
 	}
 }

@@ -115,14 +115,29 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 		return ctrl.Result{}, err
 	}
+	r.warnOfImageSkew(cr, status, outcome)
 	return ctrl.Result{RequeueAfter: outcome.requeueAfter}, nil
 }
 
 // outcome is what a reconcile that wrote status asks for next.
 type outcome struct {
 	// requeueAfter is when to look again for what no watch reports (metrics, a Lease,
-	// pods terminating, someone else's object going away); zero for never.
+	// pods terminating or failing to start, someone else's object going away); zero for
+	// never.
 	requeueAfter time.Duration
+	// imageSkew says that the applied image is outside Kubernetes' version-skew policy,
+	// empty when it is not.
+	imageSkew string
+}
+
+// warnOfImageSkew emits a Warning Event when the image that status now shows is outside
+// the version-skew policy and status showed another before: once per change of image or
+// cluster version, not on every reconcile. cr holds the status as it was read.
+func (r *SecondarySchedulerReconciler) warnOfImageSkew(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, next outcome) {
+	if next.imageSkew == "" || cr.Status.ImageSource == status.ImageSource {
+		return
+	}
+	r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, string(v1.ReasonImageVersionSkew), "Image", "image %s: %s", status.Image, next.imageSkew)
 }
 
 // reconcile acts on cr according to its management state and returns its new status.
@@ -201,7 +216,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if problem != nil {
 		return r.refusal(status, problem), r.refuse(ctx, cr, status, conditions, problem)
 	}
-	rendered, problem := renderScheduler(cr, found.facts)
+	rendered, problem := renderScheduler(cr, found)
 	if problem == nil {
 		problem, err = r.checkOwnership(ctx, cr, rendered.Objects)
 	}
@@ -224,19 +239,22 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 		return r.refusal(status, problem), r.refuse(ctx, cr, status, conditions, problem)
 	}
 	status.SchedulerName, status.SchedulerNames = schedulerNameOf(cr, found.schedulerNames), found.schedulerNames
-	status.Image, status.ImageSource, status.ConfigHash = rendered.Image, rendered.ImageSource, rendered.ConfigHash
+	status.Image, status.ImageSource, status.ConfigHash = rendered.Image.Reference, rendered.Image.Source, rendered.ConfigHash
 	status.Replicas, status.NodePool = render.Replicas(cr, found.facts.PlacementNodes), found.placement.pool
 	observed, err := r.observeScheduler(ctx, cr, status, conditions)
 	if err != nil {
 		return outcome{}, err
 	}
+	if rendered.Image.Skew != "" {
+		conditions.appendToMessage(v1.ConditionAvailable, rendered.Image.Skew)
+	}
 	setProgressing(conditions, observed.deployment)
-	setDegradedFromRollout(conditions, observed.deployment)
+	setDegradedFromScheduler(conditions, observed)
 	if err := r.setMetricsConditions(ctx, cr, found, status, conditions); err != nil {
 		return outcome{}, err
 	}
 	setDegradedFromPlacement(conditions, cr, found.placement)
-	next := outcome{requeueAfter: observed.requeueAfter}
+	next := outcome{requeueAfter: observed.requeueAfter, imageSkew: rendered.Image.Skew}
 	if cr.Spec.Profile.ReadsPrometheus() {
 		// Metrics come and go without an event: probe them again in a while, and renew
 		// the metrics token when it is due.
@@ -246,12 +264,17 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 }
 
 // renderScheduler renders cr's scheduler. Rendering is pure, so a failure comes from an
-// input the API accepted but the scheduler cannot use: the user's to fix.
-func renderScheduler(cr *v1.SecondaryScheduler, facts render.Facts) (*render.Result, *schedconfig.Problem) {
-	rendered, err := render.Render(cr, facts)
+// input the API accepted but the scheduler cannot use: the user's to fix. So is a
+// configuration that enables plugins the image does not have, which the scheduler would
+// refuse at start.
+func renderScheduler(cr *v1.SecondaryScheduler, found *gathered) (*render.Result, *schedconfig.Problem) {
+	rendered, err := render.Render(cr, found.facts)
 	if err != nil {
 		return nil, &schedconfig.Problem{Reason: v1.ReasonInvalidSpec, Message: fmt.Sprintf(
 			"the scheduler cannot be configured from this spec: %v; correct the field it names", err)}
+	}
+	if problem := pluginsNotInImage(cr, rendered, found.customConfigSource); problem != nil {
+		return nil, problem
 	}
 	return rendered, nil
 }

@@ -46,9 +46,12 @@ func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
 	status := cr.Status
 	s.g.Expect(status.SchedulerName).To(Equal("packer"))
 	s.g.Expect(status.Profile).To(Equal(v1.BinPackingProfile))
-	// envtest's kube-apiserver is 1.37, newer than any scheduler-plugins release.
-	s.g.Expect(status.Image).To(Equal("registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7"))
-	s.g.Expect(status.ImageSource).To(ContainSubstring("no scheduler-plugins release is known for Kubernetes 1.37"))
+	// envtest's kube-apiserver is 1.37, newer than any scheduler-plugins release, and two
+	// minor versions newer than the newest: outside the version-skew policy, which is said.
+	s.g.Expect(status.Image).To(Equal("registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.7"))
+	s.g.Expect(status.ImageSource).To(And(ContainSubstring("no scheduler-plugins release is known for Kubernetes 1.37"),
+		ContainSubstring("2 minor versions older than the cluster's 1.37: Kubernetes' version-skew policy")))
+	s.g.Expect(notReady.Message).To(ContainSubstring("version-skew policy"))
 	s.g.Expect(status.ObservedGeneration).To(Equal(cr.Generation))
 
 	deployment := s.deployment(cr)
@@ -81,7 +84,7 @@ func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
 	s.g.Eventually(func() int32 { _ = s.get(cr); return cr.Status.ReadyReplicas }).Should(Equal(int32(1)))
 
 	// Events reuse the condition reasons.
-	s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(v1.ReasonSchedulerReady)))
+	s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElements(string(v1.ReasonSchedulerReady), string(v1.ReasonImageVersionSkew)))
 }
 
 func TestConfigEditRollsOutNewConfiguration(t *testing.T) {

@@ -119,6 +119,37 @@ const (
 	ReasonReconciled ConditionReason = "Reconciled"
 )
 
+// Reasons of Available (False) and Degraded (True) when no pod of the scheduler's current
+// configuration is ready and its pods tell why; seen within seconds, long before the
+// Deployment's progress deadline. The message quotes the kubelet or the scheduler.
+const (
+	// ReasonImagePullFailed: the kubelet cannot pull the scheduler image (ErrImagePull,
+	// ImagePullBackOff, InvalidImageName).
+	ReasonImagePullFailed ConditionReason = "ImagePullFailed"
+	// ReasonSchedulerCrashing: the scheduler's container exits and is restarted
+	// (CrashLoopBackOff); the message has its exit code and its last log lines.
+	ReasonSchedulerCrashing ConditionReason = "SchedulerCrashing"
+	// ReasonSchedulerCannotStart: the kubelet cannot create or start the scheduler's
+	// container (CreateContainerConfigError, CreateContainerError, or a binary that
+	// cannot run).
+	ReasonSchedulerCannotStart ConditionReason = "SchedulerCannotStart"
+	// ReasonSchedulerUnschedulable: no node can take the scheduler's own pod; the message
+	// has the default scheduler's reasons.
+	ReasonSchedulerUnschedulable ConditionReason = "SchedulerUnschedulable"
+)
+
+// ReasonPluginsNotInImage means the configuration enables plugins that the scheduler image
+// does not have (out-of-tree plugins with Kubernetes' own kube-scheduler image, which has
+// the in-tree ones only): the scheduler would refuse to start, so nothing is applied and
+// the running scheduler is left as it is. A Degraded reason.
+const ReasonPluginsNotInImage ConditionReason = "PluginsNotInImage"
+
+// ReasonImageVersionSkew is the reason of the Warning Event emitted when the scheduler image
+// becomes one outside Kubernetes' version-skew policy for the cluster (built for a
+// Kubernetes newer than the cluster's, or more than one minor version older);
+// status.imageSource and the Available message say so as long as it is.
+const ReasonImageVersionSkew ConditionReason = "ImageVersionSkew"
+
 // ReasonRolloutStalled means the scheduler's Deployment exceeded its progress deadline, for
 // example because its pods crash or cannot be placed.
 const ReasonRolloutStalled ConditionReason = "RolloutStalled"

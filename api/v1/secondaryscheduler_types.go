@@ -435,9 +435,14 @@ type SecondarySchedulerSpec struct {
 	// +optional
 	SchedulerConfig string `json:"schedulerConfig,omitempty"`
 
-	// SchedulerImage is the scheduler's container image; its binary must be
-	// /bin/kube-scheduler. Default: the kubernetes-sigs/scheduler-plugins release built
-	// for the cluster's Kubernetes minor version (status.image says which).
+	// SchedulerImage is the scheduler's container image: a scheduler-plugins build
+	// (binary /bin/kube-scheduler) or the upstream kube-scheduler (binary
+	// /usr/local/bin/kube-scheduler, run as user 65532; in-tree plugins only, so
+	// load-aware profiles are refused with it); other images are run as
+	// /bin/kube-scheduler, and status.imageSource says so. Default: the
+	// kubernetes-sigs/scheduler-plugins release built for the cluster's Kubernetes minor
+	// version, or the newest known (status.image says which, and when it is outside the
+	// version-skew policy).
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	SchedulerImage string `json:"schedulerImage,omitempty"`

@@ -4,7 +4,8 @@
 // package is where a field of the resource becomes a setting of the scheduler:
 //
 //	spec.schedulerName, spec.profile, spec.schedulerConfig -> SchedulerConfig (config.yaml)
-//	spec.schedulerImage                                     -> SchedulerImage
+//	spec.schedulerImage                                     -> SchedulerImage, and the binary and user
+//	                                                           it is started as (image.go)
 //	spec.profile.metrics                                    -> metricProvider args (loadaware.go), token
 //	                                                           identity and CA mount (metricsaccess.go),
 //	                                                           PrometheusRule (recordingrules.go)
@@ -32,7 +33,7 @@ import (
 // Facts are what the operator found out about the cluster and the resource's references.
 type Facts struct {
 	// KubernetesMinor is the cluster's Kubernetes minor version (37 for 1.37), for the
-	// default image; 0 when unknown.
+	// default image and the version skew of any image; 0 when unknown.
 	KubernetesMinor int
 	// CustomConfig is the user's config.yaml for profile Custom, already checked with
 	// schedconfig.Parse.
@@ -84,8 +85,8 @@ type Result struct {
 	SchedulerConfig string
 	// ConfigHash identifies SchedulerConfig.
 	ConfigHash string
-	// Image is the scheduler image, and ImageSource where it comes from.
-	Image, ImageSource string
+	// Image is the scheduler image, where it comes from and how it is started.
+	Image Image
 
 	configInSecret    bool
 	trustedCA         *TrustedCA
@@ -110,7 +111,7 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 	result := &Result{SchedulerConfig: config, ConfigHash: hash, trustedCA: facts.TrustedCA,
 		configInSecret: facts.MetricsToken != "" || facts.MetricsIdentity != nil,
 		replicas:       Replicas(cr, facts.PlacementNodes), priorityClassName: facts.PriorityClassName}
-	result.Image, result.ImageSource = SchedulerImage(cr, facts.KubernetesMinor)
+	result.Image = SchedulerImage(cr, facts.KubernetesMinor)
 
 	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
 		serviceAccount,
@@ -331,7 +332,7 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := setNode(container, yaml.NewStringRNode(result.Image), "image"); err != nil {
+	if err := setImage(container, result.Image); err != nil {
 		return nil, err
 	}
 	verbosity := "--v=" + strconv.Itoa(cr.Spec.LogLevel.Verbosity())
@@ -359,6 +360,27 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 		return nil, err
 	}
 	return node, setPodTemplateHash(node)
+}
+
+// setImage sets the scheduler container's image, the path of its binary, and for an image
+// whose own user is root, a user that is not: the pod runs with runAsNonRoot, and the
+// kubelet refuses to start a container whose image would run as root without one.
+func setImage(container *yaml.RNode, image Image) error {
+	if err := setNode(container, yaml.NewStringRNode(image.Reference), "image"); err != nil {
+		return err
+	}
+	command, err := lookup(container, "command", "0")
+	if err != nil {
+		return err
+	}
+	command.YNode().Value = image.Binary()
+	if image.Kind != KubeSchedulerImage {
+		return nil
+	}
+	if err := setValue(container, nonRootUser, "securityContext", "runAsUser"); err != nil {
+		return err
+	}
+	return setValue(container, nonRootUser, "securityContext", "runAsGroup")
 }
 
 // setPodTemplateHash sets, last, the hash of everything else in the pod template.

@@ -4,15 +4,19 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -183,6 +187,17 @@ func TestRenderGolden(t *testing.T) {
 			facts: Facts{KubernetesMinor: 37, CustomConfig: []byte(customConfig)},
 		},
 		{
+			// Kubernetes' own kube-scheduler, from a mirror: its binary is elsewhere and its
+			// image runs as root, so the pod gives a user that is not.
+			name: "custom-kube-scheduler-image",
+			cr: secondaryScheduler("image-locality", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = nil
+				cr.Spec.SchedulerConfig = "image-locality-config"
+				cr.Spec.SchedulerImage = "my.mirror/k8s/kube-scheduler:v1.36.2"
+			}),
+			facts: Facts{KubernetesMinor: 37, CustomConfig: []byte(customConfig)},
+		},
+		{
 			name: "custom-node-pool",
 			cr: secondaryScheduler("image-locality", func(cr *v1.SecondaryScheduler) {
 				cr.Spec.Profile = nil
@@ -287,28 +302,159 @@ func TestRenderRollsPodsOnlyOnConfigChange(t *testing.T) {
 }
 
 func TestSchedulerImage(t *testing.T) {
+	const pluginsRepository = "registry.k8s.io/scheduler-plugins/kube-scheduler"
 	tests := []struct {
-		name            string
-		image           string
-		kubernetesMinor int
-		wantImage       string
-		wantSource      string
+		name         string
+		image        string
+		clusterMinor int
+		want         Image
+		// wantSource and wantSkew are parts of Source and Skew; an empty wantSkew means none.
+		wantSource, wantSkew string
 	}{
-		{"explicit image wins", "example.com/s:1", 34, "example.com/s:1", "spec.schedulerImage"},
-		{"matching release", "", 34, "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7", "release for Kubernetes 1.34"},
-		{"older matching release", "", 30, "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.30.12", "release for Kubernetes 1.30"},
-		{"newer cluster gets the newest and says so", "", 37, "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7", "no scheduler-plugins release is known for Kubernetes 1.37"},
-		{"older cluster gets the oldest and says so", "", 28, "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.30.12", "so the one for 1.30"},
+		{name: "matching release", clusterMinor: 35,
+			want:       Image{Reference: pluginsRepository + ":v0.35.7", Kind: SchedulerPluginsImage, KubernetesMinor: 35},
+			wantSource: "release for Kubernetes 1.35"},
+		{name: "older matching release", clusterMinor: 30,
+			want:       Image{Reference: pluginsRepository + ":v0.30.12", Kind: SchedulerPluginsImage, KubernetesMinor: 30},
+			wantSource: "release for Kubernetes 1.30"},
+		{name: "one minor newer cluster gets the newest, within the policy", clusterMinor: 36,
+			want:       Image{Reference: pluginsRepository + ":v0.35.7", Kind: SchedulerPluginsImage, KubernetesMinor: 35},
+			wantSource: "no scheduler-plugins release is known for Kubernetes 1.36, so the one for 1.35"},
+		{name: "two minors newer cluster gets the newest, outside the policy", clusterMinor: 37,
+			want:       Image{Reference: pluginsRepository + ":v0.35.7", Kind: SchedulerPluginsImage, KubernetesMinor: 35},
+			wantSource: "no scheduler-plugins release is known for Kubernetes 1.37",
+			wantSkew:   "The image is built for Kubernetes 1.35, 2 minor versions older than the cluster's 1.37: Kubernetes' version-skew policy"},
+		{name: "older cluster gets the oldest, newer than its API server", clusterMinor: 28,
+			want:       Image{Reference: pluginsRepository + ":v0.30.12", Kind: SchedulerPluginsImage, KubernetesMinor: 30},
+			wantSource: "so the one for 1.30",
+			wantSkew:   "The image is built for Kubernetes 1.30, newer than the cluster's 1.28"},
+		{name: "unknown cluster version gets the newest, nothing said of skew", clusterMinor: 0,
+			want: Image{Reference: pluginsRepository + ":v0.35.7", Kind: SchedulerPluginsImage, KubernetesMinor: 35}, wantSource: "so the one for 1.35"},
+
+		{name: "explicit scheduler-plugins release", image: pluginsRepository + ":v0.34.7", clusterMinor: 35,
+			want:       Image{Reference: pluginsRepository + ":v0.34.7", Kind: SchedulerPluginsImage, KubernetesMinor: 34},
+			wantSource: "spec.schedulerImage: a scheduler-plugins image, started as /bin/kube-scheduler"},
+		{name: "explicit scheduler-plugins release too old", image: pluginsRepository + ":v0.33.5", clusterMinor: 35,
+			want:       Image{Reference: pluginsRepository + ":v0.33.5", Kind: SchedulerPluginsImage, KubernetesMinor: 33},
+			wantSource: "spec.schedulerImage", wantSkew: "built for Kubernetes 1.33, 2 minor versions older than the cluster's 1.35"},
+		{name: "scheduler-plugins mirrored under its own path", image: "mirror.example:5000/scheduler-plugins/kube-scheduler:v0.35.7-amd64", clusterMinor: 35,
+			want: Image{Reference: "mirror.example:5000/scheduler-plugins/kube-scheduler:v0.35.7-amd64", Kind: SchedulerPluginsImage, KubernetesMinor: 35}},
+		{name: "scheduler-plugins mirrored flat, told by its v0 tag", image: "my.mirror/k8s/kube-scheduler:v0.32.7", clusterMinor: 35,
+			want:     Image{Reference: "my.mirror/k8s/kube-scheduler:v0.32.7", Kind: SchedulerPluginsImage, KubernetesMinor: 32},
+			wantSkew: "built for Kubernetes 1.32, 3 minor versions older"},
+		{name: "scheduler-plugins by digest: version unknown", image: pluginsRepository + "@sha256:" + strings.Repeat("ab", 32), clusterMinor: 37,
+			want: Image{Reference: pluginsRepository + "@sha256:" + strings.Repeat("ab", 32), Kind: SchedulerPluginsImage}},
+		{name: "scheduler-plugins path with a tag of its own", image: pluginsRepository + ":latest", clusterMinor: 37,
+			want: Image{Reference: pluginsRepository + ":latest", Kind: SchedulerPluginsImage}},
+
+		{name: "Kubernetes' own kube-scheduler", image: "registry.k8s.io/kube-scheduler:v1.37.1", clusterMinor: 37,
+			want:       Image{Reference: "registry.k8s.io/kube-scheduler:v1.37.1", Kind: KubeSchedulerImage, KubernetesMinor: 37},
+			wantSource: "Kubernetes' own kube-scheduler, which has the in-tree plugins only; started as /usr/local/bin/kube-scheduler, as user 65532"},
+		{name: "Kubernetes' own kube-scheduler, one minor older", image: "registry.k8s.io/kube-scheduler:v1.36.4", clusterMinor: 37,
+			want: Image{Reference: "registry.k8s.io/kube-scheduler:v1.36.4", Kind: KubeSchedulerImage, KubernetesMinor: 36}},
+		{name: "Kubernetes' own kube-scheduler, newer than the API server", image: "registry.k8s.io/kube-scheduler:v1.38.0-rc.1", clusterMinor: 37,
+			want:     Image{Reference: "registry.k8s.io/kube-scheduler:v1.38.0-rc.1", Kind: KubeSchedulerImage, KubernetesMinor: 38},
+			wantSkew: "built for Kubernetes 1.38, newer than the cluster's 1.37"},
+		{name: "Kubernetes' own kube-scheduler from a mirror", image: "my.mirror/k8s/kube-scheduler:v1.35.2", clusterMinor: 37,
+			want:     Image{Reference: "my.mirror/k8s/kube-scheduler:v1.35.2", Kind: KubeSchedulerImage, KubernetesMinor: 35},
+			wantSkew: "2 minor versions older than the cluster's 1.37"},
+		{name: "kube-scheduler of Docker Hub's library", image: "kube-scheduler:v1.37.0", clusterMinor: 37,
+			want: Image{Reference: "kube-scheduler:v1.37.0", Kind: KubeSchedulerImage, KubernetesMinor: 37}},
+		{name: "kube-scheduler without a release tag: version unknown", image: "registry.k8s.io/kube-scheduler:latest", clusterMinor: 37,
+			want: Image{Reference: "registry.k8s.io/kube-scheduler:latest", Kind: KubeSchedulerImage}},
+		{name: "kube-scheduler with the cluster version unknown", image: "registry.k8s.io/kube-scheduler:v1.30.0", clusterMinor: 0,
+			want: Image{Reference: "registry.k8s.io/kube-scheduler:v1.30.0", Kind: KubeSchedulerImage, KubernetesMinor: 30}},
+
+		{name: "another image keeps scheduler-plugins' binary path and says so", image: "example.com/s:1", clusterMinor: 34,
+			want:       Image{Reference: "example.com/s:1", Kind: OtherImage},
+			wantSource: "so its binary is assumed to be /bin/kube-scheduler"},
+		{name: "another image with a release-like tag: version unknown", image: "example.com/my-scheduler:v1.20.0", clusterMinor: 37,
+			want: Image{Reference: "example.com/my-scheduler:v1.20.0", Kind: OtherImage}},
+		{name: "a name ending in kube-scheduler is not kube-scheduler", image: "example.com/custom-kube-scheduler:v1.37.0", clusterMinor: 37,
+			want: Image{Reference: "example.com/custom-kube-scheduler:v1.37.0", Kind: OtherImage}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cr := secondaryScheduler("s", func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = tt.image })
-			image, source := SchedulerImage(cr, tt.kubernetesMinor)
-			if image != tt.wantImage || !strings.Contains(source, tt.wantSource) {
-				t.Errorf("got %q (%q), want %q (containing %q)", image, source, tt.wantImage, tt.wantSource)
+			got := SchedulerImage(cr, tt.clusterMinor)
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Image{}, "Source", "Skew")); diff != "" {
+				t.Errorf("SchedulerImage (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(got.Source, tt.wantSource) {
+				t.Errorf("Source %q does not say %q", got.Source, tt.wantSource)
+			}
+			switch {
+			case tt.wantSkew == "" && got.Skew != "":
+				t.Errorf("Skew %q, want none", got.Skew)
+			case tt.wantSkew != "" && !strings.Contains(got.Skew, tt.wantSkew):
+				t.Errorf("Skew %q does not say %q", got.Skew, tt.wantSkew)
+			case got.Skew != "" && !strings.Contains(got.Source, got.Skew):
+				t.Errorf("Source %q does not say the skew %q", got.Source, got.Skew)
+			}
+			wantBinary := "/bin/kube-scheduler"
+			if tt.want.Kind == KubeSchedulerImage {
+				wantBinary = "/usr/local/bin/kube-scheduler"
+			}
+			if got.Binary() != wantBinary {
+				t.Errorf("Binary %q, want %q", got.Binary(), wantBinary)
 			}
 		})
 	}
+}
+
+// The container is started as the image needs: Kubernetes' own kube-scheduler from its
+// path and as a user that is not root; any other image as before.
+func TestSchedulerContainerFollowsTheImage(t *testing.T) {
+	tests := []struct {
+		image       string
+		wantCommand string
+		wantUser    *int64
+	}{
+		{"", "/bin/kube-scheduler", nil},
+		{"registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.7", "/bin/kube-scheduler", nil},
+		{"registry.k8s.io/kube-scheduler:v1.37.1", "/usr/local/bin/kube-scheduler", ptr.To[int64](65532)},
+		{"my.mirror/k8s/kube-scheduler:v1.35.2", "/usr/local/bin/kube-scheduler", ptr.To[int64](65532)},
+		{"example.com/my-scheduler:v3", "/bin/kube-scheduler", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.image, func(t *testing.T) {
+			cr := secondaryScheduler("s", func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = tt.image })
+			result, err := Render(cr, Facts{KubernetesMinor: 37})
+			if err != nil {
+				t.Fatal(err)
+			}
+			container := renderedContainer(t, result)
+			if container.Command[0] != tt.wantCommand || !slices.Contains(container.Command, "--config=/etc/kubernetes/scheduler/config.yaml") {
+				t.Errorf("command %q, want %s --config=...", container.Command, tt.wantCommand)
+			}
+			if diff := cmp.Diff(tt.wantUser, container.SecurityContext.RunAsUser); diff != "" {
+				t.Errorf("runAsUser (-want +got):\n%s", diff)
+			}
+			if container.SecurityContext.RunAsUser != nil && ptr.Deref(container.SecurityContext.RunAsGroup, 0) != *tt.wantUser {
+				t.Errorf("runAsGroup %v, want %d", container.SecurityContext.RunAsGroup, *tt.wantUser)
+			}
+			if container.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+				t.Errorf("terminationMessagePolicy %q: a crash would not tell why", container.TerminationMessagePolicy)
+			}
+		})
+	}
+}
+
+// renderedContainer is the scheduler container of a rendering.
+func renderedContainer(t *testing.T, result *Result) corev1.Container {
+	t.Helper()
+	for _, object := range result.Objects {
+		if object.GetKind() != "Deployment" {
+			continue
+		}
+		deployment := &appsv1.Deployment{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, deployment); err != nil {
+			t.Fatal(err)
+		}
+		return deployment.Spec.Template.Spec.Containers[0]
+	}
+	t.Fatal("no Deployment rendered")
+	return corev1.Container{}
 }
 
 // The pod template hash covers every setting of the template, not only the configuration:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,6 +53,9 @@ func newPodProcess(r *runner, pod *corev1.Pod, cancel context.CancelFunc) *podPr
 	}
 }
 
+// errNoBinary is a pod's image that no --binaries mapping names.
+var errNoBinary = errors.New("no local binary")
+
 // logPath is where the process's output goes, kept as a test artifact.
 func (p *podProcess) logPath() string { return filepath.Join(p.dir, "process.log") }
 
@@ -61,7 +65,13 @@ func (p *podProcess) supervise(ctx context.Context) {
 	spec, err := p.prepare(ctx)
 	if err != nil {
 		klog.ErrorS(err, "cannot run pod", "pod", key)
-		p.reportWaiting(ctx, "CreateContainerConfigError", err.Error())
+		// An image podrunner has no binary for is, to the pod, an image that cannot be
+		// pulled, as a kubelet would report it.
+		reason := "CreateContainerConfigError"
+		if errors.Is(err, errNoBinary) {
+			reason = "ErrImagePull"
+		}
+		p.reportWaiting(ctx, reason, err.Error())
 		return
 	}
 	restarts := int32(0)
@@ -173,7 +183,7 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 	container := p.pod.Spec.Containers[0]
 	binary := p.runner.binaryFor(container.Image)
 	if binary == "" {
-		return nil, fmt.Errorf("no local binary for image %s; give one with --binaries", container.Image)
+		return nil, fmt.Errorf("%w for image %s; give one with --binaries", errNoBinary, container.Image)
 	}
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,9 +46,17 @@ func (r *runner) run(ctx context.Context) error {
 	nodes := desiredNodes(r.nodeName, r.nodeCount, r.zoneCount)
 	names := make([]string, 0, len(nodes))
 	for _, node := range nodes {
+		// As a kubelet does, podrunner outlives an API server that is not there yet or
+		// restarting: it keeps trying.
 		uid, err := r.registerNode(ctx, node)
-		if err != nil {
-			return err
+		for err != nil {
+			klog.ErrorS(err, "register node; retrying in 2s", "node", node.Name)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(2 * time.Second):
+			}
+			uid, err = r.registerNode(ctx, node)
 		}
 		if err := r.runNode(ctx, node.Name, uid); err != nil {
 			return err

@@ -1,0 +1,138 @@
+package controllers
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
+)
+
+// Lengths of what a pod problem quotes: the kubelet's and the default scheduler's
+// messages, and the scheduler's last log lines (the kubelet keeps at most 2048 bytes of
+// them as the termination message).
+const (
+	quotedMessageBytes     = 512
+	terminationLogTailSize = 1024
+)
+
+// Waiting reasons of a container, as the kubelet reports them.
+var (
+	imagePullWaitingReasons = []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
+	cannotStartReasons      = []string{"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+	// cannotRunTerminations are how a container that never ran ends: its binary could not
+	// be executed (for example a wrong path for the image).
+	cannotRunTerminations = []string{"StartError", "ContainerCannotRun"}
+)
+
+// podProblemOrder ranks the problems of different pods: the one that most surely needs
+// someone to act is reported.
+var podProblemOrder = []v1.ConditionReason{
+	v1.ReasonImagePullFailed, v1.ReasonSchedulerCannotStart, v1.ReasonSchedulerCrashing, v1.ReasonSchedulerUnschedulable,
+}
+
+// podProblem tells why none of pods, the scheduler's pods of the current template that are
+// not ready, is ready, when a pod says so: an image that cannot be pulled, a container
+// that cannot be created or run, a scheduler that crashes, or a pod no node can take. Nil
+// when none says why (the pods are starting, or their readiness probe fails).
+func podProblem(pods []corev1.Pod) *schedconfig.Problem {
+	sorted := slices.Clone(pods)
+	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	var found *schedconfig.Problem
+	for i := range sorted {
+		problem := problemOfPod(&sorted[i])
+		if problem != nil && (found == nil || slices.Index(podProblemOrder, problem.Reason) < slices.Index(podProblemOrder, found.Reason)) {
+			found = problem
+		}
+	}
+	return found
+}
+
+// problemOfPod is what keeps one pod from being ready, nil when it does not say.
+func problemOfPod(pod *corev1.Pod) *schedconfig.Problem {
+	for _, status := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
+		if problem := problemOfContainer(pod, status); problem != nil {
+			return problem
+		}
+	}
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse && condition.Reason == corev1.PodReasonUnschedulable {
+			return &schedconfig.Problem{Reason: v1.ReasonSchedulerUnschedulable, Message: fmt.Sprintf(
+				"no node can take the scheduler's pod %s: %s; its placement comes from spec.nodeSelector, spec.tolerations, spec.affinity, "+
+					"spec.resources and spec.priorityClassName: change them or the nodes",
+				pod.Name, usertext.Cut(strings.TrimSpace(condition.Message), quotedMessageBytes))}
+		}
+	}
+	return nil
+}
+
+func problemOfContainer(pod *corev1.Pod, status corev1.ContainerStatus) *schedconfig.Problem {
+	waiting, last := status.State.Waiting, status.LastTerminationState.Terminated
+	if waiting != nil && slices.Contains(imagePullWaitingReasons, waiting.Reason) {
+		return &schedconfig.Problem{Reason: v1.ReasonImagePullFailed, Message: fmt.Sprintf(
+			"pod %s cannot pull image %s: %s: %s; check the image (status.imageSource says where it comes from) and that the nodes can reach its registry",
+			pod.Name, containerImage(pod, status), waiting.Reason, quoted(waiting.Message))}
+	}
+	if last != nil && slices.Contains(cannotRunTerminations, last.Reason) {
+		return &schedconfig.Problem{Reason: v1.ReasonSchedulerCannotStart, Message: fmt.Sprintf(
+			"the scheduler's container in pod %s cannot run: %s (exit code %d): %s; status.imageSource says which binary the image is started as",
+			pod.Name, last.Reason, last.ExitCode, quoted(last.Message))}
+	}
+	if waiting != nil && slices.Contains(cannotStartReasons, waiting.Reason) {
+		return &schedconfig.Problem{Reason: v1.ReasonSchedulerCannotStart, Message: fmt.Sprintf(
+			"the kubelet cannot start the scheduler's container in pod %s: %s: %s",
+			pod.Name, waiting.Reason, quoted(waiting.Message))}
+	}
+	crashLooping := waiting != nil && waiting.Reason == "CrashLoopBackOff"
+	if !crashLooping && (status.RestartCount == 0 || last == nil) {
+		return nil
+	}
+	message := fmt.Sprintf("the scheduler in pod %s crashes (%d restarts)", pod.Name, status.RestartCount)
+	if last != nil {
+		message += fmt.Sprintf(": it last exited with code %d (%s)", last.ExitCode, last.Reason)
+		if text := strings.TrimSpace(last.Message); text != "" {
+			message += "; its last log lines: " + logTail(text, terminationLogTailSize)
+		}
+	}
+	return &schedconfig.Problem{Reason: v1.ReasonSchedulerCrashing, Message: message + fmt.Sprintf(
+		"; see kubectl -n %s logs %s --previous", pod.Namespace, pod.Name)}
+}
+
+// containerImage is the image a container status is about: the kubelet reports the
+// image it was asked for until it has pulled one.
+func containerImage(pod *corev1.Pod, status corev1.ContainerStatus) string {
+	if status.Image != "" {
+		return usertext.Cut(status.Image, quotedMessageBytes)
+	}
+	for _, container := range pod.Spec.Containers {
+		if container.Name == status.Name {
+			return usertext.Cut(container.Image, quotedMessageBytes)
+		}
+	}
+	return "(unknown)"
+}
+
+// quoted is a message of the kubelet, bounded.
+func quoted(message string) string {
+	if message = strings.TrimSpace(message); message == "" {
+		return "(no message)"
+	}
+	return usertext.Cut(message, quotedMessageBytes)
+}
+
+// logTail is the end of a log, where a program's fatal error is, at most limit bytes
+// starting on a line of its own (or cut within the last line when that alone is longer).
+func logTail(text string, limit int) string {
+	if len(text) <= limit {
+		return text
+	}
+	tail := strings.ToValidUTF8(text[len(text)-limit:], "")
+	if newline := strings.IndexByte(tail, '\n'); newline >= 0 && newline < len(tail)-1 {
+		tail = tail[newline+1:]
+	}
+	return "..." + tail
+}
