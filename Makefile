@@ -123,20 +123,24 @@ uninstall: manifests ## Remove the CRD. ignore-not-found=true ignores missing ob
 	$(KUBECTL) kustomize config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: build-installer ## Deploy the operator with image IMG.
-	$(KUBECTL) apply --server-side -f dist/install.yaml
+deploy: manifests $(KUBECTL) ## Deploy the operator with image IMG (dist/install.yaml stays as committed).
+	$(call installer) | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
-undeploy: build-installer ## Remove the operator. ignore-not-found=true ignores missing objects.
-	$(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f dist/install.yaml
+undeploy: manifests $(KUBECTL) ## Remove the operator. ignore-not-found=true ignores missing objects.
+	$(call installer) | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: build-installer
 build-installer: manifests $(KUBECTL) ## Write dist/install.yaml: CRD, RBAC and the operator, for one kubectl apply.
 	mkdir -p dist
-	rm -rf dist/kustomize && cp -r config dist/kustomize
-	sed -i 's#newName: .*#newName: $(firstword $(subst :, ,$(IMG)))#; s#newTag: .*#newTag: $(or $(word 2,$(subst :, ,$(IMG))),latest)#' dist/kustomize/manager/kustomization.yaml
-	$(KUBECTL) kustomize dist/kustomize/default > dist/install.yaml
-	rm -rf dist/kustomize
+	$(call installer) > dist/install.yaml
+
+# installer writes to stdout what config/default builds, with the operator's image IMG.
+define installer
+	(tmp=$$(mktemp -d) && cp -r config $$tmp/config && \
+	sed -i 's#newName: .*#newName: $(firstword $(subst :, ,$(IMG)))#; s#newTag: .*#newTag: $(or $(word 2,$(subst :, ,$(IMG))),latest)#' $$tmp/config/manager/kustomization.yaml && \
+	$(KUBECTL) kustomize $$tmp/config/default; status=$$?; rm -rf $$tmp; exit $$status)
+endef
 
 ##@ Tools
 

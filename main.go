@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"strings"
@@ -127,7 +126,7 @@ func run(ctx context.Context, opts options) error {
 	// An API server that is restarting or not reachable yet is waited for, not a reason to
 	// exit: a crash-looping operator would only wait longer, between restarts.
 	var schedulerNamespaces, unbound []string
-	err = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32},
+	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true,
 		func(ctx context.Context) (bool, error) {
 			schedulerNamespaces, unbound, err = tenancy.CheckAccess(ctx, clientset.AuthorizationV1().SelfSubjectAccessReviews(), opts.schedulerNamespaces)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -88,7 +89,7 @@ func problemOfContainer(pod *corev1.Pod, status corev1.ContainerStatus) *schedco
 			pod.Name, waiting.Reason, quoted(waiting.Message))}
 	}
 	crashLooping := waiting != nil && waiting.Reason == "CrashLoopBackOff"
-	if !crashLooping && (status.RestartCount == 0 || last == nil) {
+	if !crashLooping && (status.RestartCount == 0 || last == nil || !endedReadiness(pod, last)) {
 		return nil
 	}
 	message := fmt.Sprintf("the scheduler in pod %s crashes (%d restarts)", pod.Name, status.RestartCount)
@@ -100,6 +101,22 @@ func problemOfContainer(pod *corev1.Pod, status corev1.ContainerStatus) *schedco
 	}
 	return &schedconfig.Problem{Reason: v1.ReasonSchedulerCrashing, Message: message + fmt.Sprintf(
 		"; see kubectl -n %s logs %s --previous", pod.Namespace, pod.Name)}
+}
+
+// crashReadinessSlack is how long before a pod turned unready its container may have
+// ended for that end to be why: the kubelet marks the pod unready soon after.
+const crashReadinessSlack = 10 * time.Second
+
+// endedReadiness reports whether the last termination is what made pod unready: a pod
+// that restarted long ago (an old OOM kill, say) and is unready for another reason now
+// is not crashing.
+func endedReadiness(pod *corev1.Pod, last *corev1.ContainerStateTerminated) bool {
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == corev1.PodReady {
+			return !last.FinishedAt.Add(crashReadinessSlack).Before(condition.LastTransitionTime.Time)
+		}
+	}
+	return true
 }
 
 // containerImage is the image a container status is about: the kubelet reports the

@@ -43,6 +43,18 @@ func unschedulablePod(name, message string) corev1.Pod {
 	}
 }
 
+// staleRestart is a pod whose container was OOM-killed a day before the pod turned
+// unready, for a reason of its own (a failing readiness probe).
+func staleRestart() corev1.Pod {
+	pod := schedulerPodWith("s-1", corev1.ContainerStatus{RestartCount: 1,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: terminated(137, "OOMKilled", "")})
+	now := time.Now()
+	pod.Status.ContainerStatuses[0].LastTerminationState.Terminated.FinishedAt = metav1.NewTime(now.Add(-24 * time.Hour))
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse,
+		LastTransitionTime: metav1.NewTime(now.Add(-time.Hour))})
+	return pod
+}
+
 func TestPodProblem(t *testing.T) {
 	pullFailed := schedulerPodWith("s-1", corev1.ContainerStatus{Image: "registry.example/kube-scheduler:v1",
 		State: waiting("ImagePullBackOff", `Back-off pulling image "registry.example/kube-scheduler:v1": not found`)})
@@ -75,6 +87,7 @@ func TestPodProblem(t *testing.T) {
 		{"restarted and running again, not ready", []corev1.Pod{schedulerPodWith("s-1", corev1.ContainerStatus{RestartCount: 1,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: terminated(137, "OOMKilled", "")})},
 			v1.ReasonSchedulerCrashing, []string{"(1 restarts)", "exited with code 137 (OOMKilled)"}, []string{"last log lines"}},
+		{"restarted long ago, unready since for another reason", []corev1.Pod{staleRestart()}, "", nil, nil},
 		{"a long log keeps its end, on a line of its own", []corev1.Pod{schedulerPodWith("s-1", corev1.ContainerStatus{RestartCount: 2,
 			State: waiting("CrashLoopBackOff", ""), LastTerminationState: terminated(1, "Error", longLog)})},
 			v1.ReasonSchedulerCrashing, []string{"last log lines: ...I0101 a line", "E0101 the fatal error"}, []string{"lines: ...0101", "\n\n"}},

@@ -131,8 +131,9 @@ type outcome struct {
 }
 
 // warnOfImageSkew emits a Warning Event when the image that status now shows is outside
-// the version-skew policy and status showed another before: once per change of image or
-// cluster version, not on every reconcile. cr holds the status as it was read.
+// the version-skew policy and status showed another imageSource before: once per change
+// of that sentence (it names the image's and the cluster's versions), not on every
+// reconcile. cr holds the status as it was read.
 func (r *SecondarySchedulerReconciler) warnOfImageSkew(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, next outcome) {
 	if next.imageSkew == "" || cr.Status.ImageSource == status.ImageSource {
 		return

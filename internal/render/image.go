@@ -161,14 +161,22 @@ func classifyImage(ref string) (ImageKind, int) {
 			minor, _ = strconv.Atoi(match[2])
 		}
 	}
-	if slices.Contains(path[:len(path)-1], "scheduler-plugins") || major == 0 {
+	switch {
+	case slices.Contains(path[:len(path)-1], "scheduler-plugins") || major == 0:
 		if major != 0 {
 			return SchedulerPluginsImage, 0 // a tag that is no scheduler-plugins release
 		}
 		return SchedulerPluginsImage, minor
+	case major == 1 || named.Name() == upstreamSchedulerRepository:
+		return KubeSchedulerImage, minor
 	}
-	return KubeSchedulerImage, minor
+	// A digest, latest or a tag of one's own on a mirror says nothing: the image is run as
+	// scheduler-plugins' (as before images were told apart), and status says so.
+	return OtherImage, 0
 }
+
+// upstreamSchedulerRepository publishes Kubernetes' own kube-scheduler.
+const upstreamSchedulerRepository = "registry.k8s.io/kube-scheduler"
 
 // versionSkew says when an image built for Kubernetes 1.imageMinor is outside the
 // version-skew policy for a cluster at 1.clusterMinor: kube-scheduler must not be newer

@@ -344,6 +344,12 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 		return nil, err
 	}
 	if result.configInSecret {
+		// The scheduler logs its configuration, token included: its last log lines must not
+		// become the pod's termination message, which whoever may read the pod reads, and
+		// which the operator quotes in status and Events.
+		if err := setNode(container, yaml.NewStringRNode("File"), "terminationMessagePolicy"); err != nil {
+			return nil, err
+		}
 		if err := volume.PipeE(yaml.Clear("configMap")); err != nil {
 			return nil, fmt.Errorf("clear configMap volume: %w", err)
 		}

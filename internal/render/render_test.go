@@ -362,6 +362,10 @@ func TestSchedulerImage(t *testing.T) {
 			want: Image{Reference: "kube-scheduler:v1.37.0", Kind: KubeSchedulerImage, KubernetesMinor: 37}},
 		{name: "kube-scheduler without a release tag: version unknown", image: "registry.k8s.io/kube-scheduler:latest", clusterMinor: 37,
 			want: Image{Reference: "registry.k8s.io/kube-scheduler:latest", Kind: KubeSchedulerImage}},
+		{name: "a mirror's kube-scheduler by digest could be either: run as before, said so", image: "my.mirror/k8s/kube-scheduler@sha256:" + strings.Repeat("cd", 32), clusterMinor: 37,
+			want: Image{Reference: "my.mirror/k8s/kube-scheduler@sha256:" + strings.Repeat("cd", 32), Kind: OtherImage}},
+		{name: "a mirror's kube-scheduler with a tag of its own could be either", image: "my.mirror/k8s/kube-scheduler:prod", clusterMinor: 37,
+			want: Image{Reference: "my.mirror/k8s/kube-scheduler:prod", Kind: OtherImage}},
 		{name: "kube-scheduler with the cluster version unknown", image: "registry.k8s.io/kube-scheduler:v1.30.0", clusterMinor: 0,
 			want: Image{Reference: "registry.k8s.io/kube-scheduler:v1.30.0", Kind: KubeSchedulerImage, KubernetesMinor: 30}},
 

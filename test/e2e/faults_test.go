@@ -40,10 +40,19 @@ func configHashOf(cr *v1.SecondaryScheduler) string {
 	return current.Status.ConfigHash
 }
 
+// killMoments picks the moments of the operator kills from the suite's random seed, so
+// that a failing run is repeated with ginkgo's --seed (set once the suite runs).
+var killMoments *rand.Rand
+
 // killOperatorWithin SIGKILLs the operator at a random moment of the next window, then
 // starts it again, as a crash and a restart by its Deployment would.
 func killOperatorWithin(window time.Duration) {
-	time.Sleep(time.Duration(rand.Int64N(int64(window))))
+	if killMoments == nil {
+		killMoments = rand.New(rand.NewPCG(uint64(GinkgoRandomSeed()), 0))
+	}
+	moment := time.Duration(killMoments.Int64N(int64(window)))
+	GinkgoWriter.Printf("killing the operator %v into the change\n", moment)
+	time.Sleep(moment)
 	operator.kill()
 	operator.start()
 }

@@ -127,8 +127,8 @@ func TestHostEnvKeepsOnlyPathAndHome(t *testing.T) {
 	t.Setenv("PATH", "/usr/bin")
 	t.Setenv("HOME", "/home/admin")
 	t.Setenv("PODRUNNER_ONLY", "not for pods")
-	want := []string{"KUBECONFIG=/work/pods/manager/kubeconfig", "PATH=/usr/bin", "HOME=/home/admin"}
-	if diff := cmp.Diff(want, hostEnv("/work/pods/manager/kubeconfig")); diff != "" {
+	want := []string{"KUBECONFIG=/var/lib/podrunner/pods/manager/kubeconfig", "PATH=/usr/bin", "HOME=/home/admin"}
+	if diff := cmp.Diff(want, hostEnv("/var/lib/podrunner/pods/manager/kubeconfig")); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 }

@@ -77,8 +77,8 @@ func TestAllocateHostPortsGivesEachPortItsOwn(t *testing.T) {
 
 func TestHostCommand(t *testing.T) {
 	ports := hostPorts{8081: 40081, 8443: 40443, 10259: 40259}
-	mounts := hostMounts{"/etc/kubernetes/scheduler": "/work/volumes/config"}
-	kubeconfig := "/work/kubeconfig"
+	mounts := hostMounts{"/etc/kubernetes/scheduler": "/var/lib/podrunner/volumes/config"}
+	kubeconfig := "/var/lib/podrunner/kubeconfig"
 	withArgs := func(container corev1.Container, args ...string) corev1.Container {
 		container.Args = args
 		return container
@@ -107,13 +107,13 @@ func TestHostCommand(t *testing.T) {
 		{
 			name:      "kube-scheduler: mount paths moved, secure port and in-cluster kubeconfigs added",
 			container: schedulerContainer(),
-			want: []string{"/host/binary", "--config=/work/volumes/config/config.yaml",
-				"--secure-port=40259", "--authentication-kubeconfig=/work/kubeconfig", "--authorization-kubeconfig=/work/kubeconfig"},
+			want: []string{"/host/binary", "--config=/var/lib/podrunner/volumes/config/config.yaml",
+				"--secure-port=40259", "--authentication-kubeconfig=/var/lib/podrunner/kubeconfig", "--authorization-kubeconfig=/var/lib/podrunner/kubeconfig"},
 		},
 		{
 			name:      "a program named otherwise is no kube-scheduler",
 			container: corev1.Container{Command: []string{"/bin/kube-scheduler-wrapper", "--config=/etc/kubernetes/scheduler/config.yaml"}},
-			want:      []string{"/host/binary", "--config=/work/volumes/config/config.yaml"},
+			want:      []string{"/host/binary", "--config=/var/lib/podrunner/volumes/config/config.yaml"},
 		},
 		{
 			name:      "no command: the binary is the image's entrypoint",

@@ -89,7 +89,7 @@ func (r *runner) runNode(ctx context.Context, nodeName string, nodeUID types.UID
 		UpdateFunc: func(_, obj any) { r.sync(nodeCtx, obj.(*corev1.Pod)) },
 		DeleteFunc: func(obj any) {
 			if pod, ok := deletedObject(obj).(*corev1.Pod); ok {
-				r.stop(pod.Namespace + "/" + pod.Name)
+				r.stop(pod.Namespace+"/"+pod.Name, pod.UID)
 			}
 		},
 	})
@@ -150,7 +150,7 @@ func (r *runner) failNode(nodeName string, stopNode context.CancelFunc) {
 func (r *runner) sync(ctx context.Context, pod *corev1.Pod) {
 	key := pod.Namespace + "/" + pod.Name
 	if pod.DeletionTimestamp != nil {
-		r.stop(key)
+		r.stop(key, pod.UID)
 		// As a kubelet does once the containers are gone.
 		err := r.clientset.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 			GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &pod.UID}})
@@ -167,8 +167,12 @@ func (r *runner) sync(ctx context.Context, pod *corev1.Pod) {
 	if ctx.Err() != nil {
 		return
 	}
-	if existing, ok := r.pods[key]; ok && existing.uid == pod.UID {
-		return
+	if existing, ok := r.pods[key]; ok {
+		if existing.uid == pod.UID {
+			return
+		}
+		// A new pod of the same name: the old one's process goes first, as its pod did.
+		go existing.stop()
 	}
 	processCtx, cancel := context.WithCancel(ctx)
 	process := newPodProcess(r, pod, cancel)
@@ -176,10 +180,15 @@ func (r *runner) sync(ctx context.Context, pod *corev1.Pod) {
 	go process.supervise(processCtx)
 }
 
-func (r *runner) stop(key string) {
+// stop stops the process of the pod key with uid, if it runs: a pod of the same name
+// created since has a process of its own, which stays.
+func (r *runner) stop(key string, uid types.UID) {
 	r.mu.Lock()
 	process, ok := r.pods[key]
-	delete(r.pods, key)
+	ok = ok && process.uid == uid
+	if ok {
+		delete(r.pods, key)
+	}
 	r.mu.Unlock()
 	if ok {
 		process.stop()

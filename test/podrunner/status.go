@@ -18,6 +18,10 @@ func (p *podProcess) reportRunning(ctx context.Context, started metav1.Time, res
 		status.StartTime = ptrTime(started)
 		container := containerStatus(p.pod, restarts, ready)
 		container.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
+		// As a kubelet does, the last termination stays until the next one.
+		if len(status.ContainerStatuses) > 0 {
+			container.LastTerminationState = status.ContainerStatuses[0].LastTerminationState
+		}
 		status.ContainerStatuses = []corev1.ContainerStatus{container}
 		setConditions(status, ready)
 	})
