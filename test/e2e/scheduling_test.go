@@ -178,6 +178,9 @@ var _ = Describe("A SecondaryScheduler", func() {
 		Eventually(func() int32 { return readyReplicas(cr) }).Should(Equal(int32(len(schedulerHosts))))
 
 		By("draining the leader's node: the PodDisruptionBudget lets one replica go at a time, and a replica leads")
+		// Scaling down for the cordon may have removed the leader (the ReplicaSet picks
+		// which replica goes): a replica leads again within the lease duration.
+		Eventually(func() string { return leaderPod(cr).Name }, "45s").ShouldNot(BeEmpty(), "a replica leads")
 		drained := leaderPod(cr).Spec.NodeName
 		output, err := kubectl("drain", drained, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=120s")
 		Expect(err).NotTo(HaveOccurred(), output)
