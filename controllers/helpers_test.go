@@ -369,33 +369,30 @@ func (s *scenario) serveNodeExporterOfEveryNode(prometheus *promtest.Server) {
 // SecondaryScheduler or Event of the cluster, and not in the operator's log.
 func (s *scenario) expectTokenHidden(token string) {
 	s.t.Helper()
+	hidden := func(what string, object any) {
+		text, err := json.Marshal(object)
+		s.g.Expect(err).NotTo(gomega.HaveOccurred())
+		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "%s holds the token", what)
+	}
 	configMaps := &corev1.ConfigMapList{}
 	s.g.Expect(adminClient.List(s.ctx, configMaps)).To(gomega.Succeed())
 	for _, configMap := range configMaps.Items {
-		text, err := json.Marshal(configMap)
-		s.g.Expect(err).NotTo(gomega.HaveOccurred())
-		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "ConfigMap %s/%s holds the token", configMap.Namespace, configMap.Name)
+		hidden("ConfigMap "+configMap.Namespace+"/"+configMap.Name, configMap)
 	}
 	deployments := &appsv1.DeploymentList{}
 	s.g.Expect(adminClient.List(s.ctx, deployments)).To(gomega.Succeed())
 	for _, deployment := range deployments.Items {
-		text, err := json.Marshal(deployment)
-		s.g.Expect(err).NotTo(gomega.HaveOccurred())
-		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "Deployment %s/%s holds the token", deployment.Namespace, deployment.Name)
+		hidden("Deployment "+deployment.Namespace+"/"+deployment.Name, deployment)
 	}
 	schedulers := &v1.SecondarySchedulerList{}
 	s.g.Expect(adminClient.List(s.ctx, schedulers)).To(gomega.Succeed())
 	for _, scheduler := range schedulers.Items {
-		text, err := json.Marshal(scheduler.Status)
-		s.g.Expect(err).NotTo(gomega.HaveOccurred())
-		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "status of %s/%s holds the token", scheduler.Namespace, scheduler.Name)
+		hidden("the status of "+scheduler.Namespace+"/"+scheduler.Name, scheduler.Status)
 	}
 	events, err := adminClientset.EventsV1().Events("").List(s.ctx, metav1.ListOptions{})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	for _, event := range events.Items {
-		text, err := json.Marshal(event)
-		s.g.Expect(err).NotTo(gomega.HaveOccurred())
-		s.g.Expect(string(text)).NotTo(gomega.ContainSubstring(token), "Event %s/%s holds the token", event.Namespace, event.Name)
+		hidden("Event "+event.Namespace+"/"+event.Name, event)
 	}
 	log := operatorLog.String()
 	s.g.Expect(log).To(gomega.ContainSubstring(s.namespace), "the operator's log is captured at every level")

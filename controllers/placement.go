@@ -75,15 +75,6 @@ func countPlacement(cr *v1.SecondaryScheduler, pool labels.Selector, nodes []cor
 	return found
 }
 
-func nodeReadyStatus(node *corev1.Node) corev1.ConditionStatus {
-	for _, condition := range node.Status.Conditions {
-		if condition.Type == corev1.NodeReady {
-			return condition.Status
-		}
-	}
-	return corev1.ConditionUnknown
-}
-
 // setDegradedFromPlacement sets Degraded when the nodes keep a running scheduler from
 // doing its job. It runs last among the Degraded setters: without a node for its pods or
 // a node to place pods on, nothing else the scheduler does matters.
@@ -154,7 +145,7 @@ var placementInputsChanged = predicate.Funcs{
 		return !maps.Equal(old.Labels, updated.Labels) ||
 			!equality.Semantic.DeepEqual(old.Spec.Taints, updated.Spec.Taints) ||
 			old.Spec.Unschedulable != updated.Spec.Unschedulable ||
-			nodeReadyStatus(old) != nodeReadyStatus(updated)
+			render.NodeReadyStatus(old) != render.NodeReadyStatus(updated)
 	},
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }

@@ -87,12 +87,17 @@ func PlacementMatches(cr *v1.SecondaryScheduler, node *corev1.Node) bool {
 
 // NodeReady reports whether node's Ready condition is True.
 func NodeReady(node *corev1.Node) bool {
+	return NodeReadyStatus(node) == corev1.ConditionTrue
+}
+
+// NodeReadyStatus is the status of node's Ready condition, Unknown when it has none.
+func NodeReadyStatus(node *corev1.Node) corev1.ConditionStatus {
 	for _, condition := range node.Status.Conditions {
 		if condition.Type == corev1.NodeReady {
-			return condition.Status == corev1.ConditionTrue
+			return condition.Status
 		}
 	}
-	return false
+	return corev1.ConditionUnknown
 }
 
 // termMatches reports whether node matches every requirement of a node selector term, as

@@ -31,6 +31,11 @@ func ownedObjects(cr *v1.SecondaryScheduler) []string {
 	return nonEmptyLines(output)
 }
 
+// binPackingObjects is how many objects a BinPacking scheduler is made of: a
+// ServiceAccount, ConfigMap, Deployment, Service, Lease, and the Lease's Role and
+// RoleBinding in its namespace; two ClusterRoleBindings; a RoleBinding in kube-system.
+const binPackingObjects = 10
+
 // configHashOf is the configuration hash status reports for the current generation, "" before.
 func configHashOf(cr *v1.SecondaryScheduler) string {
 	current := &v1.SecondaryScheduler{}
@@ -120,9 +125,7 @@ var _ = Describe("Faults", func() {
 			Expect(k8s.Create(ctx, cr)).To(Succeed())
 			killOperatorWithin(500 * time.Millisecond)
 			waitAvailable(cr)
-			// A ServiceAccount, ConfigMap, Deployment, Service, Lease, and the Lease's Role and
-			// RoleBinding here; two ClusterRoleBindings; a RoleBinding in kube-system.
-			Eventually(func() []string { return ownedObjects(cr) }).Should(HaveLen(10), "each object once")
+			Eventually(func() []string { return ownedObjects(cr) }).Should(HaveLen(binPackingObjects), "each object once")
 
 			By(fmt.Sprintf("round %d: update", round))
 			before := configHashOf(cr)
@@ -132,7 +135,7 @@ var _ = Describe("Faults", func() {
 			killOperatorWithin(500 * time.Millisecond)
 			Eventually(func() string { return configHashOf(cr) }).ShouldNot(Or(BeEmpty(), Equal(before)), "the new configuration is rendered")
 			waitAvailable(cr)
-			Eventually(func() []string { return ownedObjects(cr) }).Should(HaveLen(10), "each object once")
+			Eventually(func() []string { return ownedObjects(cr) }).Should(HaveLen(binPackingObjects), "each object once")
 
 			By(fmt.Sprintf("round %d: delete", round))
 			Expect(k8s.Delete(ctx, cr)).To(Succeed())
@@ -151,7 +154,7 @@ var _ = Describe("Faults", func() {
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		restartAPIServer()
 		waitAvailable(cr)
-		Eventually(func() []string { return ownedObjects(cr) }).Should(HaveLen(10))
+		Eventually(func() []string { return ownedObjects(cr) }).Should(HaveLen(binPackingObjects))
 		expectScheduledBy(ns, createWorkload(ns, "after-restart", "through-restart", "100m", 1), "through-restart")
 	})
 

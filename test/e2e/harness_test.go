@@ -34,6 +34,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 var (
@@ -89,9 +90,7 @@ var _ = BeforeSuite(func() {
 			if err := k8s.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
 				return false
 			}
-			return slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
-				return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
-			}) && len(node.Spec.Taints) == 0
+			return render.NodeReady(node) && len(node.Spec.Taints) == 0
 		}).Should(BeTrue(), "podrunner's node %s is Ready", name)
 	}
 	operator = startProcess("operator", filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,

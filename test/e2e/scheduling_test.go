@@ -209,14 +209,7 @@ var _ = Describe("A SecondaryScheduler", func() {
 		operator.start()
 		waitAvailable(cr)
 		Eventually(func() []corev1.Pod { return schedulerPods(cr) }).Should(HaveLen(1))
-		output, err := kubectl("get", "deployments,services,configmaps,serviceaccounts,roles,rolebindings", "-n", ns,
-			"-l", "app.kubernetes.io/instance=restarted", "-o", "name")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(nonEmptyLines(output)).To(HaveLen(6), output)
-		output, err = kubectl("get", "clusterrolebindings,rolebindings", "-A", "-l",
-			"operator.secondary-scheduler.io/owner-namespace="+ns+",operator.secondary-scheduler.io/owner-name=restarted", "-o", "name")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(nonEmptyLines(output)).To(HaveLen(4), output) // 2 ClusterRoleBindings, the lease and authentication-reader RoleBindings
+		Expect(ownedObjects(cr)).To(HaveLen(binPackingObjects), "each object once")
 	})
 
 	It("once deleted leaves nothing behind, releases its lease, and its pods stay Pending", func() {
