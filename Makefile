@@ -11,6 +11,7 @@ LOCALBIN ?= $(CURDIR)/bin
 # The control plane (kube-apiserver, etcd, kubectl, ...) built by hack/build-control-plane.sh;
 # envtest finds it through KUBEBUILDER_ASSETS.
 KUBE_VERSION ?= v1.37.0
+FUZZTIME ?= 10m
 CONTROL_PLANE_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
 KUBECTL ?= $(CONTROL_PLANE_DIR)/kubectl
 
@@ -82,6 +83,10 @@ test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest)
 test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes.
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.no-color
+
+.PHONY: fuzz
+fuzz: ## Fuzz the parsers and renderers of user input, FUZZTIME each (default 10m; FUZZ=FuzzParse for one), keeping the corpus in testdata/fuzz.
+	FUZZTIME=$(FUZZTIME) FUZZ=$(FUZZ) hack/fuzz.sh
 
 .PHONY: bench
 bench: ## Benchmarks: rendering and config parsing per reconcile, a metrics probe of 500 nodes; time and allocations.

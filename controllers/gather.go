@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -55,13 +58,16 @@ func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.Second
 		}
 	}
 	found := &gathered{schedulerNames: []string{cr.EffectiveSchedulerName()}}
-	customConfig, names, problem, err := r.customConfig(ctx, cr)
+	custom, problem, err := r.customConfig(ctx, cr)
 	if problem != nil || err != nil {
 		return nil, problem, err
 	}
-	if customConfig != nil {
-		found.facts.CustomConfig, found.schedulerNames = customConfig, names
-		found.customConfigSource = "ConfigMap " + cr.Namespace + "/" + cr.Spec.SchedulerConfig
+	if custom != nil {
+		found.facts.CustomConfig, found.schedulerNames = custom.data, schedconfig.ProfileNames(custom.config)
+		found.customConfigSource = custom.source
+		if problem := customMetrics(custom, found); problem != nil {
+			return nil, problem, nil
+		}
 	}
 	if problem, err := r.schedulerNameConflict(ctx, cr, found.schedulerNames); problem != nil || err != nil {
 		return nil, problem, err
@@ -69,7 +75,7 @@ func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.Second
 	if found.placement, problem, err = r.gatherPlacement(ctx, cr); problem != nil || err != nil {
 		return nil, problem, err
 	}
-	found.facts.PlacementNodes = found.placement.matching
+	found.facts.PlacementNodes = found.placement.matching + found.placement.hosting
 	if found.facts.PriorityClassName, problem, err = r.priorityClassName(ctx, cr); problem != nil || err != nil {
 		return nil, problem, err
 	}
@@ -109,26 +115,46 @@ func (r *SecondarySchedulerReconciler) gatherMetrics(ctx context.Context, cr *v1
 				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", r.searched())}, nil
 		}
 		found.facts.PrometheusAddress = found.prometheus.URL
+		// The failsafe decided from the probes of earlier reconciles (status is its memory).
+		found.facts.ScoreByRequests = cr.Spec.Profile.LoadMetrics().ScoresByRequestsWhenUnavailable() &&
+			cr.Status.Metrics != nil && cr.Status.Metrics.Scoring == v1.ScoringByRequests
 		if found.recordingRulesPlan, err = r.planRecordingRules(ctx, cr, found.prometheus); err != nil {
 			return nil, err
 		}
 		found.facts.RecordingRules = found.recordingRulesPlan.target
 	}
+	// How a Custom configuration's scheduler reaches its metrics, customMetrics found in it.
+	customAccess := found.access
 	var problem *schedconfig.Problem
 	if found.access, problem, err = r.metricsAccess(ctx, cr, found.prometheus); problem != nil || err != nil {
 		return problem, err
+	}
+	if customAccess != nil {
+		found.access = customAccess
+		return nil, nil
 	}
 	found.facts.MetricsToken, found.facts.MetricsTokenVersion = found.access.token, found.access.tokenVersion
 	found.facts.MetricsIdentity, found.facts.TrustedCA = found.access.identity, found.access.trustedCA
 	return nil, nil
 }
 
-// customConfig reads and checks the user's configuration of profile Custom, and returns
-// the scheduler names its profiles claim.
-func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.SecondaryScheduler) ([]byte, []string, *schedconfig.Problem, error) {
+// customConfiguration is the user's configuration of profile Custom, checked.
+type customConfiguration struct {
+	data   []byte
+	config *schedulerconfigv1.KubeSchedulerConfiguration
+	// source names it for messages: "ConfigMap ns/name".
+	source string
+	// version identifies the ConfigMap's content (UID and resourceVersion), for the
+	// configuration hash of a configuration holding a token.
+	version string
+}
+
+// customConfig reads and checks the user's configuration of profile Custom; nil for the
+// other profiles.
+func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.SecondaryScheduler) (*customConfiguration, *schedconfig.Problem, error) {
 	if cr.EffectiveProfile() != v1.CustomProfile {
 		r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
-		return nil, nil, nil, nil
+		return nil, nil, nil
 	}
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.SchedulerConfig}
 	r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), &key)
@@ -136,25 +162,62 @@ func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.
 	source := "ConfigMap " + key.String()
 	if err := r.APIReader.Get(ctx, key, configMap); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil, &schedconfig.Problem{Reason: v1.ReasonConfigMapNotFound, Message: fmt.Sprintf(
+			return nil, &schedconfig.Problem{Reason: v1.ReasonConfigMapNotFound, Message: fmt.Sprintf(
 				"%s, named by spec.schedulerConfig, does not exist; create it with key %s holding a KubeSchedulerConfiguration, or correct spec.schedulerConfig.",
 				source, schedconfig.ConfigKey)}, nil
 		}
-		return nil, nil, nil, fmt.Errorf("read %s: %w", source, err)
+		return nil, nil, fmt.Errorf("read %s: %w", source, err)
 	}
 	data, err := schedconfig.FromConfigMap(configMap, source)
 	if problem, ok := schedconfig.AsProblem(err); ok {
-		return nil, nil, problem, nil
+		return nil, problem, nil
 	} else if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	config, err := schedconfig.Parse(data, cr.Spec.SchedulerName, source)
 	if problem, ok := schedconfig.AsProblem(err); ok {
-		return nil, nil, problem, nil
+		return nil, problem, nil
 	} else if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return data, schedconfig.ProfileNames(config), nil, nil
+	return &customConfiguration{data: data, config: config, source: source,
+		version: string(configMap.UID) + "/" + configMap.ResourceVersion}, nil, nil
+}
+
+// customMetrics finds where the Trimaran plugins of a Custom configuration read load, as
+// the typed profiles' metrics are found: an address load-watcher cannot query (a
+// placeholder such as ${PROM_URL}, no URL) is refused with its own reason, the first
+// Prometheus is probed with the token and verification the plugin uses, and a
+// configuration holding a token is rendered into a Secret.
+func customMetrics(custom *customConfiguration, found *gathered) *schedconfig.Problem {
+	sources, err := schedconfig.MetricSources(custom.config)
+	if problem, ok := schedconfig.AsProblem(err); ok {
+		return problem
+	} else if err != nil {
+		return &schedconfig.Problem{Reason: v1.ReasonInvalidConfig, Message: err.Error()}
+	}
+	for _, source := range sources {
+		if problem := source.CheckAddresses(); problem != nil {
+			problem.Message = fmt.Sprintf("key %s of %s: %s", schedconfig.ConfigKey, custom.source, problem.Message)
+			return problem
+		}
+		if source.Token != "" && !slices.Contains(found.facts.CustomConfigTokens, source.Token) {
+			found.facts.CustomConfigTokens = append(found.facts.CustomConfigTokens, source.Token)
+			found.facts.MetricsTokenVersion = "ConfigMap " + custom.version
+		}
+		address, probed := source.ProbedAddress()
+		if !probed || found.prometheus != nil {
+			continue
+		}
+		found.prometheus = &promdiscovery.Endpoint{URL: address, Source: fmt.Sprintf("%s, %s", custom.source, source.Profile+" profile's "+source.Plugin+" args")}
+		found.access = &metricsAccess{credentials: "none", token: source.Token,
+			// Unset, load-watcher does not verify Prometheus' certificate: neither does the probe.
+			insecureSkipVerify: ptr.Deref(source.InsecureSkipVerify, true)}
+		if source.Token != "" {
+			found.access.credentials = fmt.Sprintf("metricProvider.token in %s, in plain text: anyone who may read ConfigMaps in the namespace can read it", custom.source)
+		}
+	}
+	return nil
 }
 
 // kubernetesMinor reads the cluster's minor version ("37" or "37+" for 1.37).

@@ -13,6 +13,7 @@ import (
 	"io"
 	"maps"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -365,9 +366,10 @@ func (s *scenario) serveNodeExporterOfEveryNode(prometheus *promtest.Server) {
 	})
 }
 
-// expectTokenHidden checks that token is in no ConfigMap, Deployment, status of any
-// SecondaryScheduler or Event of the cluster, and not in the operator's log.
-func (s *scenario) expectTokenHidden(token string) {
+// expectTokenHidden checks that token is in no ConfigMap (but the users' own that
+// userConfigMaps name, as namespace/name), Deployment, status of any SecondaryScheduler
+// or Event of the cluster, and not in the operator's log.
+func (s *scenario) expectTokenHidden(token string, userConfigMaps ...string) {
 	s.t.Helper()
 	hidden := func(what string, object any) {
 		text, err := json.Marshal(object)
@@ -377,7 +379,9 @@ func (s *scenario) expectTokenHidden(token string) {
 	configMaps := &corev1.ConfigMapList{}
 	s.g.Expect(adminClient.List(s.ctx, configMaps)).To(gomega.Succeed())
 	for _, configMap := range configMaps.Items {
-		hidden("ConfigMap "+configMap.Namespace+"/"+configMap.Name, configMap)
+		if !slices.Contains(userConfigMaps, configMap.Namespace+"/"+configMap.Name) {
+			hidden("ConfigMap "+configMap.Namespace+"/"+configMap.Name, configMap)
+		}
 	}
 	deployments := &appsv1.DeploymentList{}
 	s.g.Expect(adminClient.List(s.ctx, deployments)).To(gomega.Succeed())

@@ -49,6 +49,7 @@ type probeRecord struct {
 	address    string
 	accessHash [32]byte // of token and CA: the token itself is not kept
 	nodes      int
+	staleAfter time.Duration
 	result     metricsprobe.Result
 }
 
@@ -98,7 +99,8 @@ type discoveryRecord struct {
 
 // probe returns the metrics probe result for cr, probing again when the last result is
 // older than the interval or was about another address or number of nodes.
-func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, address string, access *metricsAccess, nodes []string) metricsprobe.Result {
+func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, address string, access *metricsAccess, nodes []string,
+	staleAfter, interval time.Duration) metricsprobe.Result {
 	accessHash := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%t", access.bearerToken(), access.caPEM, access.insecureSkipVerify)))
 	p.mu.Lock()
 	if p.last == nil {
@@ -106,12 +108,13 @@ func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, add
 	}
 	last, ok := p.last[key]
 	p.mu.Unlock()
-	if ok && last.address == address && last.accessHash == accessHash && last.nodes == len(nodes) && time.Since(last.at) < p.Interval {
+	if ok && last.address == address && last.accessHash == accessHash && last.nodes == len(nodes) && last.staleAfter == staleAfter &&
+		time.Since(last.at) < interval {
 		return last.result
 	}
-	result := metricsprobe.Probe(ctx, p.httpClient(access), address, access.bearerToken(), nodes)
+	result := metricsprobe.Probe(ctx, p.httpClient(access), address, access.bearerToken(), nodes, staleAfter)
 	p.mu.Lock()
-	p.last[key] = probeRecord{at: time.Now(), address: address, accessHash: accessHash, nodes: len(nodes), result: result}
+	p.last[key] = probeRecord{at: time.Now(), address: address, accessHash: accessHash, nodes: len(nodes), staleAfter: staleAfter, result: result}
 	p.mu.Unlock()
 	return result
 }
@@ -132,6 +135,12 @@ func (p *MetricsProber) httpClient(access *metricsAccess) *http.Client {
 	return &http.Client{Timeout: p.Timeout, Transport: &http.Transport{DialContext: dial, TLSClientConfig: tlsConfig, DisableKeepAlives: true}}
 }
 
+// intervalFor is how long a probe result stands for metrics that go stale after
+// staleAfter: at most half of it, so that staleness is seen in time.
+func (p *MetricsProber) intervalFor(staleAfter time.Duration) time.Duration {
+	return min(p.Interval, staleAfter/2)
+}
+
 // refused reports whether the last probe for key was refused for its credentials.
 func (p *MetricsProber) refused(key types.NamespacedName) bool {
 	p.mu.Lock()
@@ -147,26 +156,34 @@ func (p *MetricsProber) forget(key types.NamespacedName) {
 	delete(p.discovered, key)
 }
 
-// setMetricsConditions probes the metrics cr's scheduler reads and reports them; missing
-// metrics degrade the scheduler, since it would score every node 0 without a word.
+// setMetricsConditions probes the metrics cr's scheduler reads, reports them, and advances
+// the failsafe of profile.metrics.whenUnavailable. Unusable metrics degrade the
+// scheduler, since it would score every node alike, or by old data, without a word. It
+// returns when to look again: zero when the scheduler reads no probed metrics.
 func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context, cr *v1.SecondaryScheduler, desired *gathered,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) error {
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (time.Duration, error) {
 	endpoint := desired.prometheus
 	if endpoint == nil {
 		meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
 		status.Metrics = nil
 		r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
-		return nil
+		return 0, nil
 	}
 	nodeList := &corev1.NodeList{}
 	if err := r.List(ctx, nodeList); err != nil {
-		return fmt.Errorf("list nodes: %w", err)
+		return 0, fmt.Errorf("list nodes: %w", err)
 	}
 	nodes := make([]string, 0, len(nodeList.Items))
 	for _, node := range nodeList.Items {
 		nodes = append(nodes, node.Name)
 	}
-	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, desired.access, nodes)
+	// Nil for profile Custom, whose Trimaran args say where metrics come from: the
+	// defaults of staleAfter apply, and it has no failsafe.
+	metrics := cr.Spec.Profile.LoadMetrics()
+	staleAfter := metrics.EffectiveStaleAfter()
+	interval := r.MetricsProber.intervalFor(staleAfter)
+	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, desired.access, nodes, staleAfter, interval)
+	previous := scoringStateOf(status.Metrics)
 	status.Metrics = &v1.MetricsStatus{Address: metricsprobe.AddressForStatus(endpoint.URL), Source: endpoint.Source,
 		NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes), Credentials: desired.access.credentials}
 	if identity := desired.access.identity; identity != nil {
@@ -175,14 +192,50 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	if ca := desired.access.trustedCA; ca != nil {
 		status.Metrics.TrustedCA = fmt.Sprintf("ConfigMap %s/%s, key %s", cr.Namespace, ca.ConfigMap, ca.Key)
 	}
+	if result.Reason == v1.ReasonMetricsStale && !result.NewestSample.IsZero() {
+		status.Metrics.NewestSample = &metav1.Time{Time: result.NewestSample.Truncate(time.Second)}
+	}
 	status.Metrics.RecordingRules = desired.recordingRules(cr)
+	decision := decideScoring(metrics, previous, result, r.now())
+	decision.state.store(status.Metrics)
 	result = explainProbe(cr, desired, result)
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
-	if !result.Available {
+	found := strings.TrimSuffix(result.Message, ".") + "." + failsafeNote(metrics, decision.state)
+	switch {
+	case !result.Available && result.Reason == v1.ReasonMetricsStale:
+		conditions.set(v1.ConditionDegraded, true, result.Reason, "the load-aware scheduler scores nodes by old data: "+found)
+	case !result.Available:
 		conditions.set(v1.ConditionDegraded, true, result.Reason,
-			"the load-aware scheduler runs but cannot see node load, so it scores every node 0: "+result.Message)
+			"the load-aware scheduler runs but cannot see node load, so it scores every node alike: "+found)
+	case decision.state.scoring == v1.ScoringByRequests:
+		conditions.set(v1.ConditionDegraded, true, v1.ReasonScoringByRequests, resumingMessage(metrics, decision.state))
 	}
-	return nil
+	if scoresByRequests := decision.state.scoring == v1.ScoringByRequests; scoresByRequests != desired.facts.ScoreByRequests {
+		// The configuration just applied is the other one: render the new one at once.
+		return time.Millisecond, nil
+	}
+	return minPositive(interval, decision.recheckAfter), nil
+}
+
+// announceScoring emits an Event when the failsafe switched how the scheduler scores
+// nodes, once the status that says so is written. cr holds the status as it was read.
+func (r *SecondarySchedulerReconciler) announceScoring(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus) {
+	if status.Metrics == nil || cr.Status.Metrics == nil || status.Metrics.Scoring == cr.Status.Metrics.Scoring || cr.Status.Metrics.Scoring == "" {
+		return
+	}
+	metrics := cr.Spec.Profile.LoadMetrics()
+	if status.Metrics.Scoring == v1.ScoringByRequests {
+		r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, string(v1.ReasonScoringByRequests), "Scoring",
+			"the metrics have been unusable since %s: the scheduler now scores nodes by their requests (whenUnavailable: ScoreByRequests), "+
+				"until they have been healthy for %s", status.Metrics.UnavailableSince.UTC().Format(time.RFC3339), metrics.EffectiveResumeAfter())
+		return
+	}
+	reason := fmt.Sprintf("the metrics have been healthy for %s", metrics.EffectiveResumeAfter())
+	if !metrics.ScoresByRequestsWhenUnavailable() {
+		reason = "whenUnavailable is no longer ScoreByRequests"
+	}
+	r.Recorder.Eventf(cr, nil, corev1.EventTypeNormal, string(v1.ReasonLoadAwareScoringResumed), "Scoring",
+		"%s: the scheduler scores nodes by their measured load again", reason)
 }
 
 // explainProbe adds to a failed probe what the operator knows of its cause: recording

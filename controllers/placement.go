@@ -31,6 +31,10 @@ type placement struct {
 	nodes, notReady, cordoned int32
 	// matching counts the nodes the scheduler's own pods may run on (render.PlacementMatches).
 	matching int32
+	// hosting counts the Ready nodes that no longer admit the scheduler's pods (cordoned
+	// before a drain, say) but still run one of them, in HighlyAvailable mode; see
+	// countHosting.
+	hosting int32
 	// pool is what spec.nodePool matches, nil without a node pool.
 	pool *v1.NodePoolStatus
 }
@@ -47,7 +51,41 @@ func (r *SecondarySchedulerReconciler) gatherPlacement(ctx context.Context, cr *
 	if err := r.List(ctx, nodes); err != nil {
 		return placement{}, nil, fmt.Errorf("list nodes: %w", err)
 	}
-	return countPlacement(cr, pool, nodes.Items), nil, nil
+	found := countPlacement(cr, pool, nodes.Items)
+	if cr.MaxReplicas() > 1 && found.matching < found.nodes {
+		if found.hosting, err = r.countHosting(ctx, cr, nodes.Items); err != nil {
+			return placement{}, nil, err
+		}
+	}
+	return found, nil, nil
+}
+
+// countHosting counts the Ready nodes that no longer admit cr's scheduler pods but still
+// run one that is not being deleted. HighlyAvailable replicas count them until their pods
+// go: a cordon alone then scales nothing down (a scale-down may remove any replica, the
+// leader included), and the drain that follows evicts the pods one at a time under the
+// PodDisruptionBudget, after which the replacement that no node can take is the one the
+// smaller Deployment removes. The pods are read from the API server, and only when some
+// node does not admit them.
+func (r *SecondarySchedulerReconciler) countHosting(ctx context.Context, cr *v1.SecondaryScheduler, nodes []corev1.Node) (int32, error) {
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
+		return 0, fmt.Errorf("list the scheduler's pods: %w", err)
+	}
+	running := map[string]bool{}
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp.IsZero() && pod.Spec.NodeName != "" && pod.Status.Phase == corev1.PodRunning {
+			running[pod.Spec.NodeName] = true
+		}
+	}
+	var hosting int32
+	for i := range nodes {
+		node := &nodes[i]
+		if running[node.Name] && render.NodeReady(node) && !render.PlacementMatches(cr, node) {
+			hosting++
+		}
+	}
+	return hosting, nil
 }
 
 // countPlacement counts what nodes offer cr's scheduler; pool is spec.nodePool as a

@@ -184,6 +184,38 @@ func TestHighlyAvailableReplicasFollowNodes(t *testing.T) {
 	s.expectReplicas(cr, 2)
 }
 
+// A cordon alone scales no HighlyAvailable replica down: the scale-down could remove any
+// replica, the leader included. The node counts until its replica goes (a drain evicts
+// it under the PodDisruptionBudget), and only then do the replicas follow.
+func TestCordonKeepsReplicasUntilTheirPodsGo(t *testing.T) {
+	s := newScenario(t)
+	mine := map[string]string{placementTestLabel: s.namespace}
+	cr := binPacking("cordoned")
+	cr.Spec.Topology = &v1.Topology{Mode: v1.HighlyAvailable, HighlyAvailableTopology: &v1.HighlyAvailableTopology{MaxReplicas: ptr.To[int32](3)}}
+	cr.Spec.NodeSelector = mine
+	nodes := make([]*corev1.Node, 0, 3)
+	for _, name := range []string{"a", "b", "c"} {
+		nodes = append(nodes, s.createLabelledNode(s.namespace+"-"+name, mine))
+	}
+	s.create(cr)
+	s.expectReplicas(cr, 3)
+	template := s.deployment(cr).Spec.Template.DeepCopy()
+	for i, node := range nodes {
+		template.Spec.NodeName = node.Name
+		s.addReadyPod(cr, fmt.Sprintf("%s-%d", render.SchedulerName(cr), i), template)
+	}
+
+	s.update(nodes[2], func() { nodes[2].Spec.Unschedulable = true })
+	s.g.Consistently(func() int32 { return ptr.Deref(s.deployment(cr).Spec.Replicas, 0) }, "3s").Should(Equal(int32(3)),
+		"the cordoned node still runs a replica")
+
+	// The drain evicts the replica; the next look at the nodes counts two.
+	evicted := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.SchedulerName(cr) + "-2"}}
+	s.g.Expect(adminClient.Delete(s.ctx, evicted, client.GracePeriodSeconds(0))).To(Succeed())
+	s.update(nodes[2], func() { nodes[2].Labels["drained"] = "true" })
+	s.expectReplicas(cr, 2)
+}
+
 // A PodDisruptionBudget lets a drain evict one HighlyAvailable replica at a time; it goes
 // when the scheduler goes back to a single replica.
 func TestHighlyAvailablePodDisruptionBudget(t *testing.T) {

@@ -116,6 +116,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		return ctrl.Result{}, err
 	}
 	r.warnOfImageSkew(cr, status, outcome)
+	r.announceScoring(cr, status)
 	return ctrl.Result{RequeueAfter: outcome.requeueAfter}, nil
 }
 
@@ -251,15 +252,16 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	}
 	setProgressing(conditions, observed.deployment)
 	setDegradedFromScheduler(conditions, observed)
-	if err := r.setMetricsConditions(ctx, cr, found, status, conditions); err != nil {
+	metricsRecheck, err := r.setMetricsConditions(ctx, cr, found, status, conditions)
+	if err != nil {
 		return outcome{}, err
 	}
 	setDegradedFromPlacement(conditions, cr, found.placement)
 	next := outcome{requeueAfter: observed.requeueAfter, imageSkew: rendered.Image.Skew}
-	if cr.Spec.Profile.ReadsPrometheus() {
+	if metricsRecheck > 0 {
 		// Metrics come and go without an event: probe them again in a while, and renew
 		// the metrics token when it is due.
-		next.requeueAfter = minPositive(next.requeueAfter, nextMetricsCheck(status, r.MetricsProber.Interval, r.now()))
+		next.requeueAfter = minPositive(next.requeueAfter, nextMetricsCheck(status, metricsRecheck, r.now()))
 	}
 	return next, nil
 }
@@ -355,7 +357,7 @@ func nextMetricsCheck(status *v1.SecondarySchedulerStatus, probeInterval time.Du
 var metricsProblems = map[v1.ConditionReason]bool{
 	v1.ReasonPrometheusNotFound: true, v1.ReasonTokenSecretNotFound: true, v1.ReasonTokenKeyMissing: true,
 	v1.ReasonTokenRequestFailed: true, v1.ReasonCABundleNotFound: true, v1.ReasonCABundleInvalid: true,
-	v1.ReasonRecordingRulesNotInstalled: true,
+	v1.ReasonRecordingRulesNotInstalled: true, v1.ReasonMetricsAddressInvalid: true,
 }
 
 // runningNote tells, after a problem, that the last good scheduler still runs.

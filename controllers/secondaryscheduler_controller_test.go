@@ -370,6 +370,19 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](120)},
 				Metrics: &v1.LoadMetrics{Provider: v1.KubernetesMetricsServerProvider}}
 		}, "should be less than or equal to 100"},
+		{"staleAfter under 30s", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{StaleAfter: &metav1.Duration{Duration: 5 * time.Second}}}
+		}, "staleAfter must be between 30s and 10m"},
+		{"resumeAfter without the failsafe", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{ResumeAfter: &metav1.Duration{Duration: time.Minute}}}
+		}, "resumeAfter applies to whenUnavailable: ScoreByRequests"},
+		{"failsafe on metrics that are not probed", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{
+				Provider: v1.KubernetesMetricsServerProvider, WhenUnavailable: v1.ScoreByRequests}}
+		}, "apply to provider Prometheus without watcherAddress"},
+		{"unknown failsafe", func(cr *v1.SecondaryScheduler) {
+			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{WhenUnavailable: "Guess"}}
+		}, "Unsupported value"},
 		{"address that is not a URL", func(cr *v1.SecondaryScheduler) {
 			cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: &v1.LoadMetrics{Address: "prometheus:9090"}}
 		}, "should match '^https?://'"},

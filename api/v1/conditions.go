@@ -193,3 +193,29 @@ const (
 	// Operator Prometheus (or no PrometheusRule kind) was found to install them for.
 	ReasonRecordingRulesNotInstalled ConditionReason = "RecordingRulesNotInstalled"
 )
+
+// Reasons of the MetricsAvailable condition (and of Degraded) about the age of the data
+// and about addresses that cannot be queried.
+const (
+	// ReasonMetricsStale means the provider answers, but the newest sample of a series
+	// load-watcher reads is older than profile.metrics.staleAfter for some node: a
+	// recording rule or a scrape stopped. scheduler-plugins' Trimaran keeps scoring with
+	// such data (and with the last data it fetched, once none is left) without a word.
+	ReasonMetricsStale ConditionReason = "MetricsStale"
+	// ReasonMetricsAddressInvalid means a metrics address is not a usable http(s) URL: an
+	// unresolved placeholder such as ${PROM_URL}, text that is no URL, or a URL holding
+	// credentials. Load-watcher would fail every query, and every node would score alike.
+	ReasonMetricsAddressInvalid ConditionReason = "MetricsAddressInvalid"
+)
+
+// Reasons of the Events, and of Degraded, about the failsafe of
+// profile.metrics.whenUnavailable: ScoreByRequests.
+const (
+	// ReasonScoringByRequests means the metrics have been unusable for longer than
+	// profile.metrics.staleAfter, so the scheduler now scores nodes by their requests (the
+	// equivalent in-tree scoring) until the metrics have been healthy for resumeAfter.
+	ReasonScoringByRequests ConditionReason = "ScoringByRequests"
+	// ReasonLoadAwareScoringResumed means the metrics have been healthy for resumeAfter,
+	// so the scheduler scores nodes by their measured load again.
+	ReasonLoadAwareScoringResumed ConditionReason = "LoadAwareScoringResumed"
+)

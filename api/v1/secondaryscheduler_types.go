@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -221,6 +223,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.caBundle) || (!has(self.watcherAddress) && self.provider != 'KubernetesMetricsServer')",message="caBundle applies to the Prometheus and SignalFx providers"
 // +kubebuilder:validation:XValidation:rule="!has(self.caBundle) || !has(self.insecureSkipVerify) || !self.insecureSkipVerify",message="caBundle is for verifying the provider's certificate; it contradicts insecureSkipVerify: true"
 // +kubebuilder:validation:XValidation:rule="!has(self.installRecordingRules) || !self.installRecordingRules || (!has(self.watcherAddress) && self.provider == 'Prometheus')",message="installRecordingRules applies to provider Prometheus"
+// +kubebuilder:validation:XValidation:rule="(!has(self.staleAfter) && !has(self.whenUnavailable) && !has(self.resumeAfter)) || (!has(self.watcherAddress) && self.provider == 'Prometheus')",message="staleAfter, whenUnavailable and resumeAfter apply to provider Prometheus without watcherAddress: only its metrics are probed"
+// +kubebuilder:validation:XValidation:rule="!has(self.resumeAfter) || (has(self.whenUnavailable) && self.whenUnavailable == 'ScoreByRequests')",message="resumeAfter applies to whenUnavailable: ScoreByRequests"
 type LoadMetrics struct {
 	// Provider is Prometheus (the default), KubernetesMetricsServer or SignalFx.
 	// +kubebuilder:default=Prometheus
@@ -285,6 +289,78 @@ type LoadMetrics struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]*@')",message="watcherAddress must not hold credentials (user:password@host): it is stored in plain text"
 	// +optional
 	WatcherAddress string `json:"watcherAddress,omitempty"`
+
+	// StaleAfter is how old the newest sample of a node's load may be, and how long the
+	// provider may stay unreachable (or its series unusable), before the metrics count as
+	// unavailable (default 3m: a few scrape and rule intervals; at least 30s, at most 10m, within the 15 minutes load-watcher reads).
+	// The operator probes at least twice per staleAfter. scheduler-plugins' load-watcher
+	// keeps scoring with old data (and, once none is left, with the last it fetched)
+	// without a word; the MetricsAvailable condition says MetricsStale instead.
+	// Provider Prometheus only: the other sources are not probed.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s') && duration(self) <= duration('10m')",message="staleAfter must be between 30s and 10m: load-watcher reads the last 15 minutes, and staleness is measured within them"
+	// +optional
+	StaleAfter *metav1.Duration `json:"staleAfter,omitempty"`
+
+	// WhenUnavailable says how the scheduler scores nodes while its metrics are
+	// unavailable (older than staleAfter, or unreachable for longer): UseLastMetrics (the
+	// default) keeps the load-aware plugin, which scores with whatever data it last had;
+	// ScoreByRequests switches the scheduler to the equivalent request-based scoring
+	// (NodeResourcesFit MostAllocated for TargetLoadPacking, NodeResourcesBalancedAllocation
+	// for the others) until the metrics have been healthy for resumeAfter. Each switch
+	// restarts the scheduler's pods with the other configuration (with leader election,
+	// briefly), emits an Event and shows in status.metrics.scoring.
+	// +kubebuilder:validation:Enum=UseLastMetrics;ScoreByRequests
+	// +optional
+	WhenUnavailable MetricsFailsafe `json:"whenUnavailable,omitempty"`
+
+	// ResumeAfter is how long the metrics must stay healthy, after whenUnavailable
+	// ScoreByRequests switched to request-based scoring, before load-aware scoring
+	// resumes (default 5m; at least 30s, at most 24h). Longer than staleAfter, so that a
+	// provider that flaps does not flap the scheduler.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s') && duration(self) <= duration('24h')",message="resumeAfter must be between 30s and 24h"
+	// +optional
+	ResumeAfter *metav1.Duration `json:"resumeAfter,omitempty"`
+}
+
+// MetricsFailsafe says how a load-aware scheduler scores nodes while its metrics are unavailable.
+type MetricsFailsafe string
+
+const (
+	// UseLastMetrics keeps the load-aware plugin, scoring with the last data it has.
+	UseLastMetrics MetricsFailsafe = "UseLastMetrics"
+	// ScoreByRequests switches to the equivalent request-based scoring until the metrics
+	// have been healthy for resumeAfter.
+	ScoreByRequests MetricsFailsafe = "ScoreByRequests"
+)
+
+// Defaults of the metrics failsafe.
+const (
+	// DefaultStaleAfter is profile.metrics.staleAfter when it is not set.
+	DefaultStaleAfter = 3 * time.Minute
+	// DefaultResumeAfter is profile.metrics.resumeAfter when it is not set.
+	DefaultResumeAfter = 5 * time.Minute
+)
+
+// EffectiveStaleAfter is staleAfter, or its default.
+func (m *LoadMetrics) EffectiveStaleAfter() time.Duration {
+	if m == nil || m.StaleAfter == nil || m.StaleAfter.Duration <= 0 {
+		return DefaultStaleAfter
+	}
+	return m.StaleAfter.Duration
+}
+
+// EffectiveResumeAfter is resumeAfter, or its default.
+func (m *LoadMetrics) EffectiveResumeAfter() time.Duration {
+	if m == nil || m.ResumeAfter == nil || m.ResumeAfter.Duration <= 0 {
+		return DefaultResumeAfter
+	}
+	return m.ResumeAfter.Duration
+}
+
+// ScoresByRequestsWhenUnavailable reports whether the failsafe of whenUnavailable
+// ScoreByRequests is on.
+func (m *LoadMetrics) ScoresByRequestsWhenUnavailable() bool {
+	return m != nil && m.WhenUnavailable == ScoreByRequests
 }
 
 // ServiceAccountTokenAuth configures the bound ServiceAccount token a load-aware scheduler
@@ -615,7 +691,41 @@ type MetricsStatus struct {
 	// RecordingRules names the PrometheusRule the operator installed, if any.
 	// +optional
 	RecordingRules string `json:"recordingRules,omitempty"`
+
+	// Scoring is how the scheduler scores nodes now: LoadAware, or ByRequests while the
+	// failsafe of profile.metrics.whenUnavailable ScoreByRequests holds.
+	// +optional
+	Scoring ScoringMode `json:"scoring,omitempty"`
+
+	// ScoringSince is when Scoring took its value.
+	// +optional
+	ScoringSince *metav1.Time `json:"scoringSince,omitempty"`
+
+	// UnavailableSince is when the probes first found the metrics unusable in the current
+	// outage (unreachable, refused, missing or stale); unset while they are healthy.
+	// +optional
+	UnavailableSince *metav1.Time `json:"unavailableSince,omitempty"`
+
+	// NewestSample is, while the data is stale, the time of the stalest node's newest
+	// sample, by Prometheus' clock: how old the data the scheduler scores with is.
+	// +optional
+	NewestSample *metav1.Time `json:"newestSample,omitempty"`
+
+	// HealthySince is, while Scoring is ByRequests, when the metrics became healthy
+	// again: load-aware scoring resumes resumeAfter later if they stay so.
+	// +optional
+	HealthySince *metav1.Time `json:"healthySince,omitempty"`
 }
+
+// ScoringMode is how a load-aware scheduler scores nodes.
+type ScoringMode string
+
+const (
+	// ScoringLoadAware scores nodes by their measured load (the Trimaran plugin).
+	ScoringLoadAware ScoringMode = "LoadAware"
+	// ScoringByRequests scores nodes by their requests, while the metrics are unavailable.
+	ScoringByRequests ScoringMode = "ByRequests"
+)
 
 // SecondaryScheduler runs a secondary kube-scheduler beside the cluster's default one.
 // Pods opt in with spec.schedulerName.

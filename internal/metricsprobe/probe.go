@@ -2,6 +2,17 @@
 // scheduler will use, for the series that scheduler-plugins' load-watcher reads, and says
 // precisely what is wrong when they are not usable. A load-aware scheduler whose metrics
 // are missing scores every node 0 without a word; the probe is how the operator notices.
+//
+// Present is not enough: load-watcher averages the series over ranges of up to 15
+// minutes, so a series that stopped being written (a recording rule or a scrape that
+// stopped, leaving a staleness marker, or a source whose timestamps stopped advancing)
+// still feeds the scheduler for that long, and scheduler-plugins' Trimaran keeps the
+// last metrics it fetched forever once the queries fail. An instant query of the series
+// name cannot tell such a series from a missing one, nor say how old its data is. So the
+// probe asks, per series, for the timestamp of each instance's newest sample within
+// those 15 minutes, and measures its age with Prometheus' own clock (the query's
+// evaluation time): a node has metrics when every series has a sample for it no older
+// than staleAfter.
 package metricsprobe
 
 import (
@@ -12,10 +23,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,38 +38,81 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
-// Series are the recording rules load-watcher queries (over 5m, 10m and 15m windows),
-// keyed by an instance label that must equal the Node name.
+// Series are the recording rules load-watcher queries, keyed by an instance label that
+// must equal the Node name. Load-watcher reads them with range functions over 5m, 10m
+// and 15m windows (avg_over_time(instance:node_cpu:ratio{instance="node"}[15m]) and
+// the like), so a series that stopped being written still counts for the scheduler
+// until its last sample leaves the 15-minute window: the probe reports it as stale,
+// not missing, for as long.
 var Series = []string{"instance:node_cpu:ratio", "instance:node_memory_utilisation:ratio"}
+
+// DefaultStaleAfter is how old the newest sample of a node's series may be, when Probe
+// is given no staleAfter: the default of profile.metrics.staleAfter, a few scrape and
+// rule intervals.
+const DefaultStaleAfter = v1.DefaultStaleAfter
+
+// window is how far back the probe looks for a series' newest sample: the longest range
+// load-watcher reads.
+const window = 15 * time.Minute
+
+// resolution is the step of the subquery that finds the series without a current
+// sample (after a staleness marker, or beyond the 5-minute lookback of an instant
+// query): their newest sample is the last one before a step, at most a step and the
+// series' own interval older than the true last, and a series that lived only between
+// two steps is not seen at all. Subquery steps are aligned to multiples of resolution.
+const resolution = 30 * time.Second
+
+// newestSampleQuery asks for the timestamp of each instance's newest sample of series
+// within window: exact for the series an instant query sees, to within resolution for
+// the others.
+func newestSampleQuery(series string) string {
+	return fmt.Sprintf("max by (instance) (timestamp(%[1]s) or max_over_time(timestamp(%[1]s)[%[2]ds:%[3]ds]))",
+		series, int(window.Seconds()), int(resolution.Seconds()))
+}
 
 // Result is what a probe found.
 type Result struct {
-	// Available is true when every node has every series.
+	// Available is true when every node has every series, with a sample no older than
+	// staleAfter.
 	Available bool
 	// Reason is the MetricsAvailable condition's reason.
 	Reason v1.ConditionReason
 	// Message says what was found, and what to fix.
 	Message string
-	// NodesWithMetrics counts the nodes that have every series, of Nodes.
+	// NodesWithMetrics counts the nodes that have every series with a sample no older
+	// than staleAfter, of Nodes.
 	NodesWithMetrics, Nodes int
+	// StaleNodes counts the nodes for which the newest sample of some series is older
+	// than staleAfter, of Nodes.
+	StaleNodes int
+	// DataAge is the age of the oldest of the nodes' newest samples (the stalest series
+	// of the stalest node, among those with a sample within the 15 minutes load-watcher
+	// reads), by Prometheus' clock; 0 when no node has any. Set once every series answered.
+	DataAge time.Duration
+	// NewestSample is the timestamp of the sample DataAge is the age of, by Prometheus'
+	// clock; zero when no node has any.
+	NewestSample time.Time
 }
 
-// Probe queries address (a Prometheus HTTP API root) for Series and compares their
-// instance labels with nodeNames. token, when set, is sent as a bearer token. It follows
-// no redirect, reads at most maxResponseBytes of an answer, and its messages summarize
-// what went wrong without quoting the answer: the endpoint may be hostile, and messages
-// end up in status conditions and Events. They name the address without its userinfo,
-// query or fragment.
-func Probe(ctx context.Context, client *http.Client, address, token string, nodeNames []string) Result {
+// Probe queries address (a Prometheus HTTP API root) for the newest sample of each of
+// Series and compares their instance labels with nodeNames; a node has metrics when
+// every series has a sample for it no older than staleAfter (DefaultStaleAfter when
+// staleAfter <= 0). token, when set, is sent as a bearer token. It follows no redirect,
+// reads at most maxResponseBytes of an answer, and its messages summarize what went wrong
+// without quoting the answer: the endpoint may be hostile, and messages end up in status
+// conditions and Events. They name the address without its userinfo, query or fragment.
+func Probe(ctx context.Context, client *http.Client, address, token string, nodeNames []string, staleAfter time.Duration) Result {
+	if staleAfter <= 0 {
+		staleAfter = DefaultStaleAfter
+	}
 	where := AddressForStatus(address)
 	// A Prometheus API does not redirect queries; following one would send the query, and
 	// with some clients the token, to wherever the answer says.
 	noRedirects := *client
 	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	covered := map[string]int{}
-	var example string
+	found := newCoverage(nodeNames, staleAfter)
 	for _, series := range Series {
-		instances, err := query(ctx, &noRedirects, address, token, series)
+		samples, err := query(ctx, &noRedirects, address, token, newestSampleQuery(series))
 		if err != nil {
 			var status *statusError
 			if errors.As(err, &status) && (status.code == http.StatusUnauthorized || status.code == http.StatusForbidden) {
@@ -66,42 +122,142 @@ func Probe(ctx context.Context, client *http.Client, address, token string, node
 			return Result{Reason: v1.ReasonPrometheusUnreachable, Nodes: len(nodeNames), Message: fmt.Sprintf(
 				"querying %s for %s failed: %s; check the address and that the scheduler's namespace may reach it", where, series, summarize(err, client.Timeout))}
 		}
-		if len(instances) == 0 {
+		if len(samples) == 0 {
 			return Result{Reason: v1.ReasonRecordingRuleMissing, Nodes: len(nodeNames), Message: fmt.Sprintf(
 				"%s has no series %s, which load-watcher reads; add the node-exporter recording rules (kube-prometheus defines them) with instance set to the node name", where, series)}
 		}
-		// A node counts once per series, however many series carry its name.
-		slices.Sort(instances)
-		for _, instance := range slices.Compact(instances) {
-			if slices.Contains(nodeNames, instance) {
-				covered[instance]++
-			} else if example == "" && isPlainInstance(instance) {
-				example = instance
-			}
+		found.add(series, samples)
+	}
+	return found.result(nodeNames, where)
+}
+
+// nodeCoverage is what the series say about one node.
+type nodeCoverage struct {
+	// fresh counts the series whose newest sample for the node is no older than staleAfter.
+	fresh int
+	// stale is set when the newest sample of some series for the node is older.
+	stale bool
+}
+
+// coverage gathers, series by series, what the answers say about the nodes.
+type coverage struct {
+	staleAfter time.Duration
+	// names are the node names, each once, in the order given.
+	names []string
+	nodes map[string]*nodeCoverage
+	// stalest is the oldest of the nodes' newest samples, of stalestSeries for
+	// stalestNode; seen says whether any node has a sample.
+	stalest                    newestSample
+	stalestSeries, stalestNode string
+	seen                       bool
+	// foreignFresh is set when a sample no older than staleAfter carries an instance that
+	// is no node name; example is the least such instance plain enough to quote.
+	foreignFresh bool
+	example      string
+}
+
+func newCoverage(nodeNames []string, staleAfter time.Duration) *coverage {
+	c := &coverage{staleAfter: staleAfter, nodes: make(map[string]*nodeCoverage, len(nodeNames))}
+	for _, name := range nodeNames {
+		if _, seen := c.nodes[name]; !seen {
+			c.nodes[name] = &nodeCoverage{}
+			c.names = append(c.names, name)
 		}
 	}
-	withMetrics := 0
-	var lacking []string
-	for _, node := range nodeNames {
-		if covered[node] == len(Series) {
-			withMetrics++
+	return c
+}
+
+// add takes in the newest sample of series for each instance.
+func (c *coverage) add(series string, samples map[string]newestSample) {
+	// Nodes in the order given, so that among equally old samples the first node is named.
+	for _, name := range c.names {
+		sample, ok := samples[name]
+		if !ok {
+			continue
+		}
+		if sample.age <= c.staleAfter {
+			c.nodes[name].fresh++
 		} else {
-			lacking = append(lacking, node)
+			c.nodes[name].stale = true
+		}
+		if !c.seen || sample.age > c.stalest.age {
+			c.seen, c.stalest, c.stalestSeries, c.stalestNode = true, sample, series, name
 		}
 	}
-	result := Result{NodesWithMetrics: withMetrics, Nodes: len(nodeNames)}
-	if len(lacking) > 0 {
+	for instance, sample := range samples {
+		if _, isNode := c.nodes[instance]; isNode || sample.age > c.staleAfter {
+			continue
+		}
+		c.foreignFresh = true
+		if isPlainInstance(instance) && (c.example == "" || instance < c.example) {
+			c.example = instance
+		}
+	}
+}
+
+// result classifies what was found. Series that carry other instance labels while nodes
+// lack fresh data come first: when the labels changed, the series keyed by node names
+// went stale, and relabelling is the fix.
+func (c *coverage) result(nodeNames []string, where string) Result {
+	result := Result{Nodes: len(nodeNames)}
+	if c.seen {
+		result.DataAge, result.NewestSample = c.stalest.age, c.stalest.at
+	}
+	var lacking []string
+	noData := 0
+	for _, name := range nodeNames {
+		switch node := c.nodes[name]; {
+		case node.fresh == len(Series):
+			result.NodesWithMetrics++
+		case node.stale:
+			result.StaleNodes++
+			lacking = append(lacking, name)
+		default:
+			noData++
+			lacking = append(lacking, name)
+		}
+	}
+	switch {
+	case len(lacking) > 0 && (c.foreignFresh || result.StaleNodes == 0):
 		result.Reason = v1.ReasonNodeLabelMismatch
-		result.Message = fmt.Sprintf("%d of %d nodes have no %s series labelled with their name (for example %s)",
-			len(lacking), len(nodeNames), strings.Join(Series, " or "), lacking[0])
-		if example != "" {
-			result.Message += fmt.Sprintf("; series carry instance=%q, which is no node name: relabel instance to the node name (from __meta_kubernetes_pod_node_name or __meta_kubernetes_node_name)", example)
+		fresh := ""
+		if result.StaleNodes > 0 {
+			fresh = "fresh "
 		}
-		return result
+		result.Message = fmt.Sprintf("%d of %d nodes have no %s%s series labelled with their name (for example %s)",
+			len(lacking), len(nodeNames), fresh, strings.Join(Series, " or "), lacking[0])
+		const relabel = "relabel instance to the node name (from __meta_kubernetes_pod_node_name or __meta_kubernetes_node_name)"
+		switch {
+		case c.example != "":
+			result.Message += fmt.Sprintf("; series carry instance=%q, which is no node name: %s", c.example, relabel)
+		case c.foreignFresh:
+			result.Message += "; series carry instance labels that are no node names: " + relabel
+		}
+	case result.StaleNodes > 0:
+		result.Reason = v1.ReasonMetricsStale
+		none := ""
+		if noData > 0 {
+			none = fmt.Sprintf(", %d no data", noData)
+		}
+		result.Message = fmt.Sprintf("the newest sample of %s for node %s in %s is %s old (%s), older than staleAfter %s; %d of %d nodes have stale data%s: "+
+			"a recording rule or the scrape of node-exporter stopped, and the scheduler keeps scoring with the old data",
+			c.stalestSeries, c.stalestNode, where, wholeSeconds(c.stalest.age), c.stalest.at.UTC().Format(time.RFC3339), c.staleAfter,
+			result.StaleNodes, len(nodeNames), none)
+	default:
+		result.Available, result.Reason = true, v1.ReasonMetricsAvailable
+		result.Message = fmt.Sprintf("%s serves %s for all %d nodes", where, strings.Join(Series, " and "), len(nodeNames))
 	}
-	result.Available, result.Reason = true, v1.ReasonMetricsAvailable
-	result.Message = fmt.Sprintf("%s serves %s for all %d nodes", where, strings.Join(Series, " and "), len(nodeNames))
 	return result
+}
+
+// wholeSeconds is age rounded up to a second, so that a message never says that data
+// older than staleAfter is as old as staleAfter.
+func wholeSeconds(age time.Duration) time.Duration {
+	whole := age.Truncate(time.Second)
+	if whole < age && whole <= math.MaxInt64-time.Second {
+		whole += time.Second
+	}
+	return whole
 }
 
 // maxResponseBytes bounds what the probe reads of an answer, and so the memory an
@@ -142,6 +298,7 @@ func (e *answerError) Error() string { return e.text }
 
 var (
 	errNotPrometheus = &answerError{"response is not a Prometheus API response"}
+	errNoTimestamps  = &answerError{"response holds values that are no timestamps"}
 	errTooLarge      = &answerError{fmt.Sprintf("response is larger than %d MiB, which no Prometheus answer to these queries is", maxResponseBytes>>20)}
 )
 
@@ -149,9 +306,69 @@ var (
 // may name one of these, and no other text the endpoint sends.
 var prometheusErrorTypes = []string{"bad_data", "canceled", "execution", "internal", "not_acceptable", "not_found", "timeout", "unavailable"}
 
-// query runs an instant query and returns the instance label of each series.
-func query(ctx context.Context, client *http.Client, address, token, series string) ([]string, error) {
-	endpoint := strings.TrimRight(address, "/") + "/api/v1/query?query=" + url.QueryEscape(series)
+// newestSample is the newest sample of a series for one instance.
+type newestSample struct {
+	// at is the sample's timestamp.
+	at time.Time
+	// age is how old it was when Prometheus evaluated the query: never negative.
+	age time.Duration
+}
+
+// sampleValue is the value of a sample of an instant query's vector answer: its
+// evaluation time and the sample's value, which newestSampleQuery makes a timestamp.
+// Both are seconds since the epoch.
+type sampleValue struct{ evaluatedAt, value float64 }
+
+// UnmarshalJSON reads the API's [evaluation time, "value"] pair.
+func (v *sampleValue) UnmarshalJSON(data []byte) error {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(data, &pair); err != nil || len(pair) != 2 {
+		return errNotPrometheus
+	}
+	var text string
+	if json.Unmarshal(pair[0], &v.evaluatedAt) != nil || json.Unmarshal(pair[1], &text) != nil {
+		return errNotPrometheus
+	}
+	value, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return errNotPrometheus
+	}
+	v.value = value
+	return nil
+}
+
+// maxTimestampSeconds bounds the timestamps Prometheus can store (int64 milliseconds),
+// with room for rounding: NaN, infinities and larger values are no timestamps.
+const maxTimestampSeconds = 9e15
+
+// isTimestamp reports whether seconds may be a Prometheus timestamp.
+func isTimestamp(seconds float64) bool {
+	return !math.IsNaN(seconds) && math.Abs(seconds) <= maxTimestampSeconds
+}
+
+// maxAgeSeconds is a little less than the longest time.Duration, about 292 years.
+const maxAgeSeconds = 9e9
+
+// newestSampleOf is the sample whose timestamp is value's, aged by Prometheus' clock, in
+// whole milliseconds (the precision of Prometheus' timestamps, so that no float rounding
+// shows). A sample after the evaluation time, which Prometheus never answers but a
+// rounding may make, is of age 0; an age beyond what a Duration holds is its maximum.
+func newestSampleOf(value sampleValue) newestSample {
+	atMillis := int64(math.Round(value.value * 1000))
+	sample := newestSample{at: time.UnixMilli(atMillis)}
+	switch age := value.evaluatedAt - value.value; {
+	case age >= maxAgeSeconds:
+		sample.age = math.MaxInt64
+	case age > 0:
+		sample.age = max(0, time.Duration(int64(math.Round(value.evaluatedAt*1000))-atMillis)*time.Millisecond)
+	}
+	return sample
+}
+
+// query runs the instant query expr, which must answer one sample per instance whose
+// value is a timestamp, and returns the newest sample of each instance.
+func query(ctx context.Context, client *http.Client, address, token, expr string) (map[string]newestSample, error) {
+	endpoint := strings.TrimRight(address, "/") + "/api/v1/query?query=" + url.QueryEscape(expr)
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
 		return nil, &answerError{"the address is not a valid http or https URL"}
@@ -175,6 +392,7 @@ func query(ctx context.Context, client *http.Client, address, token, series stri
 			ResultType string `json:"resultType"`
 			Result     []struct {
 				Metric map[string]string `json:"metric"`
+				Value  *sampleValue      `json:"value"`
 			} `json:"result"`
 		} `json:"data"`
 	}
@@ -195,14 +413,21 @@ func query(ctx context.Context, client *http.Client, address, token, series stri
 	case answer.Status == "error":
 		return nil, &answerError{"Prometheus refused the query"}
 	case answer.Status != "success" || answer.Data.ResultType != "vector":
-		// An instant query of a series name always answers a vector.
+		// An instant query of an aggregation always answers a vector.
 		return nil, errNotPrometheus
 	}
-	instances := make([]string, 0, len(answer.Data.Result))
+	newest := make(map[string]newestSample, len(answer.Data.Result))
 	for _, result := range answer.Data.Result {
-		instances = append(instances, result.Metric["instance"])
+		if result.Value == nil || !isTimestamp(result.Value.evaluatedAt) || !isTimestamp(result.Value.value) {
+			return nil, errNoTimestamps
+		}
+		instance, sample := result.Metric["instance"], newestSampleOf(*result.Value)
+		// Another endpoint than Prometheus may answer an instance twice; its newest sample counts.
+		if known, ok := newest[instance]; !ok || sample.at.After(known.at) {
+			newest[instance] = sample
+		}
 	}
-	return instances, nil
+	return newest, nil
 }
 
 // summarize says in a few fixed words what err is, naming no text from the endpoint:

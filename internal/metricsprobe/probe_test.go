@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,40 +24,81 @@ func TestProbeAgainstRealPrometheus(t *testing.T) {
 	prometheus := promtest.Start(t)
 	nodes := []string{"node-a", "node-b"}
 	client := &http.Client{Timeout: 5 * time.Second}
+	// Short, so that series that stop go stale within seconds: the exporter is scraped
+	// every second.
+	const staleAfter = 3 * time.Second
 	probe := func(address, token string) Result {
-		return Probe(context.Background(), client, address, token, nodes)
+		return Probe(context.Background(), client, address, token, nodes, staleAfter)
 	}
-	eventually := func(want v1.ConditionReason, address, token string) Result {
+	// eventually probes until the reason is want, and fails at once on a reason in never.
+	eventually := func(want v1.ConditionReason, address, token string, never ...v1.ConditionReason) Result {
 		t.Helper()
 		var result Result
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-			if result = probe(address, token); result.Reason == want {
+			result = probe(address, token)
+			switch {
+			case result.Reason == want:
 				return result
+			case slices.Contains(never, result.Reason):
+				t.Fatalf("want reason %s, got %s: %s", want, result.Reason, result.Message)
 			}
 		}
 		t.Fatalf("want reason %s, last got %s: %s", want, result.Reason, result.Message)
 		return result
 	}
+	cpu, memory := Series[0], Series[1]
+	cpuLoad := map[string]float64{"node-a": 0.3, "node-b": 0.5}
+	memoryLoad := map[string]float64{"node-a": 0.2, "node-b": 0.4}
 
 	missing := eventually(v1.ReasonRecordingRuleMissing, prometheus.URL, "")
-	if !strings.Contains(missing.Message, "instance:node_cpu:ratio") {
+	if !strings.Contains(missing.Message, cpu) {
 		t.Errorf("message should name the missing series: %s", missing.Message)
 	}
 
-	prometheus.SetSeries("instance:node_cpu:ratio", map[string]float64{"node-a": 0.3, "node-b": 0.5})
-	prometheus.SetSeries("instance:node_memory_utilisation:ratio", map[string]float64{"node-a": 0.2, "node-b": 0.4})
+	prometheus.SetSeries(cpu, cpuLoad)
+	prometheus.SetSeries(memory, memoryLoad)
 	ok := eventually(v1.ReasonMetricsAvailable, prometheus.URL, "")
-	if !ok.Available || ok.NodesWithMetrics != 2 || ok.Nodes != 2 {
-		t.Errorf("want all nodes covered: %+v", ok)
+	// Prometheus holds samples of both series from now on.
+	servedSince := time.Now()
+	if !ok.Available || ok.NodesWithMetrics != 2 || ok.Nodes != 2 || ok.StaleNodes != 0 || ok.DataAge > staleAfter || ok.NewestSample.IsZero() {
+		t.Errorf("want all nodes covered with fresh data: %+v", ok)
 	}
 
 	// node-exporter's default instance label is its address, not the node name.
-	prometheus.SetSeries("instance:node_cpu:ratio", map[string]float64{"10.0.0.31:9100": 0.3, "node-b": 0.5})
+	prometheus.SetSeries(cpu, map[string]float64{"10.0.0.31:9100": 0.3, "node-b": 0.5})
 	mismatch := eventually(v1.ReasonNodeLabelMismatch, prometheus.URL, "")
 	if mismatch.NodesWithMetrics != 1 || !strings.Contains(mismatch.Message, `instance="10.0.0.31:9100"`) || !strings.Contains(mismatch.Message, "node-a") {
 		t.Errorf("mismatch should count nodes and show an example: %+v", mismatch)
 	}
-	prometheus.SetSeries("instance:node_cpu:ratio", map[string]float64{"node-a": 0.3, "node-b": 0.5})
+	prometheus.SetSeries(cpu, cpuLoad)
+	eventually(v1.ReasonMetricsAvailable, prometheus.URL, "")
+
+	// A source whose timestamps stopped advancing: the series stays, its data ages.
+	prometheus.FreezeSeries(cpu)
+	frozen := eventually(v1.ReasonMetricsStale, prometheus.URL, "")
+	if frozen.Available || frozen.StaleNodes != 2 || frozen.NodesWithMetrics != 0 || frozen.DataAge <= staleAfter ||
+		frozen.NewestSample.Before(servedSince) || !strings.Contains(frozen.Message, cpu) || !strings.Contains(frozen.Message, "older than staleAfter 3s") {
+		t.Errorf("frozen series should be stale: %+v", frozen)
+	}
+	time.Sleep(time.Second)
+	if later := probe(prometheus.URL, ""); later.Reason != v1.ReasonMetricsStale || !later.NewestSample.Equal(frozen.NewestSample) || later.DataAge <= frozen.DataAge {
+		t.Errorf("the frozen sample should stay the newest and get older: %+v, then %+v", frozen, later)
+	}
+	prometheus.SetSeries(cpu, cpuLoad)
+	eventually(v1.ReasonMetricsAvailable, prometheus.URL, "")
+
+	// A series whose rule or scrape stopped: Prometheus writes a staleness marker, and an
+	// instant query no longer sees it, but load-watcher's 15-minute averages still do.
+	// The probe finds such series at the steps of a subquery, so it must have lived
+	// across one.
+	time.Sleep(time.Until(servedSince.Truncate(resolution).Add(resolution + time.Second)))
+	removed := time.Now()
+	prometheus.SetSeries(memory, nil)
+	stopped := eventually(v1.ReasonMetricsStale, prometheus.URL, "", v1.ReasonRecordingRuleMissing)
+	if stopped.StaleNodes != 2 || stopped.DataAge <= staleAfter || stopped.NewestSample.After(removed) || !strings.Contains(stopped.Message, memory) {
+		t.Errorf("stopped series should be stale, with its last sample before it stopped (%s): %+v", removed, stopped)
+	}
+	prometheus.SetSeries(memory, memoryLoad)
 	eventually(v1.ReasonMetricsAvailable, prometheus.URL, "")
 
 	// In front of it, a proxy that wants a bearer token, as kube-rbac-proxy does.
@@ -102,12 +144,13 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// vector is a Prometheus instant-query answer with one series per instance.
+// vector is a Prometheus instant-query answer with one series per instance, whose
+// newest sample is 10 seconds old.
 func vector(instances ...string) string {
 	results := make([]string, 0, len(instances))
 	for _, instance := range instances {
 		quoted, _ := json.Marshal(instance)
-		results = append(results, fmt.Sprintf(`{"metric":{"instance":%s},"value":[1700000000,"0.5"]}`, quoted))
+		results = append(results, fmt.Sprintf(`{"metric":{"instance":%s},"value":[1700000000,"1699999990"]}`, quoted))
 	}
 	return `{"status":"success","data":{"resultType":"vector","result":[` + strings.Join(results, ",") + `]}}`
 }
@@ -288,7 +331,7 @@ func TestProbeHostileEndpoints(t *testing.T) {
 			name: "a node's series twice in one answer and missing from the other",
 			serve: func(w http.ResponseWriter, r *http.Request) {
 				instances := []string{"node-a", "node-a", "node-b"}
-				if r.URL.Query().Get("query") != Series[0] {
+				if !strings.Contains(r.URL.Query().Get("query"), Series[0]) {
 					instances = []string{"node-b"}
 				}
 				answer(http.StatusOK, "application/json", vector(instances...))(w, r)
@@ -331,7 +374,7 @@ func TestProbeHostileEndpoints(t *testing.T) {
 			transport := &countingTransport{base: &http.Transport{DisableKeepAlives: true}}
 			client := &http.Client{Timeout: timeout, Transport: transport}
 
-			result := Probe(context.Background(), client, address, "the-scheduler-token", nodes)
+			result := Probe(context.Background(), client, address, "the-scheduler-token", nodes, 0)
 
 			if result.Reason != tt.wantReason || result.Available {
 				t.Errorf("reason %s (available %v), want %s: %s", result.Reason, result.Available, tt.wantReason, result.Message)

@@ -37,6 +37,19 @@ func loadAwareConfig(cr *v1.SecondaryScheduler, discoveredPrometheus, token stri
 	return config, setValue(profile, []map[string]any{{"name": plugin, "args": args}}, "pluginConfig")
 }
 
+// requestBasedConfig renders the in-tree scoring that stands in for a load-aware profile
+// while its metrics are unavailable: MostAllocated packing for TargetLoadPacking (which
+// packs by measured use), balanced allocation for the risk-balancing profiles. It reads
+// no metrics, so it schedules with any kube-scheduler image.
+func requestBasedConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
+	asset := "requests-balanced.yaml"
+	if cr.Spec.Profile.Type == v1.TargetLoadPackingProfile {
+		asset = "binpacking.yaml"
+	}
+	config, _, err := profileAsset(cr, asset)
+	return config, err
+}
+
 // trimaranArgs are the plugin's args: the part shared by every Trimaran plugin (where
 // load comes from) and the profile's own. An explicit address wins over discovery.
 func trimaranArgs(profile *v1.Profile, discoveredPrometheus, token string) (map[string]any, error) {

@@ -19,6 +19,7 @@ package render
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,12 +39,20 @@ type Facts struct {
 	// CustomConfig is the user's config.yaml for profile Custom, already checked with
 	// schedconfig.Parse.
 	CustomConfig []byte
+	// ScoreByRequests renders a load-aware profile with its request-based stand-in while
+	// its metrics are unavailable (profile.metrics.whenUnavailable: ScoreByRequests; the
+	// operator decides, with hysteresis, and records it in status.metrics.scoring).
+	ScoreByRequests bool
 	// PrometheusAddress is the Prometheus that discovery found, for a load-aware profile
 	// reading Prometheus without an address of its own.
 	PrometheusAddress string
 	// MetricsToken is the bearer token from profile.metrics.tokenSecretRef. A configuration
 	// holding one is rendered into a Secret.
 	MetricsToken string
+	// CustomConfigTokens are the metricProvider tokens that the Trimaran args of a Custom
+	// configuration hold. Such a configuration is rendered into a Secret, and hashed with
+	// MetricsTokenVersion in place of each token.
+	CustomConfigTokens []string
 	// MetricsTokenVersion identifies the token without revealing it (its Secret's UID and
 	// resourceVersion, or a bound token's expiry): the configuration hash, which status
 	// and the pod template show, is computed with it in place of the token, so that it
@@ -109,7 +118,7 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		return nil, err
 	}
 	result := &Result{SchedulerConfig: config, ConfigHash: hash, trustedCA: facts.TrustedCA,
-		configInSecret: facts.MetricsToken != "" || facts.MetricsIdentity != nil,
+		configInSecret: facts.MetricsToken != "" || facts.MetricsIdentity != nil || len(facts.CustomConfigTokens) > 0,
 		replicas:       Replicas(cr, facts.PlacementNodes), priorityClassName: facts.PriorityClassName}
 	result.Image = SchedulerImage(cr, facts.KubernetesMinor)
 
@@ -164,6 +173,9 @@ func metricsToken(facts Facts) string {
 // configHash identifies the rendered configuration. A configuration holding a token is
 // hashed as rendered with the token's version in place of the token.
 func configHash(cr *v1.SecondaryScheduler, facts Facts, config string) (string, error) {
+	for _, token := range facts.CustomConfigTokens {
+		config = strings.ReplaceAll(config, token, "token-version:"+facts.MetricsTokenVersion)
+	}
 	if facts.MetricsToken == "" {
 		return ConfigHash(config), nil
 	}

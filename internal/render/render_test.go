@@ -67,6 +67,51 @@ const nodeAffinityProfile = `- schedulerName: gpu-locality
               operator: Exists
 `
 
+const customTrimaranConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: custom-packer
+  plugins:
+    score:
+      enabled:
+      - name: TargetLoadPacking
+  pluginConfig:
+  - name: TargetLoadPacking
+    args:
+      targetUtilization: 70
+      metricProvider:
+        type: Prometheus
+        address: https://prometheus.monitoring.svc:9091
+        token: golden-custom-token
+        insecureSkipVerify: false
+`
+
+// The hash of a Custom configuration holding a token changes with the ConfigMap's
+// version, which changes with the token, and is not the hash of the text with the token.
+func TestCustomConfigTokenIsNotHashed(t *testing.T) {
+	cr := secondaryScheduler("custom-packer", func(cr *v1.SecondaryScheduler) {
+		cr.Spec.Profile = nil
+		cr.Spec.SchedulerConfig = "trimaran-config"
+	})
+	facts := Facts{KubernetesMinor: 35, CustomConfig: []byte(customTrimaranConfig),
+		CustomConfigTokens: []string{"golden-custom-token"}, MetricsTokenVersion: "ConfigMap 6f1c/812"}
+	first, err := Render(cr, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ConfigHash == ConfigHash(first.SchedulerConfig) {
+		t.Errorf("the hash is the hash of the text holding the token")
+	}
+	facts.MetricsTokenVersion = "ConfigMap 6f1c/813"
+	second, err := Render(cr, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ConfigHash == second.ConfigHash {
+		t.Errorf("a new version of the ConfigMap keeps the hash %s: a new token would not roll the scheduler", first.ConfigHash)
+	}
+}
+
 func TestRenderGolden(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -160,6 +205,26 @@ func TestRenderGolden(t *testing.T) {
 				TrustedCA: &TrustedCA{ConfigMap: "openshift-service-ca.crt", Key: "service-ca.crt", Hash: "3f2a"}},
 		},
 		{
+			// The failsafe: the same scheduler while its metrics are unavailable scores by
+			// requests (MostAllocated), keeps its token Secret, and reads no metrics.
+			name: "target-load-packing-scoring-by-requests",
+			cr: secondaryScheduler("tokened", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
+					Metrics: &v1.LoadMetrics{Address: "https://thanos-querier.openshift-monitoring.svc:9091",
+						TokenSecretRef: &corev1.LocalObjectReference{Name: "prometheus-token"}, WhenUnavailable: v1.ScoreByRequests}}
+			}),
+			facts: Facts{KubernetesMinor: 34, MetricsToken: "golden-test-token", ScoreByRequests: true},
+		},
+		{
+			name: "load-variation-risk-balancing-scoring-by-requests",
+			cr: secondaryScheduler("risk-balancer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile,
+					LoadVariationRiskBalancing: &v1.LoadVariationRiskBalancingArgs{SafeVarianceMargin: "1.5"},
+					Metrics:                    &v1.LoadMetrics{Address: "http://prometheus-k8s.monitoring.svc:9090", WhenUnavailable: v1.ScoreByRequests}}
+			}),
+			facts: Facts{KubernetesMinor: 34, ScoreByRequests: true},
+		},
+		{
 			name: "load-variation-risk-balancing-watcher",
 			cr: secondaryScheduler("risk-balancer", func(cr *v1.SecondaryScheduler) {
 				cr.Spec.Profile = &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile,
@@ -205,6 +270,16 @@ func TestRenderGolden(t *testing.T) {
 				cr.Spec.NodePool = &metav1.LabelSelector{MatchLabels: map[string]string{"pool.example.com/name": "images"}}
 			}),
 			facts: Facts{KubernetesMinor: 37, CustomConfig: []byte(customConfig + nodeAffinityProfile)},
+		},
+		{
+			// A Custom configuration whose Trimaran args hold a token goes into a Secret.
+			name: "custom-trimaran-token",
+			cr: secondaryScheduler("custom-packer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = nil
+				cr.Spec.SchedulerConfig = "trimaran-config"
+			}),
+			facts: Facts{KubernetesMinor: 35, CustomConfig: []byte(customTrimaranConfig),
+				CustomConfigTokens: []string{"golden-custom-token"}, MetricsTokenVersion: "ConfigMap 6f1c/812"},
 		},
 	}
 	for _, tt := range tests {

@@ -38,6 +38,12 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 			return "", err
 		}
 	case v1.TargetLoadPackingProfile, v1.LoadVariationRiskBalancingProfile, v1.LowRiskOverCommitmentProfile:
+		if facts.ScoreByRequests {
+			if config, err = requestBasedConfig(cr); err != nil {
+				return "", err
+			}
+			break
+		}
 		if config, err = loadAwareConfig(cr, facts.PrometheusAddress, facts.MetricsToken); err != nil {
 			return "", err
 		}

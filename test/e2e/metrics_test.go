@@ -47,6 +47,8 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 		namespace  string
 		nodeNames  []string
 		scheduler  *v1.SecondaryScheduler
+		// servedSince is when the exporter first served the series.
+		servedSince time.Time
 	)
 	serveLoad := func(instanceOf func(node string, i int) string) {
 		load := map[string]float64{}
@@ -80,6 +82,7 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 			nodeNames = append(nodeNames, node.Name)
 		}
 		serveLoad(byNodeName)
+		servedSince = time.Now()
 
 		upstream, err := url.Parse(prometheus.URL)
 		Expect(err).NotTo(HaveOccurred())
@@ -143,6 +146,16 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 	})
 
 	It("reports each way the metrics fail, produced for real, and heals", func() {
+		// Series that stop count as stale after staleAfter (default 3m): 30s here, to see it sooner.
+		Eventually(func() error {
+			current := &v1.SecondaryScheduler{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(scheduler), current); err != nil {
+				return err
+			}
+			current.Spec.Profile.Metrics = &v1.LoadMetrics{StaleAfter: &metav1.Duration{Duration: 30 * time.Second}}
+			return k8s.Update(ctx, current)
+		}).Should(Succeed())
+
 		By("a token the API server does not know: the proxy's TokenReview fails, then the operator's, and it gets a new one")
 		tokenSecret := &corev1.Secret{}
 		tokenKey := client.ObjectKey{Namespace: namespace, Name: render.MetricsTokenSecretName(scheduler)}
@@ -166,12 +179,16 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 		Expect(k8s.Create(ctx, monitoringViewRole())).To(Succeed())
 		Eventually(metricsCondition).Should(Equal("True/MetricsAvailable"))
 
-		By("series that no recording rule defines")
+		By("series that stop being written: stale, not missing, since load-watcher reads the last 15 minutes")
+		// The probe finds series that stopped at the 30 s steps of a subquery: a series
+		// must have lived across one to be seen, as any real one has.
+		time.Sleep(time.Until(servedSince.Add(35 * time.Second)))
 		for _, series := range metricsprobe.Series {
 			prometheus.SetSeries(series, nil)
 		}
-		Eventually(metricsCondition, "2m").Should(Equal("False/RecordingRuleMissing"))
-		Expect(condition(scheduler, v1.ConditionDegraded)).To(Equal("True/RecordingRuleMissing"))
+		Eventually(metricsCondition, "2m").Should(Equal("False/MetricsStale"))
+		Expect(condition(scheduler, v1.ConditionDegraded)).To(Equal("True/MetricsStale"))
+		Expect(metricsStatus().NewestSample).NotTo(BeNil())
 		serveLoad(byNodeName)
 		Eventually(metricsCondition).Should(Equal("True/MetricsAvailable"))
 

@@ -171,27 +171,25 @@ var _ = Describe("A SecondaryScheduler", func() {
 		Eventually(func() string { return leaderPod(cr).Name }).ShouldNot(BeEmpty(), "one replica leads")
 		expectScheduledBy(ns, createWorkload(ns, "before", "ha", "100m", 1), "ha")
 
-		By("cordoning a node: the replicas follow the nodes they may run on")
-		cordon(schedulerHosts[2], true)
-		Eventually(func() int32 { return deploymentReplicas(cr) }).Should(Equal(int32(len(schedulerHosts) - 1)))
-		cordon(schedulerHosts[2], false)
-		Eventually(func() int32 { return readyReplicas(cr) }).Should(Equal(int32(len(schedulerHosts))))
-
-		By("draining the leader's node: the PodDisruptionBudget lets one replica go at a time, and a replica leads")
-		// Scaling down for the cordon may have removed the leader (the ReplicaSet picks
-		// which replica goes): a replica leads again within the lease duration.
-		Eventually(func() string { return leaderPod(cr).Name }, "45s").ShouldNot(BeEmpty(), "a replica leads")
+		By("cordoning the leader's node: nothing moves, since a cordon evicts nothing and a scale-down could remove the leader")
 		drained := leaderPod(cr).Spec.NodeName
+		holder := leaseHolder(ns, "ha-scheduler-lease")
+		cordon(drained, true)
+		DeferCleanup(func() { cordon(drained, false) })
+		Consistently(func() int32 { return deploymentReplicas(cr) }, "5s").Should(Equal(int32(len(schedulerHosts))))
+		Expect(leaseHolder(ns, "ha-scheduler-lease")).To(Equal(holder), "the leader leads on")
+
+		By("draining it: the PodDisruptionBudget lets one replica go at a time, the replicas follow the nodes, and a replica leads")
 		output, err := kubectl("drain", drained, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=120s")
 		Expect(err).NotTo(HaveOccurred(), output)
-		DeferCleanup(func() { cordon(drained, false) })
+		Eventually(func() int32 { return deploymentReplicas(cr) }).Should(Equal(int32(len(schedulerHosts) - 1)))
 		Eventually(func() string { return leaderPod(cr).Spec.NodeName }, "45s").Should(And(Not(BeEmpty()), Not(Equal(drained))))
 		expectScheduledBy(ns, createWorkload(ns, "after-drain", "ha", "100m", 1), "ha")
 		cordon(drained, false)
 		Eventually(func() int32 { return readyReplicas(cr) }).Should(Equal(int32(len(schedulerHosts))))
 
 		By("killing the leader's process")
-		holder := leaseHolder(ns, "ha-scheduler-lease")
+		holder = leaseHolder(ns, "ha-scheduler-lease")
 		Expect(syscall.Kill(processPID(leaderPod(cr)), syscall.SIGKILL)).To(Succeed())
 		start := time.Now()
 		// The lease lasts 15 s; once it expires another replica takes it, or the killed one

@@ -75,6 +75,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	series     map[string]map[string]float64 // series name -> instance -> value
+	frozenAt   map[string]int64              // series name -> the timestamp its samples carry, in milliseconds; 0 until the next scrape
 	collectors map[string]func() string
 }
 
@@ -91,7 +92,7 @@ func StartWith(t TB, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, binary: binary, host: opts.Host, series: map[string]map[string]float64{}, collectors: map[string]func() string{}}
+	s := &Server{t: t, binary: binary, host: opts.Host, series: map[string]map[string]float64{}, frozenAt: map[string]int64{}, collectors: map[string]func() string{}}
 	exporterAddress, listenHost := "127.0.0.1:0", "127.0.0.1"
 	if opts.Host != nil {
 		// Prometheus, in the namespace, scrapes the exporter on the host's side of the link.
@@ -215,15 +216,39 @@ func (s *Server) SetCollector(name string, collect func() string) {
 }
 
 // SetSeries makes the exporter serve series with one sample per instance; nil removes it
-// (Prometheus then marks it stale at the next scrape).
+// (Prometheus then marks it stale at the next scrape). It ends a FreezeSeries of name.
 func (s *Server) SetSeries(name string, valueByInstance map[string]float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.frozenAt, name)
 	if valueByInstance == nil {
 		delete(s.series, name)
 		return
 	}
 	s.series[name] = valueByInstance
+}
+
+// FreezeSeries makes the exporter serve name's samples, until the next SetSeries of
+// name, with one fixed timestamp: that of the first scrape after the call (in the
+// exposition format's last field, `name{instance="x"} 0.3 1700000000000`, milliseconds).
+// Prometheus honors the timestamps a target sends, so the series stays present while its
+// newest sample gets older, as when the source of a federated or pushed series stops
+// updating it: the identical samples of later scrapes are dropped as duplicates, and a
+// series with timestamps gets no staleness marker. Instant queries stop seeing it after
+// their 5-minute lookback.
+//
+// The timestamp is taken while serving, not when FreezeSeries is called: Prometheus
+// tracks staleness only of series without timestamps, so at the first scrape with one it
+// writes a staleness marker stamped with that scrape's start. A timestamp taken while
+// serving is no earlier, so the marker is refused; with one taken before the scrape, the
+// marker would follow the frozen sample, Prometheus would refuse the samples of later
+// scrapes as out of order, and the series would be stale instead of frozen.
+func (s *Server) FreezeSeries(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, frozen := s.frozenAt[name]; !frozen {
+		s.frozenAt[name] = 0
+	}
 }
 
 // Stop ends Prometheus, as an outage would.
@@ -250,8 +275,16 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	sort.Strings(names)
 	for _, name := range names {
 		fmt.Fprintf(w, "# TYPE %s gauge\n", name)
+		timestamp := ""
+		if at, frozen := s.frozenAt[name]; frozen {
+			if at == 0 {
+				at = time.Now().UnixMilli()
+				s.frozenAt[name] = at
+			}
+			timestamp = fmt.Sprintf(" %d", at)
+		}
 		for instance, value := range s.series[name] {
-			fmt.Fprintf(w, "%s{instance=%q} %g\n", name, instance, value)
+			fmt.Fprintf(w, "%s{instance=%q} %g%s\n", name, instance, value, timestamp)
 		}
 	}
 	names = names[:0]

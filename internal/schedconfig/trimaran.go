@@ -1,0 +1,452 @@
+package schedconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
+)
+
+// TrimaranPlugins are scheduler-plugins' load-aware plugins. Each reads node load through
+// its own load-watcher, configured by the watcherAddress and metricProvider of its args
+// (TrimaranSpec in scheduler-plugins' apis/config/v1).
+var TrimaranPlugins = []string{"TargetLoadPacking", "LoadVariationRiskBalancing", "LowRiskOverCommitment"}
+
+// preScoreTrimaranPlugin is the one Trimaran plugin that is a PreScore plugin as well as a
+// Score plugin, so that multiPoint enables it at preScore too.
+const preScoreTrimaranPlugin = "LowRiskOverCommitment"
+
+// defaultMetricProvider is the provider of a Trimaran plugin whose args set neither
+// watcherAddress nor metricProvider.type (SetDefaultTrimaranSpec in scheduler-plugins'
+// apis/config/v1/defaults.go).
+const defaultMetricProvider = v1.KubernetesMetricsServerProvider
+
+// defaultPrometheusAddress is where load-watcher queries Prometheus when
+// metricProvider.address is empty: a Service in the scheduler's own namespace.
+const defaultPrometheusAddress = "http://prometheus-k8s:9090"
+
+// addressKind is what the messages about one kind of address suggest.
+type addressKind struct {
+	// example is a real address of this kind; it must not look like a placeholder.
+	example string
+	// instead of credentials in the address.
+	instead string
+}
+
+var (
+	prometheusAddresses = addressKind{
+		example: "http://prometheus-k8s.monitoring.svc:9090",
+		instead: "give the provider a bearer token in metricProvider.token instead, which is never shown",
+	}
+	signalFxAddresses = addressKind{example: "https://api.us1.signalfx.com", instead: prometheusAddresses.instead}
+	watcherAddresses  = addressKind{
+		example: "http://load-watcher.load-watcher.svc:2020",
+		instead: "the plugin has no other way to authenticate to a load-watcher service, so restrict who can reach it, with a NetworkPolicy for example",
+	}
+)
+
+// maxPlaceholderInMessage bounds the placeholder a message quotes.
+const maxPlaceholderInMessage = 60
+
+// MetricSource is where one Trimaran plugin of one profile reads node load, as the
+// plugin's args say. It holds the provider's token: print it with %v or String, which
+// leave the token and any credentials out, never field by field into a message or log.
+type MetricSource struct {
+	// Profile is the schedulerName of the profile.
+	Profile string
+	// Plugin is one of TrimaranPlugins.
+	Plugin string
+	// WatcherAddress is the URL of an external load-watcher service. When set, the
+	// plugin reads load from it and ignores the provider fields below.
+	WatcherAddress string
+	// Provider is metricProvider.type as written: Prometheus, KubernetesMetricsServer or
+	// SignalFx; KubernetesMetricsServer, upstream's default, when the args set neither it
+	// nor watcherAddress; empty when watcherAddress is set and the type is not.
+	Provider v1.MetricProvider
+	// Address is metricProvider.address: the provider's URL. KubernetesMetricsServer does
+	// not use it (load-watcher reads the metrics API with the scheduler's in-cluster
+	// credentials). Left empty, load-watcher queries http://prometheus-k8s:9090 for
+	// Prometheus and https://api.signalfx.com for SignalFx.
+	Address string
+	// Token is metricProvider.token, the provider's bearer token (SignalFx's X-SF-Token).
+	// It is secret: never put it in a message, an Event or a log.
+	Token string
+	// InsecureSkipVerify is metricProvider.insecureSkipVerify as written. When nil,
+	// upstream's default applies: true for Prometheus, whose certificate load-watcher then
+	// does not verify. SignalFx never verifies its certificate, whatever the value.
+	InsecureSkipVerify *bool
+}
+
+// String describes the source for logs and messages without its token, and without the
+// credentials, query and fragment of its addresses.
+func (s MetricSource) String() string {
+	if s.WatcherAddress != "" {
+		return fmt.Sprintf("profile %s, plugin %s: load-watcher %s", shorten(s.Profile), s.Plugin, quotableAddress(s.WatcherAddress))
+	}
+	text := fmt.Sprintf("profile %s, plugin %s: %s", shorten(s.Profile), s.Plugin, s.Provider)
+	if s.Address != "" {
+		text += " at " + quotableAddress(s.Address)
+	}
+	if s.Token != "" {
+		text += " with a token"
+	}
+	return text
+}
+
+// ProbedAddress is the Prometheus address the operator should probe to learn whether
+// this source's metrics are usable: the address of provider Prometheus, when the plugin
+// reads it through its built-in load-watcher (no watcherAddress) and CheckAddresses
+// finds nothing wrong with it. Other sources are not probed.
+func (s MetricSource) ProbedAddress() (string, bool) {
+	if s.WatcherAddress != "" || s.Provider != v1.PrometheusProvider || s.CheckAddresses() != nil {
+		return "", false
+	}
+	return s.Address, true
+}
+
+// CheckAddresses checks the addresses this source reads load from with
+// CheckMetricsAddress: watcherAddress when it is set, otherwise the address of provider
+// Prometheus, which must be set, and of SignalFx, when set.
+func (s MetricSource) CheckAddresses() *Problem {
+	where := fmt.Sprintf("of plugin %s in profile %s", s.Plugin, shorten(s.Profile))
+	switch {
+	case s.WatcherAddress != "":
+		return checkAddress("watcherAddress "+where, s.WatcherAddress, watcherAddresses)
+	case s.Provider == v1.PrometheusProvider && s.Address == "":
+		return problemf(v1.ReasonMetricsAddressInvalid,
+			"metricProvider.address %s is empty, so load-watcher queries %s, a Service of that name in the scheduler's own namespace; "+
+				"set it to your Prometheus's URL, for example %s",
+			where, defaultPrometheusAddress, prometheusAddresses.example)
+	case s.Provider == v1.PrometheusProvider:
+		return checkAddress("metricProvider.address "+where, s.Address, prometheusAddresses)
+	case s.Provider == v1.SignalFxProvider && s.Address != "":
+		// Left empty, the address is SignalFx's own API, which is a real one.
+		return checkAddress("metricProvider.address "+where, s.Address, signalFxAddresses)
+	}
+	return nil
+}
+
+// MetricSources lists where the Trimaran plugins of a configuration's profiles read node
+// load: for each profile in order, each of TrimaranPlugins (in that order) that the
+// profile runs at score or preScore, with its args from the profile's pluginConfig, or
+// upstream's defaults when it has none. A plugin runs at an extension point when that
+// point enables it, whatever the point's disabled list says (which only removes default
+// plugins), or when multiPoint enables it and the point disables neither it nor "*".
+// Args that are not a mapping, fields of a wrong type, a metricProvider.type the plugin
+// refuses and two pluginConfig entries for one plugin are Problems (ReasonInvalidConfig):
+// the scheduler would not start. Other fields are left to the plugin, which knows them.
+func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]MetricSource, error) {
+	if config == nil {
+		return nil, nil
+	}
+	var sources []MetricSource
+	for _, profile := range config.Profiles {
+		name := ptr.Deref(profile.SchedulerName, "")
+		for _, plugin := range TrimaranPlugins {
+			if !runsAtScoring(profile.Plugins, plugin) {
+				continue
+			}
+			args, err := pluginArgs(profile, plugin)
+			if err != nil {
+				return nil, err
+			}
+			source, err := decodeMetricSource(name, plugin, args)
+			if err != nil {
+				return nil, err
+			}
+			sources = append(sources, source)
+		}
+	}
+	return sources, nil
+}
+
+// runsAtScoring follows kube-scheduler's merge of a profile's plugins with the defaults
+// (custom enabled plugins are kept whatever the disabled list says) and its expansion
+// of multiPoint (skipped at a point that disables the plugin or "*").
+func runsAtScoring(plugins *schedulerconfigv1.Plugins, plugin string) bool {
+	if plugins == nil {
+		return false
+	}
+	if names(plugins.Score.Enabled, plugin) || names(plugins.PreScore.Enabled, plugin) {
+		return true
+	}
+	if !names(plugins.MultiPoint.Enabled, plugin) {
+		return false
+	}
+	if !disables(plugins.Score, plugin) {
+		return true
+	}
+	return plugin == preScoreTrimaranPlugin && !disables(plugins.PreScore, plugin)
+}
+
+func names(list []schedulerconfigv1.Plugin, name string) bool {
+	return slices.ContainsFunc(list, func(plugin schedulerconfigv1.Plugin) bool { return plugin.Name == name })
+}
+
+func disables(set schedulerconfigv1.PluginSet, plugin string) bool {
+	return names(set.Disabled, plugin) || names(set.Disabled, "*")
+}
+
+// pluginArgs returns the JSON of plugin's args in profile, nil when it has none.
+func pluginArgs(profile schedulerconfigv1.KubeSchedulerProfile, plugin string) ([]byte, error) {
+	var args []byte
+	found := false
+	for _, config := range profile.PluginConfig {
+		if config.Name != plugin {
+			continue
+		}
+		if found {
+			return nil, problemf(v1.ReasonInvalidConfig,
+				"profile %s has two pluginConfig entries for %s, which kube-scheduler refuses; merge them into one",
+				shorten(ptr.Deref(profile.SchedulerName, "")), plugin)
+		}
+		found = true
+		args = config.Args.Raw
+		// Parse leaves out-of-tree args as JSON; a config built in code may hold an object.
+		if len(args) == 0 && config.Args.Object != nil {
+			encoded, err := json.Marshal(config.Args.Object)
+			if err != nil {
+				return nil, fmt.Errorf("encode args of %s: %w", plugin, err)
+			}
+			args = encoded
+		}
+	}
+	return args, nil
+}
+
+// decodeMetricSource reads the fields of TrimaranSpec from args, case-sensitively like
+// kube-scheduler, and applies upstream's defaults.
+func decodeMetricSource(profile, plugin string, args []byte) (MetricSource, error) {
+	source := MetricSource{Profile: profile, Plugin: plugin}
+	fields := argsReader{profile: profile, plugin: plugin}
+	spec := fields.mapping("args", args)
+	watcherAddress := fields.string("watcherAddress", spec["watcherAddress"])
+	provider := fields.mapping("metricProvider", spec["metricProvider"])
+	providerType := fields.string("metricProvider.type", provider["type"])
+	address := fields.string("metricProvider.address", provider["address"])
+	token := fields.string("metricProvider.token", provider["token"])
+	source.InsecureSkipVerify = fields.bool("metricProvider.insecureSkipVerify", provider["insecureSkipVerify"])
+	if fields.problem != nil {
+		return MetricSource{}, fields.problem
+	}
+	source.WatcherAddress = ptr.Deref(watcherAddress, "")
+	source.Provider = v1.MetricProvider(ptr.Deref(providerType, ""))
+	source.Address = ptr.Deref(address, "")
+	source.Token = ptr.Deref(token, "")
+	if watcherAddress == nil && source.Provider == "" {
+		source.Provider = defaultMetricProvider
+	}
+	if source.WatcherAddress == "" {
+		if err := checkProvider(source, watcherAddress != nil); err != nil {
+			return MetricSource{}, err
+		}
+	}
+	return source, nil
+}
+
+// checkProvider refuses what the plugin refuses at start: a metricProvider.type other than
+// the three it knows, compared exactly, when it has no load-watcher address.
+func checkProvider(source MetricSource, emptyWatcherAddress bool) *Problem {
+	known := []v1.MetricProvider{v1.PrometheusProvider, v1.KubernetesMetricsServerProvider, v1.SignalFxProvider}
+	if slices.Contains(known, source.Provider) {
+		return nil
+	}
+	where := fmt.Sprintf("plugin %s in profile %s", source.Plugin, shorten(source.Profile))
+	if source.Provider == "" && emptyWatcherAddress {
+		return problemf(v1.ReasonInvalidConfig,
+			"the args of %s set watcherAddress to an empty string, which keeps metricProvider.type from defaulting, and the plugin refuses an empty type; "+
+				"remove watcherAddress, or set metricProvider.type to Prometheus, KubernetesMetricsServer or SignalFx", where)
+	}
+	hint := ""
+	for _, provider := range known {
+		if strings.EqualFold(string(source.Provider), string(provider)) {
+			hint = fmt.Sprintf(" (the type is case-sensitive: write %s)", provider)
+		}
+	}
+	return problemf(v1.ReasonInvalidConfig,
+		"metricProvider.type of %s is %q, which the plugin refuses, so kube-scheduler would not start; use Prometheus, KubernetesMetricsServer or SignalFx%s",
+		where, shorten(string(source.Provider)), hint)
+}
+
+// argsReader decodes fields of a Trimaran plugin's args one by one, keeping the first
+// one of a wrong type as a Problem. Its messages name the field and the kinds of value,
+// never the value: a token may be the one of a wrong type.
+type argsReader struct {
+	profile, plugin string
+	problem         *Problem
+}
+
+// mapping decodes raw as a mapping; absent or null, it is empty.
+func (r *argsReader) mapping(field string, raw []byte) map[string]json.RawMessage {
+	var fields map[string]json.RawMessage
+	r.decode(field, raw, &fields, "a mapping of fields")
+	return fields
+}
+
+func (r *argsReader) string(field string, raw []byte) *string {
+	var value *string
+	r.decode(field, raw, &value, "a string (put it in quotes)")
+	return value
+}
+
+func (r *argsReader) bool(field string, raw []byte) *bool {
+	var value *bool
+	r.decode(field, raw, &value, "true or false, without quotes")
+	return value
+}
+
+func (r *argsReader) decode(field string, raw []byte, into any, want string) {
+	raw = bytes.TrimSpace(raw)
+	if r.problem != nil || len(raw) == 0 || string(raw) == "null" {
+		return
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		r.problem = problemf(v1.ReasonInvalidConfig,
+			"%s of plugin %s in profile %s is %s, but must be %s; kube-scheduler would refuse the configuration",
+			field, r.plugin, shorten(r.profile), jsonKind(raw), want)
+	}
+}
+
+// jsonKind names the kind of a JSON value in the terms of YAML, which users write.
+func jsonKind(raw []byte) string {
+	switch raw[0] {
+	case '{':
+		return "a mapping"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+// placeholder matches the templating users paste from guides, which kube-scheduler does
+// not expand: ${VAR}, $(VAR), $VAR, {{ .x }}, {var} and <prometheus-url>.
+var placeholder = regexp.MustCompile(`\$\{[^}]*\}?|\$\([^)]*\)?|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*?(\}\}|$)|\{[^{}]*\}|<[^<>]*>?`)
+
+// CheckMetricsAddress returns a Problem (ReasonMetricsAddressInvalid) when address is not
+// an http or https URL with a host that load-watcher can query: empty, an unresolved
+// placeholder such as ${PROM_URL}, other text, another scheme, or a URL holding
+// credentials (user:password@host). field names the address in the message, for example
+// "metricProvider.address of plugin TargetLoadPacking in profile packer". Messages quote
+// at most a short piece of address, without credentials, query or fragment.
+func CheckMetricsAddress(field, address string) *Problem {
+	return checkAddress(field, address, prometheusAddresses)
+}
+
+func checkAddress(field, address string, kind addressKind) *Problem {
+	example := kind.example
+	invalid := func(format string, args ...any) *Problem {
+		return problemf(v1.ReasonMetricsAddressInvalid, "%s "+format, append([]any{field}, args...)...)
+	}
+	if strings.TrimSpace(address) == "" {
+		return invalid("is empty; set it to an http or https URL, for example %s", example)
+	}
+	// Credentials are looked for first, in the text rather than the parsed URL, so that
+	// no other message can quote them.
+	if hasUserinfo(address) {
+		return invalid("holds credentials (user:password@ before the host), which would show wherever the address is shown, in status, Events and logs; "+
+			"remove them: %s", kind.instead)
+	}
+	withoutQuery, _, _ := strings.Cut(address, "?")
+	withoutQuery, _, _ = strings.Cut(withoutQuery, "#")
+	if found := placeholder.FindString(withoutQuery); found != "" {
+		return invalid("holds %q, an unresolved placeholder: kube-scheduler does not expand environment variables or templates in its configuration, "+
+			"so load-watcher would fail every query and every node would score alike; write the real URL, for example %s",
+			usertext.Cut(found, maxPlaceholderInMessage), example)
+	}
+	if strings.TrimSpace(address) != address {
+		return invalid("is %q, which has spaces or line breaks around it (a YAML block scalar such as | keeps the final line break); remove them",
+			quotableAddress(address))
+	}
+	if !strings.Contains(address, "://") {
+		return invalid("is %q, which is not a URL: it must start with http:// or https://, as in %s", quotableAddress(address), example)
+	}
+	parsed, err := url.Parse(address)
+	if err != nil {
+		return invalid("is %q, which is not a valid URL; write one such as %s", quotableAddress(address), example)
+	}
+	if parsed.Scheme != "http" && parsed.Scheme != "https" {
+		return invalid("is %q, whose scheme is not http or https, the only ones load-watcher queries; write one such as %s",
+			quotableAddress(address), example)
+	}
+	if parsed.Hostname() == "" {
+		return invalid("is %q, which has no host; write one such as %s", quotableAddress(address), example)
+	}
+	if !validHost(parsed.Hostname()) {
+		return invalid("is %q, whose host is not a host name or IP address; write one such as %s", quotableAddress(address), example)
+	}
+	if port := parsed.Port(); port != "" {
+		if number, err := strconv.Atoi(port); err != nil || number < 1 || number > 65535 {
+			return invalid("is %q, whose port is not between 1 and 65535", quotableAddress(address))
+		}
+	}
+	return nil
+}
+
+// hasUserinfo reports whether the authority of address, the text after scheme:// (or
+// from the start) up to the first /, ? or #, holds an @.
+func hasUserinfo(address string) bool {
+	authority := address
+	if _, rest, found := strings.Cut(address, "://"); found {
+		authority = rest
+	}
+	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
+		authority = authority[:end]
+	}
+	return strings.Contains(authority, "@")
+}
+
+// validHost reports whether host, as url.URL.Hostname returns it, is an IP address or
+// a DNS name (underscores allowed, as some private names have them).
+func validHost(host string) bool {
+	// netip accepts an IPv6 address with a zone, such as fe80::1%eth0.
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
+		if label == "" || len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+			return false
+		}
+		if strings.ContainsFunc(label, func(r rune) bool { return !isHostNameRune(r) }) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHostNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_'
+}
+
+// schemePrefix matches a URL's scheme and the slashes after it, which hold no secret.
+var schemePrefix = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:/*`)
+
+// quotableAddress is address as a message may show it: without what may be secret (the
+// userinfo before an @, the query, the fragment) and cut short.
+func quotableAddress(address string) string {
+	shown, _, hasQuery := strings.Cut(address, "?")
+	shown, _, hasFragment := strings.Cut(shown, "#")
+	if at := strings.LastIndex(shown, "@"); at >= 0 {
+		shown = schemePrefix.FindString(shown) + "...@" + shown[at+1:]
+	}
+	if hasQuery || hasFragment {
+		shown += "?..."
+	}
+	return shorten(shown)
+}
