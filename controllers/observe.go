@@ -101,6 +101,9 @@ func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr 
 func observeNoReadyPod(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *conditionSetter,
 	deployment *appsv1.Deployment, pods schedulerPods) observed {
 	seen := observed{deployment: deployment, podProblem: podProblem(pods.unready)}
+	if seen.podProblem == nil {
+		seen.podProblem = creationProblem(deployment)
+	}
 	if len(pods.unready) > 0 {
 		seen.requeueAfter = podPoll
 	}

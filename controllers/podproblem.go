@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -33,7 +34,7 @@ var (
 // podProblemOrder ranks the problems of different pods: the one that most surely needs
 // someone to act is reported.
 var podProblemOrder = []v1.ConditionReason{
-	v1.ReasonImagePullFailed, v1.ReasonSchedulerCannotStart, v1.ReasonSchedulerCrashing, v1.ReasonSchedulerUnschedulable,
+	v1.ReasonPodCreationFailed, v1.ReasonImagePullFailed, v1.ReasonSchedulerCannotStart, v1.ReasonSchedulerCrashing, v1.ReasonSchedulerUnschedulable,
 }
 
 // podProblem tells why none of pods, the scheduler's pods of the current template that are
@@ -51,6 +52,21 @@ func podProblem(pods []corev1.Pod) *schedconfig.Problem {
 		}
 	}
 	return found
+}
+
+// creationProblem is why the scheduler's Deployment creates no pod, when it says so: its
+// ReplicaFailure condition quotes the API server's refusal (a ResourceQuota exceeded, Pod
+// Security admission, a webhook). Nil when it creates them.
+func creationProblem(deployment *appsv1.Deployment) *schedconfig.Problem {
+	for _, condition := range deployment.Status.Conditions {
+		if condition.Type == appsv1.DeploymentReplicaFailure && condition.Status == corev1.ConditionTrue {
+			return &schedconfig.Problem{Reason: v1.ReasonPodCreationFailed, Message: fmt.Sprintf(
+				"the scheduler's pods cannot be created: %s; allow them (the namespace's ResourceQuota, its Pod Security level, "+
+					"admission webhooks) or change what they ask for (spec.resources, spec.priorityClassName)",
+				usertext.Cut(condition.Message, quotedMessageBytes))}
+		}
+	}
+	return nil
 }
 
 // problemOfPod is what keeps one pod from being ready, nil when it does not say.

@@ -194,6 +194,31 @@ func TestSchedulerPodsTellWhyTheyAreNotReady(t *testing.T) {
 		ContainSubstring("1 pods of an older configuration still schedule")))
 }
 
+// A Deployment whose pods the API server refuses (a ResourceQuota, Pod Security
+// admission) creates none: its ReplicaFailure condition, set by the Deployment
+// controller, is reported at once, not after the progress deadline.
+func TestRefusedSchedulerPodsAreReported(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("refused")
+	s.create(cr)
+	s.g.Eventually(func() *appsv1.Deployment { return s.deployment(cr) }).ShouldNot(BeNil())
+	const refusal = `pods "refused-scheduler-6d9f-x2x7q" is forbidden: exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: pods=0`
+	s.g.Eventually(func() error {
+		deployment := s.deployment(cr)
+		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, UnavailableReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+				Reason: "FailedCreate", Message: refusal}}}
+		return adminClient.Status().Update(s.ctx, deployment)
+	}).Should(Succeed())
+	refused := s.expectUnavailableWithin(cr, v1.ReasonPodCreationFailed, 10*time.Second)
+	s.g.Expect(refused.Message).To(And(ContainSubstring("exceeded quota: no-pods"), ContainSubstring("ResourceQuota")))
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPodCreationFailed)
+
+	s.markDeploymentReady(cr, 1)
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+}
+
 // expectProblemSays checks that problem has reason (none when reason is empty) and that
 // its message says each of says; it reports whether there is a problem to check further.
 func expectProblemSays(t *testing.T, problem *schedconfig.Problem, reason v1.ConditionReason, says []string) bool {

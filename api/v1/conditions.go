@@ -136,6 +136,10 @@ const (
 	// ReasonSchedulerUnschedulable: no node can take the scheduler's own pod; the message
 	// has the default scheduler's reasons.
 	ReasonSchedulerUnschedulable ConditionReason = "SchedulerUnschedulable"
+	// ReasonPodCreationFailed: the API server refuses the scheduler's pods (a ResourceQuota
+	// exceeded, Pod Security admission, a webhook), so its Deployment creates none; the
+	// message quotes the refusal.
+	ReasonPodCreationFailed ConditionReason = "PodCreationFailed"
 )
 
 // ReasonPluginsNotInImage means the configuration enables plugins that the scheduler image

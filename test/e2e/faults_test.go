@@ -17,6 +17,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -170,6 +172,26 @@ var _ = Describe("Faults", func() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
 		cr.Spec.SchedulerImage = ""
 		Expect(k8s.Update(ctx, cr)).To(Succeed())
+		waitAvailable(cr)
+		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }).Should(HavePrefix("False/"))
+	})
+
+	It("says within seconds when the API server refuses the scheduler's pods, and recovers when it admits them", func() {
+		ns := newNamespace()
+		quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-pods"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+		Expect(k8s.Create(ctx, quota)).To(Succeed())
+		// The quota controller must have counted the namespace before it refuses anything.
+		Eventually(func() corev1.ResourceList {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+			return quota.Status.Hard
+		}).ShouldNot(BeEmpty())
+		cr := binPacking(ns, "over-quota")
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "30s").Should(Equal("True/" + string(v1.ReasonPodCreationFailed)))
+		Expect(condition(cr, v1.ConditionAvailable)).To(Equal("False/" + string(v1.ReasonPodCreationFailed)))
+
+		Expect(k8s.Delete(ctx, quota)).To(Succeed())
 		waitAvailable(cr)
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }).Should(HavePrefix("False/"))
 	})
