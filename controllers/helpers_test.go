@@ -185,6 +185,13 @@ func (s *scenario) condition(cr *v1.SecondaryScheduler, conditionType v1.Conditi
 // expectCondition waits until cr's condition has the status and reason.
 func (s *scenario) expectCondition(cr *v1.SecondaryScheduler, conditionType v1.ConditionType, status metav1.ConditionStatus, reason v1.ConditionReason) *metav1.Condition {
 	s.t.Helper()
+	return s.expectConditionWithin(cr, conditionType, status, reason, eventuallyTimeout)
+}
+
+// expectConditionWithin is expectCondition with a wait of its own.
+func (s *scenario) expectConditionWithin(cr *v1.SecondaryScheduler, conditionType v1.ConditionType, status metav1.ConditionStatus,
+	reason v1.ConditionReason, timeout time.Duration) *metav1.Condition {
+	s.t.Helper()
 	var found *metav1.Condition
 	s.g.Eventually(func() string {
 		found = s.condition(cr, conditionType)
@@ -192,7 +199,7 @@ func (s *scenario) expectCondition(cr *v1.SecondaryScheduler, conditionType v1.C
 			return "none"
 		}
 		return string(found.Status) + "/" + found.Reason
-	}).Should(gomega.Equal(string(status)+"/"+string(reason)), "condition %s of %s/%s", conditionType, cr.Namespace, cr.Name)
+	}, timeout).Should(gomega.Equal(string(status)+"/"+string(reason)), "condition %s of %s/%s", conditionType, cr.Namespace, cr.Name)
 	return found
 }
 

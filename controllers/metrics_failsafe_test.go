@@ -110,21 +110,6 @@ func TestStaleMetricsAreReported(t *testing.T) {
 	s.g.Expect(cr.Status.Metrics.UnavailableSince).To(BeNil())
 }
 
-// expectConditionWithin is expectCondition with a longer wait.
-func (s *scenario) expectConditionWithin(cr *v1.SecondaryScheduler, conditionType v1.ConditionType, status metav1.ConditionStatus,
-	reason v1.ConditionReason, timeout time.Duration) *metav1.Condition {
-	s.t.Helper()
-	var found *metav1.Condition
-	s.g.Eventually(func() string {
-		found = s.condition(cr, conditionType)
-		if found == nil {
-			return "none"
-		}
-		return string(found.Status) + "/" + found.Reason
-	}, timeout).Should(Equal(string(status)+"/"+string(reason)), "condition %s of %s/%s", conditionType, cr.Namespace, cr.Name)
-	return found
-}
-
 // customTrimaranConfig is a Custom configuration enabling TargetLoadPacking with the
 // given metricProvider lines.
 func customTrimaranConfig(schedulerName, metricProvider string) string {
