@@ -111,6 +111,9 @@ func failsafeNote(metrics *v1.LoadMetrics, state scoringState) string {
 		return fmt.Sprintf(" The scheduler scores by requests since %s (whenUnavailable: ScoreByRequests), until the metrics have been healthy for %s.",
 			state.scoringSince.UTC().Format(time.RFC3339), metrics.EffectiveResumeAfter())
 	}
+	if state.unavailableSince == nil {
+		return ""
+	}
 	return fmt.Sprintf(" If the metrics are still unusable at %s, the scheduler switches to scoring by requests (whenUnavailable: ScoreByRequests).",
 		state.unavailableSince.Add(metrics.EffectiveStaleAfter()).UTC().Format(time.RFC3339))
 }

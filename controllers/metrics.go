@@ -200,13 +200,14 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	decision.state.store(status.Metrics)
 	result = explainProbe(cr, desired, result)
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
-	found := strings.TrimSuffix(result.Message, ".") + "." + failsafeNote(metrics, decision.state)
-	switch {
+	switch found := func() string {
+		return strings.TrimSuffix(result.Message, ".") + "." + failsafeNote(metrics, decision.state)
+	}; {
 	case !result.Available && result.Reason == v1.ReasonMetricsStale:
-		conditions.set(v1.ConditionDegraded, true, result.Reason, "the load-aware scheduler scores nodes by old data: "+found)
+		conditions.set(v1.ConditionDegraded, true, result.Reason, "the load-aware scheduler scores nodes by old data: "+found())
 	case !result.Available:
 		conditions.set(v1.ConditionDegraded, true, result.Reason,
-			"the load-aware scheduler runs but cannot see node load, so it scores every node alike: "+found)
+			"the load-aware scheduler runs but cannot see node load, so it scores every node alike: "+found())
 	case decision.state.scoring == v1.ScoringByRequests:
 		conditions.set(v1.ConditionDegraded, true, v1.ReasonScoringByRequests, resumingMessage(metrics, decision.state))
 	}

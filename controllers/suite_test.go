@@ -68,6 +68,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "integration suite:", err)
 		os.Exit(1)
 	}
+	// controller-runtime recovers a panicking reconcile and retries it: a test may pass
+	// all the same, so the log is the evidence.
+	if log := operatorLog.String(); code == 0 && strings.Contains(log, "Observed a panic") {
+		fmt.Fprintln(os.Stderr, "integration suite: a reconcile panicked:\n"+log[strings.Index(log, "Observed a panic"):][:min(4000, len(log)-strings.Index(log, "Observed a panic"))])
+		os.Exit(1)
+	}
 	os.Exit(code)
 }
 

@@ -103,6 +103,11 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	if operator != nil {
 		operator.stop()
+		// controller-runtime recovers a panicking reconcile and retries it: specs may pass
+		// all the same, so the operator's log is the evidence.
+		log, err := os.ReadFile(operator.logPath)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(log)).NotTo(ContainSubstring("Observed a panic"), "a reconcile panicked; see %s", operator.logPath)
 	}
 	if runner != nil {
 		runner.stop()
