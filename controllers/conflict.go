@@ -29,7 +29,9 @@ func (r *SecondarySchedulerReconciler) schedulerNameConflict(ctx context.Context
 			// a name that a scheduler in an allowed namespace needs.
 			if other.UID != cr.UID && older(other, cr) && r.Tenancy.Allows(other.Namespace) {
 				return &schedconfig.Problem{Reason: v1.ReasonSchedulerNameConflict, Message: fmt.Sprintf(
-					"SecondaryScheduler %s/%s, created earlier, already runs scheduler %s; choose another scheduler name "+
+					"SecondaryScheduler %s/%s, created earlier, already runs scheduler %s; scheduler names are cluster-wide "+
+						"(pods in every namespace name one in spec.schedulerName), and the name defaults to metadata.name, so "+
+						"resources of the same name in different namespaces conflict; choose another scheduler name "+
 						"(spec.schedulerName cannot be changed, so recreate this resource; for a Custom configuration rename its profile), or delete the other one",
 					other.Namespace, other.Name, name)}, nil
 			}
