@@ -72,7 +72,7 @@ test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) tes
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), and the shipped RBAC against its allow-list.
-	go test ./api/... ./internal/... ./test/podrunner/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... -count=1
+	go test ./api/... ./internal/... ./test/podrunner/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/bench -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
@@ -89,8 +89,11 @@ fuzz: ## Fuzz the parsers and renderers of user input, FUZZTIME each (default 10
 	FUZZTIME=$(FUZZTIME) FUZZ=$(FUZZ) hack/fuzz.sh
 
 .PHONY: bench
-bench: ## Benchmarks: rendering and config parsing per reconcile, a metrics probe of 500 nodes; time and allocations.
-	go test ./internal/... -run '^$$' -bench . -benchmem -count 3
+BENCH ?=
+BENCH_COUNT ?= 0
+bench: ## Benchmarks, about 15 minutes: the micro-benchmarks (rendering and config parsing per reconcile, a metrics probe of 500 nodes; time and allocations), then every cluster benchmark of test/bench (convergence, edit, scale, scheduling, idle, memory) on a local cluster of its own, printing tables and writing docs/benchmarks.md. BENCH=name[,name] runs only those cluster benchmarks (no micro-benchmarks) and replaces only their sections; BENCH_COUNT=N runs each N times (default: edit 3, the others once) and reports medians.
+	$(if $(BENCH),,go test ./internal/... -run '^$$' -bench . -benchmem -count 3)
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) go run ./test/bench -bench '$(BENCH)' -count $(BENCH_COUNT) -report docs/benchmarks.md
 
 ##@ Demo
 

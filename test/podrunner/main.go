@@ -59,6 +59,11 @@
 //     its default secure port 10259, and --authentication-kubeconfig and
 //     --authorization-kubeconfig, which it would take from the cluster in a pod.
 //
+// With --fake-ready, podrunner starts no process at all: each pod is reported Running and
+// Ready at once, and stays so until it is deleted. This is for benchmarks of the operator
+// that run more schedulers than the machine could run as processes; nothing is scheduled
+// by such a pod.
+//
 // The process's output goes to pods/NAMESPACE_NAME_UIDPREFIX/process.log under --work-dir,
 // and its pid to the file pid beside it: the program's own pid, so that a test kills the
 // program (to simulate a crash, which podrunner restarts) by killing that pid.
@@ -84,6 +89,7 @@ func main() {
 	var (
 		kubeconfig, nodeName, workDir, binaries string
 		nodeCount, zoneCount                    int
+		fakeReady                               bool
 	)
 	flag.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (an administrator's)")
 	flag.StringVar(&nodeName, "node-name", "scheduler-host", "name of the Node whose pods podrunner runs; with --nodes above 1, the Nodes are NAME-1..NAME-N")
@@ -92,6 +98,8 @@ func main() {
 	flag.StringVar(&workDir, "work-dir", "_artifacts/podrunner", "where pod volumes, kubeconfigs and process logs go")
 	flag.StringVar(&binaries, "binaries", "",
 		"comma-separated IMAGE-SUBSTRING=PATH pairs mapping images to local binaries, first match wins, for example scheduler-plugins=/path/kube-scheduler,kube-scheduler=/path/kube-scheduler")
+	flag.BoolVar(&fakeReady, "fake-ready", false,
+		"start no process: report every pod Running and Ready at once (for benchmarks that run more pods than the machine can run processes)")
 	klog.InitFlags(nil)
 	flag.Parse()
 
@@ -109,6 +117,9 @@ func main() {
 	if err != nil {
 		klog.Fatalf("load kubeconfig: %v", err)
 	}
+	// A kubelet's defaults (--kube-api-qps, --kube-api-burst); client-go's, 5 and 10, would
+	// make hundreds of pods wait for their status.
+	config.QPS, config.Burst = 50, 100
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	reader, err := client.New(config, client.Options{})
@@ -126,6 +137,7 @@ func main() {
 		zoneCount: zoneCount,
 		workDir:   workDir,
 		binaries:  mapping,
+		fakeReady: fakeReady,
 		pods:      map[string]*podProcess{},
 	}
 	if err := r.run(ctx); err != nil {

@@ -32,6 +32,8 @@ type runner struct {
 	zoneCount int
 	workDir   string
 	binaries  []imageBinary
+	// fakeReady reports pods Running and Ready without starting their processes.
+	fakeReady bool
 
 	// noUTSNamespace is set once starting a process in a UTS namespace of its own failed
 	// for want of privilege; processes then keep the host's hostname.

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// benchmark is one benchmark on the local cluster.
+type benchmark struct {
+	name string
+	// namespaces are where it runs SecondarySchedulers; the operator is allowed them all.
+	namespaces []string
+	// run measures and returns its section of the report. It starts from a running
+	// operator and podrunner (env.useOperator and env.usePodrunner change them), and
+	// leaves its namespaces empty of SecondarySchedulers (env.clean), but for the
+	// steady schedulers.
+	run func(ctx context.Context, e *env) (*section, error)
+	// runs is how many times it runs unless -count says otherwise: more than once where
+	// the repetitions fit in make bench's time, so that its figures are medians.
+	runs int
+}
+
+// benchmarks are every benchmark, in the order they run and appear in the report. A new
+// one goes in a file of its own and is added here. idle and memory come last: they
+// share schedulers that stay (steadySchedulers), and memory leaves the API server with
+// many objects to delete.
+var benchmarks = []benchmark{
+	{name: "convergence", namespaces: []string{convergenceNamespace}, run: runConvergence},
+	{name: "edit", namespaces: []string{editNamespace}, run: runEdit, runs: 3},
+	{name: "scale", namespaces: []string{scaleNamespace}, run: runScale},
+	{name: "scheduling", namespaces: []string{steadyNamespace}, run: runScheduling},
+	{name: "idle", namespaces: []string{steadyNamespace}, run: runIdle},
+	{name: "memory", namespaces: []string{steadyNamespace}, run: runMemory},
+}
+
+// selectBenchmarks returns the benchmarks named in list (comma-separated; empty for all),
+// in the registry's order.
+func selectBenchmarks(list string) ([]benchmark, error) {
+	if strings.TrimSpace(list) == "" {
+		return benchmarks, nil
+	}
+	wanted := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			wanted[name] = true
+		}
+	}
+	var selected []benchmark
+	for _, b := range benchmarks {
+		if wanted[b.name] {
+			selected = append(selected, b)
+			delete(wanted, b.name)
+		}
+	}
+	if len(wanted) > 0 {
+		return nil, fmt.Errorf("no benchmark named %s; there are %s", strings.Join(mapKeys(wanted), ", "), strings.Join(benchmarkNames(), ", "))
+	}
+	return selected, nil
+}
+
+func benchmarkNames() []string {
+	names := make([]string, len(benchmarks))
+	for i, b := range benchmarks {
+		names[i] = b.name
+	}
+	return names
+}

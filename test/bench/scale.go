@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+const (
+	scaleNamespace = "bench-scale"
+	scaleCount     = 500
+	// scaleParallel is how many create requests are in flight at once.
+	scaleParallel = 16
+	// scaleTimeout bounds each half; the figures before issue 12 took 87 s and 214 s.
+	scaleTimeout = 6 * time.Minute
+)
+
+// runScale creates many SecondarySchedulers at once with a fresh operator, then deletes
+// them all at once.
+func runScale(ctx context.Context, e *env) (*section, error) {
+	if err := e.usePodrunner(ctx, true); err != nil {
+		return nil, err
+	}
+	s := &section{
+		name:  "scale",
+		title: fmt.Sprintf("%d schedulers at once, created and deleted", scaleCount),
+		what: fmt.Sprintf("Restarts the operator, creates %d BinPacking SecondarySchedulers at once (%d create requests in flight), "+
+			"waits until all are Available, then deletes them all at once (one deletecollection request). Their pods are Ready "+
+			"without a process (podrunner --fake-ready): %d kube-scheduler processes do not fit the machine.", scaleCount, scaleParallel, scaleCount),
+		how: "Wall time from the first create request to the watch event of the last object created (every kind, by owner labels) " +
+			"and of the last Available; from the delete request to the watch event of the last SecondaryScheduler gone (its finalizer done), " +
+			"and of the last of their objects gone (kube-controller-manager's garbage collector deletes those a SecondaryScheduler owns " +
+			"once it is gone, and the scheduler pods with their Deployments). The operator's CPU time from /proc/PID/stat, its peak RSS " +
+			"(VmHWM) from /proc/PID/status, its requests from its client metrics and the audit log, its reconciles from " +
+			"controller_runtime_reconcile_total; each half counted from a sample just before it to one just after.",
+	}
+	if err := e.useOperator(ctx, e.operatorBinary, true); err != nil {
+		return s, err
+	}
+	beforeCreate, err := e.sampleOperator(ctx)
+	if err != nil {
+		return s, err
+	}
+	started, err := e.createSchedulers(ctx, scaleNamespace, "scale", scaleCount, scaleParallel)
+	if err != nil {
+		return s, err
+	}
+	createErr := e.waitAllAvailable(ctx, scaleNamespace, scaleCount, scaleTimeout)
+	afterCreate, err := e.sampleOperator(ctx)
+	if err != nil {
+		return s, err
+	}
+	created, err := e.activityBetween(beforeCreate, afterCreate)
+	if err != nil {
+		return s, err
+	}
+	allObjects, allAvailable := math.NaN(), math.NaN()
+	objectCounts := map[int]int{}
+	if createErr == nil {
+		var lastObject, lastAvailable time.Time
+		for _, state := range e.tracker.inNamespace(scaleNamespace) {
+			lastObject = latest(lastObject, state.allObjectsAt())
+			lastAvailable = latest(lastAvailable, state.currentAt)
+			objectCounts[len(state.objects)]++
+		}
+		allObjects, allAvailable = lastObject.Sub(started).Seconds(), lastAvailable.Sub(started).Seconds()
+	}
+	notReached := fmt.Sprintf("not within %v", scaleTimeout)
+
+	deleteStarted := time.Now()
+	if err := e.client.DeleteAllOf(ctx, &v1.SecondaryScheduler{}, client.InNamespace(scaleNamespace)); err != nil && !apierrors.IsNotFound(err) {
+		return s, err
+	}
+	deleteErr := e.waitNamespaceGone(ctx, scaleNamespace, scaleTimeout)
+	finalized, allGone := math.NaN(), math.NaN()
+	if deleteErr == nil {
+		var lastFinalized, lastGone time.Time
+		for _, state := range e.tracker.inNamespace(scaleNamespace) {
+			lastFinalized = latest(lastFinalized, state.goneAt)
+			lastGone = latest(lastGone, latest(state.goneAt, state.lastObjectGoneAt))
+		}
+		finalized, allGone = lastFinalized.Sub(deleteStarted).Seconds(), lastGone.Sub(deleteStarted).Seconds()
+	}
+	afterDelete, err := e.sampleOperator(ctx)
+	if err != nil {
+		return s, err
+	}
+	deleted, err := e.activityBetween(afterCreate, afterDelete)
+	if err != nil {
+		return s, err
+	}
+	perScheduler := func(count float64) float64 { return count / scaleCount }
+	s.rows = []row{
+		{figure: "create → every object of every scheduler", values: []float64{allObjects}, unit: unitSeconds, target: below(60), before: "86.7 s", missing: notReached},
+		{figure: "create → every scheduler Available", values: []float64{allAvailable}, unit: unitSeconds, missing: notReached},
+		{figure: "creating: operator CPU", values: []float64{created.cpuSeconds}, unit: unitCPUSeconds},
+		{figure: "creating: operator peak RSS (VmHWM)", values: []float64{afterCreate.memory.peakRSS / mebibyte}, unit: unitMiB, before: "111 MiB"},
+		{figure: "creating: API requests per scheduler", values: []float64{perScheduler(total(created.requests))}, unit: unitPerScheduler, before: "46"},
+		{figure: "creating: reconciles per scheduler", values: []float64{perScheduler(total(created.reconciles))}, unit: unitPerScheduler, before: "3"},
+		{figure: "creating: mean reconcile duration", values: []float64{created.meanReconcile()}, unit: unitMilliseconds},
+		{figure: "delete → every SecondaryScheduler gone (finalizers done)", values: []float64{finalized}, unit: unitSeconds, missing: notReached},
+		{figure: "delete → every object gone too (garbage collector done)", values: []float64{allGone}, unit: unitSeconds, target: below(30), before: "214 s (3 min 34 s)", missing: notReached},
+		{figure: "deleting: operator CPU", values: []float64{deleted.cpuSeconds}, unit: unitCPUSeconds},
+		{figure: "deleting: DELETE requests", values: []float64{deleted.requestsOf(http.MethodDelete, "")}, unit: unitCount, before: "7,436"},
+		{figure: "deleting: DELETE requests answered 404", values: []float64{deleted.requestsOf(http.MethodDelete, "404")}, unit: unitCount, before: "most of them"},
+		{figure: "deleting: API requests per scheduler", values: []float64{perScheduler(total(deleted.requests))}, unit: unitPerScheduler},
+		{figure: "deleting: reconciles per scheduler", values: []float64{perScheduler(total(deleted.reconciles))}, unit: unitPerScheduler},
+		{figure: "deleting: mean reconcile duration", values: []float64{deleted.meanReconcile()}, unit: unitMilliseconds},
+	}
+	s.details = append(created.requestDetails("Creating"), deleted.requestDetails("Deleting")...)
+	for _, phase := range []struct {
+		name string
+		activity
+	}{{"Creating", created}, {"Deleting", deleted}} {
+		s.notes = append(s.notes, fmt.Sprintf("%s: %.0f reconciles took %.0f s together, %.0f at a time (controller_runtime_max_concurrent_reconciles), "+
+			"from first request to last sample %.0f s.", phase.name, total(phase.reconciles), phase.reconcileSeconds, phase.workers, phase.duration.Seconds()))
+	}
+	if len(objectCounts) > 0 {
+		s.notes = append(s.notes, fmt.Sprintf("Objects per scheduler once all were Available: %s.", countsText(objectCounts)))
+	}
+	if err := firstError(createErr, deleteErr); err != nil {
+		s.notes = append(s.notes, fmt.Sprintf("Not reached: %v.", err))
+	}
+	// What is left after a timeout goes before the next benchmark.
+	return s, e.clean(ctx, scaleNamespace)
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,81 @@
+package scheduling
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+func TestSchedulerConfig(t *testing.T) {
+	tests := []struct {
+		config    Config
+		wantLease string
+		// want are fields of the configuration, by path.
+		want map[string]any
+	}{
+		{
+			config:    Ours,
+			wantLease: "bin-packing-scheduler-lease",
+			want: map[string]any{
+				"clientConnection.kubeconfig":         "/k/kubeconfig",
+				"clientConnection.qps":                float64(500),
+				"leaderElection.resourceName":         "bin-packing-scheduler-lease",
+				"leaderElection.resourceNamespace":    benchNamespace,
+				"profiles.0.schedulerName":            schedulerName,
+				"profiles.0.percentageOfNodesToScore": float64(100),
+			},
+		},
+		{
+			config:    Upstream,
+			wantLease: "upstream-defaults-scheduler-lease",
+			want: map[string]any{
+				"clientConnection": map[string]any{"kubeconfig": "/k/kubeconfig"},
+				"leaderElection": map[string]any{"leaderElect": true, "resourceLock": "leases",
+					"resourceName": "upstream-defaults-scheduler-lease", "resourceNamespace": benchNamespace},
+				"profiles": []any{map[string]any{"schedulerName": schedulerName}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.config), func(t *testing.T) {
+			content, lease, err := schedulerConfig(tt.config, "/k/kubeconfig")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lease != tt.wantLease {
+				t.Errorf("lease = %q, want %q", lease, tt.wantLease)
+			}
+			var config map[string]any
+			if err := yaml.Unmarshal(content, &config); err != nil {
+				t.Fatalf("the configuration is no YAML: %v\n%s", err, content)
+			}
+			for path, want := range tt.want {
+				if diff := cmp.Diff(want, lookupPath(config, path)); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", path, diff)
+				}
+			}
+		})
+	}
+}
+
+// lookupPath reads a dotted path of map keys and list indexes.
+func lookupPath(value any, path string) any {
+	for _, key := range strings.Split(path, ".") {
+		switch node := value.(type) {
+		case map[string]any:
+			value = node[key]
+		case []any:
+			index, err := strconv.Atoi(key)
+			if err != nil || index >= len(node) {
+				return nil
+			}
+			value = node[index]
+		default:
+			return nil
+		}
+	}
+	return value
+}
