@@ -50,7 +50,7 @@ type ownerState struct {
 }
 
 // allObjectsAt is when the last of the objects that exist now was first seen.
-func (s *ownerState) allObjectsAt() time.Time {
+func (s ownerState) allObjectsAt() time.Time {
 	var latest time.Time
 	for _, seen := range s.objects {
 		if seen.After(latest) {
@@ -61,7 +61,7 @@ func (s *ownerState) allObjectsAt() time.Time {
 }
 
 // gone is whether neither the SecondaryScheduler nor any of its objects exists.
-func (s *ownerState) gone() bool { return !s.exists && len(s.objects) == 0 }
+func (s ownerState) gone() bool { return !s.exists && len(s.objects) == 0 }
 
 // tracker watches SecondarySchedulers and the objects labelled as the operator's, and
 // records when each change arrived: latencies come from those times, never from a poll.
@@ -143,18 +143,33 @@ func ownerOf(object metav1.Object) (ownerKey, bool) {
 	return key, key.namespace != "" && key.name != ""
 }
 
+// childOf is the object of an event on a child of kind, its owner and its id
+// (kind/namespace/name); false for an object without owner labels.
+func childOf(kind string, object any) (client.Object, ownerKey, string, bool) {
+	child, ok := deletedObject(object).(client.Object)
+	if !ok {
+		return nil, ownerKey{}, "", false
+	}
+	key, ok := ownerOf(child)
+	return child, key, kind + "/" + child.GetNamespace() + "/" + child.GetName(), ok
+}
+
+// deletedObject is the object of a delete event, also when the informer missed the
+// deletion and only knows the last state it saw.
+func deletedObject(object any) any {
+	if tombstone, ok := object.(toolscache.DeletedFinalStateUnknown); ok {
+		return tombstone.Obj
+	}
+	return object
+}
+
 func (t *tracker) childHandler(kind string) toolscache.ResourceEventHandlerFuncs {
 	seen := func(object any) {
 		now := time.Now()
-		child, ok := object.(client.Object)
+		child, key, id, ok := childOf(kind, object)
 		if !ok {
 			return
 		}
-		key, ok := ownerOf(child)
-		if !ok {
-			return
-		}
-		id := kind + "/" + child.GetNamespace() + "/" + child.GetName()
 		t.update(key, func(state *ownerState) {
 			if _, ok := state.objects[id]; !ok {
 				state.objects[id] = now
@@ -171,18 +186,10 @@ func (t *tracker) childHandler(kind string) toolscache.ResourceEventHandlerFuncs
 		UpdateFunc: func(_, object any) { seen(object) },
 		DeleteFunc: func(object any) {
 			now := time.Now()
-			if tombstone, ok := object.(toolscache.DeletedFinalStateUnknown); ok {
-				object = tombstone.Obj
-			}
-			child, ok := object.(client.Object)
+			_, key, id, ok := childOf(kind, object)
 			if !ok {
 				return
 			}
-			key, ok := ownerOf(child)
-			if !ok {
-				return
-			}
-			id := kind + "/" + child.GetNamespace() + "/" + child.GetName()
 			t.update(key, func(state *ownerState) {
 				delete(state.objects, id)
 				state.lastObjectGoneAt = now
@@ -217,10 +224,7 @@ func (t *tracker) schedulerHandler() toolscache.ResourceEventHandlerFuncs {
 		UpdateFunc: func(_, object any) { seen(object) },
 		DeleteFunc: func(object any) {
 			now := time.Now()
-			if tombstone, ok := object.(toolscache.DeletedFinalStateUnknown); ok {
-				object = tombstone.Obj
-			}
-			cr, ok := object.(*v1.SecondaryScheduler)
+			cr, ok := deletedObject(object).(*v1.SecondaryScheduler)
 			if !ok {
 				return
 			}
