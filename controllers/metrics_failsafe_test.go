@@ -150,7 +150,7 @@ func TestCustomTrimaranConfigIsProbed(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonMetricsAddressInvalid)
 	s.g.Expect(s.deployment(cr)).To(BeNil(), "a configuration whose metrics cannot be read is not applied")
 
-	userConfig := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "custom-load-config"}}
+	userConfig := configMapIn(s.namespace, "custom-load-config")
 	s.update(userConfig, func() {
 		userConfig.Data["config.yaml"] = customTrimaranConfig("custom-load",
 			fmt.Sprintf("        type: Prometheus\n        address: %s\n        token: %s\n", guarded.URL, token))
