@@ -49,6 +49,7 @@ func main() {
 		metricsTokenClusterRoles                  string
 		leaderElect, secureMetrics, enableHTTP2   bool
 		metricsProbeInterval                      time.Duration
+		concurrentReconciles                      int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443",
 		"Address the metrics endpoint binds to, for example :8443 (HTTPS) or :8080 with --metrics-secure=false; 0 disables it.")
@@ -71,6 +72,8 @@ func main() {
 		"Serve metrics over HTTP/2 too; off by default against the HTTP/2 rapid-reset and stream-cancellation attacks.")
 	flag.DurationVar(&metricsProbeInterval, "metrics-probe-interval", controllers.DefaultMetricsProbeInterval,
 		"How often the metrics of load-aware schedulers are probed again when nothing changes.")
+	flag.IntVar(&concurrentReconciles, "concurrent-reconciles", 4,
+		"How many SecondarySchedulers are reconciled at once; one resource is never reconciled twice at once.")
 	zapOptions := zap.Options{}
 	zapOptions.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -83,7 +86,7 @@ func main() {
 		prometheusNamespaces:     tenancy.ParseList(prometheusNamespaces),
 		metricsTokenClusterRoles: tenancy.ParseList(metricsTokenClusterRoles),
 		leaderElect:              leaderElect, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
-		metricsProbeInterval: metricsProbeInterval,
+		metricsProbeInterval: metricsProbeInterval, concurrentReconciles: concurrentReconciles,
 	}); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)
@@ -95,6 +98,7 @@ type options struct {
 	schedulerNamespaces, prometheusNamespaces, metricsTokenClusterRoles []string
 	leaderElect, secureMetrics, enableHTTP2                             bool
 	metricsProbeInterval                                                time.Duration
+	concurrentReconciles                                                int
 }
 
 // defaultSchedulerNamespaces is OLM's target namespaces, else the operator's own.
@@ -187,6 +191,7 @@ func run(ctx context.Context, opts options) error {
 		Tenancy:                  tenancy.Policy{Namespaces: schedulerNamespaces, Unbound: unbound},
 		PrometheusNamespaces:     opts.prometheusNamespaces,
 		MetricsTokenClusterRoles: opts.metricsTokenClusterRoles,
+		MaxConcurrentReconciles:  opts.concurrentReconciles,
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return err

@@ -4,34 +4,183 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/drift"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
-// apply applies every object of the rendered scheduler with server-side apply, then
-// deletes cr's objects that are no longer rendered. A refusal of the API server for the
-// object's content is the user's to fix and returned as a problem.
-func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered, rendered *render.Result) (*schedconfig.Problem, error) {
+// apply writes, with server-side apply, every object of the rendered scheduler that the
+// cluster does not already hold as rendered, then deletes cr's objects that are no
+// longer rendered. An object the cache holds with the hash of this very content and
+// every field of it intact is left alone: a reconcile that changes nothing writes
+// nothing. The objects are applied concurrently, in waves (applyWave): what is
+// referenced before what references it. A refusal of the API server for the object's
+// content is the user's to fix and returned as a problem. It returns the scheduler's
+// Deployment as it now is.
+func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered, rendered *render.Result,
+	live liveObjects) (*appsv1.Deployment, *schedconfig.Problem, error) {
+	var waves [applyWaves][]*unstructured.Unstructured
+	var deployment *unstructured.Unstructured
 	for _, object := range rendered.Objects {
-		if problem, err := r.applyObject(ctx, object); problem != nil || err != nil {
-			return problem, err
+		if object.GetKind() == "Deployment" {
+			deployment = object
+			continue
+		}
+		wave := applyWave(object)
+		waves[wave] = append(waves[wave], object)
+	}
+	for _, wave := range waves {
+		if problem, err := r.applyAll(ctx, wave, live); problem != nil || err != nil {
+			return nil, problem, err
+		}
+	}
+	var applied *appsv1.Deployment
+	if deployment != nil {
+		var problem *schedconfig.Problem
+		var err error
+		if applied, problem, err = r.applyDeployment(ctx, deployment, live); problem != nil || err != nil {
+			return nil, problem, err
 		}
 	}
 	if err := r.pruneChildren(ctx, cr, rendered.Objects); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if found.recordingRules(cr) != "" || cr.Status.Metrics != nil && cr.Status.Metrics.RecordingRules != "" {
-		return nil, r.pruneRecordingRules(ctx, cr, rendered.Objects)
+		if err := r.pruneRecordingRules(ctx, cr, rendered.Objects); err != nil {
+			return nil, nil, err
+		}
+	}
+	return applied, nil, nil
+}
+
+// applyWaves is how many waves of objects are applied before the Deployment.
+const applyWaves = 2
+
+// applyWave is the wave in which object is applied: bindings after the rest, since the
+// API server checks that the binder holds what a Role grants, and must find the Role
+// for that. The Deployment comes last of all: its pods need the ServiceAccount, the
+// configuration and the bindings.
+func applyWave(object *unstructured.Unstructured) int {
+	switch object.GetKind() {
+	case "RoleBinding", "ClusterRoleBinding":
+		return 1
+	default:
+		return 0
+	}
+}
+
+// applyAll applies objects concurrently; the first problem, in their order, is returned.
+func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, objects []*unstructured.Unstructured, live liveObjects) (*schedconfig.Problem, error) {
+	problems := make([]*schedconfig.Problem, len(objects))
+	group, groupCtx := errgroup.WithContext(ctx)
+	for i, object := range objects {
+		group.Go(func() error {
+			var err error
+			_, problems[i], err = r.applyIfChanged(groupCtx, object, live[objectID(object)])
+			return err
+		})
+	}
+	if err := group.Wait(); err != nil {
+		return nil, err
+	}
+	for _, problem := range problems {
+		if problem != nil {
+			return problem, nil
+		}
 	}
 	return nil, nil
 }
 
-// applyObject applies one object as the operator's field owner.
+// applyDeployment applies the scheduler's Deployment if it changed and returns it as
+// the API server answered, or as the cache holds it when nothing changed: observe must
+// see the pod template just applied, which the cache may not have yet.
+func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, object *unstructured.Unstructured,
+	live liveObjects) (*appsv1.Deployment, *schedconfig.Problem, error) {
+	cached := live[objectID(object)]
+	applied, problem, err := r.applyIfChanged(ctx, object, cached)
+	if problem != nil || err != nil {
+		return nil, problem, err
+	}
+	if applied == nil {
+		return cached.(*appsv1.Deployment), nil, nil
+	}
+	deployment := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(applied.Object, deployment); err != nil {
+		return nil, nil, fmt.Errorf("read the applied Deployment: %w", err)
+	}
+	return deployment, nil, nil
+}
+
+// applyIfChanged applies desired unless cached, the object as the cache holds it (nil
+// when it holds none), already is what applying desired would make it. It returns the
+// object as the API server answered, nil when nothing was applied. desired is not
+// modified.
+func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, desired *unstructured.Unstructured,
+	cached client.Object) (*unstructured.Unstructured, *schedconfig.Problem, error) {
+	object := desired.DeepCopy()
+	hash, err := drift.Hash(object.Object)
+	if err != nil {
+		return nil, nil, err
+	}
+	annotations := object.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[drift.AppliedHashAnnotation] = hash
+	object.SetAnnotations(annotations)
+	if cached != nil {
+		current, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cached)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read cached %s %s: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
+		}
+		// Typed objects from the cache carry no apiVersion and kind.
+		current["apiVersion"], current["kind"] = object.GetAPIVersion(), object.GetKind()
+		if drift.Unchanged(current, object.Object) {
+			return nil, nil, nil
+		}
+		if err := r.replaceClusterIPService(ctx, cached); err != nil {
+			return nil, nil, err
+		}
+	}
+	problem, err := r.applyObject(ctx, object)
+	if problem != nil || err != nil {
+		return nil, problem, err
+	}
+	logf.FromContext(ctx).V(2).Info("applied", "kind", object.GetKind(), "object", client.ObjectKeyFromObject(object))
+	return object, nil, nil
+}
+
+// replaceClusterIPService deletes the scheduler's Service when it still has the cluster
+// IP that operators before the headless Service allocated: spec.clusterIP cannot change,
+// so the apply that follows recreates it headless. A Service per scheduler with a
+// cluster IP of its own exhausted the service range at a few hundred schedulers, and
+// monitoring reads the pods' endpoints, which a headless Service lists as well.
+func (r *SecondarySchedulerReconciler) replaceClusterIPService(ctx context.Context, cached client.Object) error {
+	service, ok := cached.(*corev1.Service)
+	if !ok || service.Spec.ClusterIP == "" || service.Spec.ClusterIP == corev1.ClusterIPNone {
+		return nil
+	}
+	uid := service.UID
+	err := r.Delete(ctx, service, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete Service %s to recreate it headless: %w", client.ObjectKeyFromObject(service), err)
+	}
+	return nil
+}
+
+// applyObject applies one object as the operator's field owner. object becomes what the
+// API server answered.
 func (r *SecondarySchedulerReconciler) applyObject(ctx context.Context, object *unstructured.Unstructured) (*schedconfig.Problem, error) {
 	key := client.ObjectKeyFromObject(object)
 	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner(FieldOwner), client.ForceOwnership)

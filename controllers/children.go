@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -55,11 +56,6 @@ var allChildKinds = []childKind{
 	clusterRoleBindingKind,
 }
 
-// unownedChildKinds hold the objects an owner reference cannot reach: ClusterRoleBindings,
-// and RoleBindings, one of which lives in kube-system. Owned RoleBindings are deleted with
-// them, which the garbage collector would do a moment later anyway.
-var unownedChildKinds = []childKind{roleBindingKind, clusterRoleBindingKind}
-
 // ownerSelector selects the objects labelled as cr's, in every namespace.
 func ownerSelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
 	return client.MatchingLabels{render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name}
@@ -78,26 +74,44 @@ func namespacesOf(cr *v1.SecondaryScheduler, kind childKind) []string {
 }
 
 // deleteChildren deletes cr's objects of the given kinds, those that are provably its own
-// and nothing else. It lists them from the API server rather than the cache, which may
-// not have seen an object created a moment ago.
+// and nothing else, concurrently. Objects in cr's namespace are listed from the cache:
+// one created a moment ago that the cache has not seen yet is deleted at the reconcile
+// its watch event brings, or by the garbage collector, through its owner reference. The
+// others (cluster-scoped ones, the RoleBinding in kube-system), which nothing else
+// deletes, are listed from the API server.
 func (r *SecondarySchedulerReconciler) deleteChildren(ctx context.Context, cr *v1.SecondaryScheduler, kinds []childKind) error {
+	var doomed []client.Object
 	for _, kind := range kinds {
 		for _, namespace := range namespacesOf(cr, kind) {
-			if namespace == cr.Namespace && !r.Tenancy.Allows(namespace) {
-				continue // not readable; what is there, cr owns, and the garbage collector takes
+			reader := r.APIReader
+			if namespace == cr.Namespace {
+				if !r.Tenancy.Allows(namespace) {
+					continue // not readable; what is there, cr owns, and the garbage collector takes
+				}
+				reader = r.Client
 			}
 			list := kind.list()
-			if err := r.APIReader.List(ctx, list, client.InNamespace(namespace), ownerSelector(cr)); err != nil {
+			if err := reader.List(ctx, list, client.InNamespace(namespace), ownerSelector(cr)); err != nil {
 				return fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
 			}
 			if err := meta.EachListItem(list, func(item runtime.Object) error {
-				return deleteOwned(ctx, r.Client, cr, item.(client.Object))
+				doomed = append(doomed, item.(client.Object))
+				return nil
 			}); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	return r.deleteAll(ctx, cr, doomed)
+}
+
+// deleteAll deletes those of objects that are cr's, concurrently.
+func (r *SecondarySchedulerReconciler) deleteAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []client.Object) error {
+	group, groupCtx := errgroup.WithContext(ctx)
+	for _, object := range objects {
+		group.Go(func() error { return deleteOwned(groupCtx, r.Client, cr, object) })
+	}
+	return group.Wait()
 }
 
 // pruneChildren deletes cr's objects that the desired scheduler no longer has, such as
@@ -107,6 +121,7 @@ func (r *SecondarySchedulerReconciler) pruneChildren(ctx context.Context, cr *v1
 	for _, object := range desired {
 		wanted[object.GetKind()+"/"+object.GetNamespace()+"/"+object.GetName()] = true
 	}
+	var unwanted []client.Object
 	for _, kind := range allChildKinds {
 		list := kind.list()
 		if err := r.List(ctx, list, ownerSelector(cr)); err != nil {
@@ -114,16 +129,16 @@ func (r *SecondarySchedulerReconciler) pruneChildren(ctx context.Context, cr *v1
 		}
 		err := meta.EachListItem(list, func(item runtime.Object) error {
 			object := item.(client.Object)
-			if wanted[kind.name+"/"+object.GetNamespace()+"/"+object.GetName()] {
-				return nil
+			if !wanted[kind.name+"/"+object.GetNamespace()+"/"+object.GetName()] {
+				unwanted = append(unwanted, object)
 			}
-			return deleteOwned(ctx, r.Client, cr, object)
+			return nil
 		})
 		if err != nil {
 			return err
 		}
 	}
-	return nil
+	return r.deleteAll(ctx, cr, unwanted)
 }
 
 // ownerOf maps an object of a scheduler to its SecondaryScheduler through its labels.

@@ -35,6 +35,17 @@ func (c *conditionSetter) set(conditionType v1.ConditionType, isTrue bool, reaso
 	})
 }
 
+// setUnknown sets a condition Unknown: what it reports has not been observed yet.
+func (c *conditionSetter) setUnknown(conditionType v1.ConditionType, reason v1.ConditionReason, message string) {
+	meta.SetStatusCondition(&c.status.Conditions, metav1.Condition{
+		Type:               string(conditionType),
+		Status:             metav1.ConditionUnknown,
+		Reason:             string(reason),
+		Message:            message,
+		ObservedGeneration: c.generation,
+	})
+}
+
 // setAll sets every condition False with one reason, for management states in which
 // the operator does not run a scheduler.
 func (c *conditionSetter) setAll(reason v1.ConditionReason, message string) {

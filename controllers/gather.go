@@ -7,10 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -222,7 +225,30 @@ func customMetrics(custom *customConfiguration, found *gathered) *schedconfig.Pr
 
 // kubernetesMinor reads the cluster's minor version ("37" or "37+" for 1.37).
 func (r *SecondarySchedulerReconciler) kubernetesMinor() (int, error) {
-	info, err := r.Version.ServerVersion()
+	return r.serverVersion.minor(r.Version, r.now())
+}
+
+// versionTTL is how long the cluster's version is kept: it changes only with an upgrade
+// of the control plane, and reading it at every reconcile was a request each time.
+const versionTTL = 10 * time.Minute
+
+// versionCache keeps the cluster's Kubernetes minor version for versionTTL. Failures
+// are not kept.
+type versionCache struct {
+	mu        sync.Mutex
+	readAt    time.Time
+	readMinor int
+}
+
+// minor returns the cluster's minor version, read from server when the kept one is older
+// than versionTTL.
+func (c *versionCache) minor(server discovery.ServerVersionInterface, now time.Time) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.readAt.IsZero() && now.Sub(c.readAt) < versionTTL {
+		return c.readMinor, nil
+	}
+	info, err := server.ServerVersion()
 	if err != nil {
 		return 0, err
 	}
@@ -230,6 +256,7 @@ func (r *SecondarySchedulerReconciler) kubernetesMinor() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("parse minor version %q: %w", info.Minor, err)
 	}
+	c.readAt, c.readMinor = now, minor
 	return minor, nil
 }
 

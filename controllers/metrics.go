@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
@@ -28,9 +32,12 @@ import (
 // probed again when nothing else changes.
 const DefaultMetricsProbeInterval = 5 * time.Minute
 
-// MetricsProber probes the metrics of load-aware schedulers, at most once per interval
-// for one address and set of nodes, so that the many reconciles a rollout causes do not
-// each query Prometheus.
+// MetricsProber probes the metrics of load-aware schedulers, away from the reconcile: a
+// reconcile reads the last result and, when it is older than the interval or was about
+// another address, credentials or set of nodes, starts a probe in the background, whose
+// result comes back as an event that reconciles the resource again. A Prometheus that
+// answers slowly (each query may take up to Timeout) so holds up no reconcile, of its
+// resource or of any other.
 type MetricsProber struct {
 	// Dial opens connections to the endpoints; nil for net.Dialer's.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
@@ -41,43 +48,99 @@ type MetricsProber struct {
 
 	mu         sync.Mutex
 	last       map[types.NamespacedName]probeRecord
-	discovered map[types.NamespacedName]discoveryRecord
+	running    map[types.NamespacedName]probeRequest
+	discovered map[discoveryKey]discoveryRecord
+	// done carries the SecondarySchedulers whose probe finished.
+	done chan event.GenericEvent
 }
 
-type probeRecord struct {
-	at         time.Time
+// probeRequest is what a probe asks: the same request gets the same answer until it is
+// older than the interval.
+type probeRequest struct {
 	address    string
 	accessHash [32]byte // of token and CA: the token itself is not kept
 	nodes      int
 	staleAfter time.Duration
-	result     metricsprobe.Result
+}
+
+// sameSource reports whether r and other ask the same Prometheus, with the same
+// credentials, for data of the same age.
+func (r probeRequest) sameSource(other probeRequest) bool {
+	return r.address == other.address && r.accessHash == other.accessHash && r.staleAfter == other.staleAfter
+}
+
+type probeRecord struct {
+	at      time.Time
+	request probeRequest
+	result  metricsprobe.Result
+}
+
+// Source is where the prober reports finished probes, for the controller to watch.
+func (p *MetricsProber) Source() source.Source {
+	return source.Channel(p.doneChannel(), &handler.EnqueueRequestForObject{})
+}
+
+func (p *MetricsProber) doneChannel() chan event.GenericEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done == nil {
+		p.done = make(chan event.GenericEvent, 1024)
+	}
+	return p.done
 }
 
 // prometheusEndpoint is the Prometheus cr's scheduler reads: the address it gives, or the
-// one discovery finds (looked for again once per interval), or nil when there is none.
+// one discovery finds (looked for again once per interval, after a miss within
+// discoveryMissTTL), or nil when there is none.
 func (r *SecondarySchedulerReconciler) prometheusEndpoint(ctx context.Context, cr *v1.SecondaryScheduler) (*promdiscovery.Endpoint, error) {
 	if address := cr.Spec.Profile.LoadMetrics().Address; address != "" {
 		return &promdiscovery.Endpoint{URL: address, Source: "spec.profile.metrics.address"}, nil
 	}
-	key := client.ObjectKeyFromObject(cr)
-	p := r.MetricsProber
+	return r.MetricsProber.discover(discoveryKey{object: client.ObjectKeyFromObject(cr)}, func() (*promdiscovery.Endpoint, error) {
+		endpoint, forbidden, err := promdiscovery.Find(ctx, r.APIReader, r.discoveryNamespaces())
+		if err != nil {
+			return nil, fmt.Errorf("discover Prometheus: %w", err)
+		}
+		if endpoint == nil && len(forbidden) > 0 {
+			return nil, &forbiddenError{places: forbidden}
+		}
+		return endpoint, nil
+	})
+}
+
+// discoveryMissTTL is how long discovery that found nothing is not repeated: each
+// discovery lists Services and Prometheus objects in every namespace searched, which a
+// reconcile per Deployment status change would repeat for nothing; a Prometheus
+// installed meanwhile is found within it, or within the probe interval when shorter.
+const discoveryMissTTL = 30 * time.Second
+
+// discoveryKey names what was discovered for a SecondaryScheduler: the Prometheus it
+// reads, or the Prometheus Operator's Prometheus its recording rules are for.
+type discoveryKey struct {
+	object   types.NamespacedName
+	operated bool
+}
+
+// discover returns what find finds for key, remembered for the probe interval, and a
+// miss for discoveryMissTTL at most. Errors are not remembered.
+func (p *MetricsProber) discover(key discoveryKey, find func() (*promdiscovery.Endpoint, error)) (*promdiscovery.Endpoint, error) {
 	p.mu.Lock()
 	last, ok := p.discovered[key]
 	p.mu.Unlock()
-	// A miss is not remembered: a Prometheus installed meanwhile is found at the next look.
-	if ok && last.endpoint != nil && time.Since(last.at) < p.Interval {
+	ttl := p.Interval
+	if ok && last.endpoint == nil {
+		ttl = min(ttl, discoveryMissTTL)
+	}
+	if ok && time.Since(last.at) < ttl {
 		return last.endpoint, nil
 	}
-	endpoint, forbidden, err := promdiscovery.Find(ctx, r.APIReader, r.discoveryNamespaces())
+	endpoint, err := find()
 	if err != nil {
-		return nil, fmt.Errorf("discover Prometheus: %w", err)
-	}
-	if endpoint == nil && len(forbidden) > 0 {
-		return nil, &forbiddenError{places: forbidden}
+		return nil, err
 	}
 	p.mu.Lock()
 	if p.discovered == nil {
-		p.discovered = map[types.NamespacedName]discoveryRecord{}
+		p.discovered = map[discoveryKey]discoveryRecord{}
 	}
 	p.discovered[key] = discoveryRecord{at: time.Now(), endpoint: endpoint}
 	p.mu.Unlock()
@@ -97,26 +160,59 @@ type discoveryRecord struct {
 	endpoint *promdiscovery.Endpoint
 }
 
-// probe returns the metrics probe result for cr, probing again when the last result is
-// older than the interval or was about another address or number of nodes.
-func (p *MetricsProber) probe(ctx context.Context, key types.NamespacedName, address string, access *metricsAccess, nodes []string,
-	staleAfter, interval time.Duration) metricsprobe.Result {
-	accessHash := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%t", access.bearerToken(), access.caPEM, access.insecureSkipVerify)))
+// probe returns the last probe result for key when it answers this very request, and
+// starts a probe in the background when there is none or it is older than interval. ok
+// is false when no result answers the request yet: one is on its way.
+func (p *MetricsProber) probe(key types.NamespacedName, address string, access *metricsAccess, nodes []string,
+	staleAfter, interval time.Duration) (result metricsprobe.Result, ok bool) {
+	request := probeRequest{
+		address:    address,
+		accessHash: sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%t", access.bearerToken(), access.caPEM, access.insecureSkipVerify))),
+		nodes:      len(nodes),
+		staleAfter: staleAfter,
+	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	last, found := p.last[key]
+	if found && last.request == request && time.Since(last.at) < interval {
+		return last.result, true
+	}
+	// A result about the same source still answers while a new probe runs: only the
+	// number of nodes differs, or it is older than the interval.
+	answers := found && last.request.sameSource(request)
+	if running, isRunning := p.running[key]; !isRunning || running != request {
+		if p.running == nil {
+			p.running = map[types.NamespacedName]probeRequest{}
+		}
+		p.running[key] = request
+		// The probe outlives the reconcile that asked for it: its own deadline bounds it,
+		// two queries of Timeout each.
+		go p.runProbe(key, request, p.httpClient(access), access.bearerToken(), slices.Clone(nodes))
+	}
+	return last.result, answers
+}
+
+// runProbe probes and keeps the result, unless the request was replaced or forgotten
+// meanwhile, then reports the resource for a reconcile.
+func (p *MetricsProber) runProbe(key types.NamespacedName, request probeRequest, httpClient *http.Client, token string, nodes []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*p.Timeout+time.Second)
+	defer cancel()
+	result := metricsprobe.Probe(ctx, httpClient, request.address, token, nodes, request.staleAfter)
+	p.mu.Lock()
+	if p.running[key] != request {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.running, key)
 	if p.last == nil {
 		p.last = map[types.NamespacedName]probeRecord{}
 	}
-	last, ok := p.last[key]
+	p.last[key] = probeRecord{at: time.Now(), request: request, result: result}
 	p.mu.Unlock()
-	if ok && last.address == address && last.accessHash == accessHash && last.nodes == len(nodes) && last.staleAfter == staleAfter &&
-		time.Since(last.at) < interval {
-		return last.result
-	}
-	result := metricsprobe.Probe(ctx, p.httpClient(access), address, access.bearerToken(), nodes, staleAfter)
-	p.mu.Lock()
-	p.last[key] = probeRecord{at: time.Now(), address: address, accessHash: accessHash, nodes: len(nodes), staleAfter: staleAfter, result: result}
-	p.mu.Unlock()
-	return result
+	done := &v1.SecondaryScheduler{}
+	done.SetNamespace(key.Namespace)
+	done.SetName(key.Name)
+	p.doneChannel() <- event.GenericEvent{Object: done}
 }
 
 // httpClient queries with the TLS settings the scheduler has: the CA bundle it trusts
@@ -153,7 +249,9 @@ func (p *MetricsProber) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.last, key)
-	delete(p.discovered, key)
+	delete(p.running, key)
+	delete(p.discovered, discoveryKey{object: key})
+	delete(p.discovered, discoveryKey{object: key, operated: true})
 }
 
 // setMetricsConditions probes the metrics cr's scheduler reads, reports them, and advances
@@ -182,20 +280,18 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	metrics := cr.Spec.Profile.LoadMetrics()
 	staleAfter := metrics.EffectiveStaleAfter()
 	interval := r.MetricsProber.intervalFor(staleAfter)
-	result := r.MetricsProber.probe(ctx, client.ObjectKeyFromObject(cr), endpoint.URL, desired.access, nodes, staleAfter, interval)
+	result, probed := r.MetricsProber.probe(client.ObjectKeyFromObject(cr), endpoint.URL, desired.access, nodes, staleAfter, interval)
 	previous := scoringStateOf(status.Metrics)
-	status.Metrics = &v1.MetricsStatus{Address: metricsprobe.AddressForStatus(endpoint.URL), Source: endpoint.Source,
-		NodesWithMetrics: int32(result.NodesWithMetrics), Nodes: int32(result.Nodes), Credentials: desired.access.credentials}
-	if identity := desired.access.identity; identity != nil {
-		status.Metrics.TokenRenewTime = &metav1.Time{Time: identity.Token.RenewAt.Truncate(time.Second)}
+	status.Metrics = metricsStatusOf(cr, endpoint, desired)
+	if !probed {
+		previous.store(status.Metrics)
+		reportProbing(status, metrics, previous, conditions)
+		return 0, nil // the probe's result brings the next reconcile
 	}
-	if ca := desired.access.trustedCA; ca != nil {
-		status.Metrics.TrustedCA = fmt.Sprintf("ConfigMap %s/%s, key %s", cr.Namespace, ca.ConfigMap, ca.Key)
-	}
+	status.Metrics.NodesWithMetrics, status.Metrics.Nodes = int32(result.NodesWithMetrics), int32(result.Nodes)
 	if result.Reason == v1.ReasonMetricsStale && !result.NewestSample.IsZero() {
 		status.Metrics.NewestSample = &metav1.Time{Time: result.NewestSample.Truncate(time.Second)}
 	}
-	status.Metrics.RecordingRules = desired.recordingRules(cr)
 	decision := decideScoring(metrics, previous, result, r.now())
 	decision.state.store(status.Metrics)
 	result = explainProbe(cr, desired, result)
@@ -257,4 +353,28 @@ func explainProbe(cr *v1.SecondaryScheduler, desired *gathered, result metricspr
 			cr.Namespace, render.MetricsServiceAccountName(cr), desired.access.identity.ClusterRole)
 	}
 	return result
+}
+
+// metricsStatusOf is what status.metrics says before any probe: where the metrics come
+// from and how the scheduler reaches them.
+func metricsStatusOf(cr *v1.SecondaryScheduler, endpoint *promdiscovery.Endpoint, desired *gathered) *v1.MetricsStatus {
+	metrics := &v1.MetricsStatus{Address: metricsprobe.AddressForStatus(endpoint.URL), Source: endpoint.Source,
+		Credentials: desired.access.credentials, RecordingRules: desired.recordingRules(cr)}
+	if identity := desired.access.identity; identity != nil {
+		metrics.TokenRenewTime = &metav1.Time{Time: identity.Token.RenewAt.Truncate(time.Second)}
+	}
+	if ca := desired.access.trustedCA; ca != nil {
+		metrics.TrustedCA = fmt.Sprintf("ConfigMap %s/%s, key %s", cr.Namespace, ca.ConfigMap, ca.Key)
+	}
+	return metrics
+}
+
+// reportProbing says, while the first probe of these metrics runs, that nothing is known
+// of them yet. How the scheduler scores (the failsafe's state) stays as it was.
+func reportProbing(status *v1.SecondarySchedulerStatus, metrics *v1.LoadMetrics, state scoringState, conditions *conditionSetter) {
+	conditions.setUnknown(v1.ConditionMetricsAvailable, v1.ReasonMetricsProbing, fmt.Sprintf(
+		"probing the metrics at %s (from %s); the result follows within the probe timeout", status.Metrics.Address, status.Metrics.Source))
+	if state.scoring == v1.ScoringByRequests {
+		conditions.set(v1.ConditionDegraded, true, v1.ReasonScoringByRequests, resumingMessage(metrics, state))
+	}
 }

@@ -1,11 +1,16 @@
 package controllers
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
@@ -64,4 +69,61 @@ func TestExplainProbeSaysWhatTheOperatorKnows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProbesRunOutsideTheReconcile checks that asking for a probe never waits for
+// Prometheus: the first ask starts one probe and reports none yet, asks meanwhile start
+// no other, and the result, once in, comes back as an event for the resource and answers
+// the next ask.
+func TestProbesRunOutsideTheReconcile(t *testing.T) {
+	release := make(chan struct{})
+	var requests atomic.Int32
+	prometheus := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		<-release
+		http.Error(w, "not a Prometheus", http.StatusInternalServerError)
+	}))
+	defer prometheus.Close()
+	prober := &MetricsProber{Timeout: 10 * time.Second, Interval: time.Minute}
+	key := types.NamespacedName{Namespace: "platform", Name: "packer"}
+	ask := func() bool {
+		_, ok := prober.probe(key, prometheus.URL, &metricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute)
+		return ok
+	}
+
+	// Prometheus holds the request until released: an ask that waited for it would not return.
+	if ask() {
+		t.Fatal("a result before any probe ran")
+	}
+	if ask() {
+		t.Fatal("a result while the probe still runs")
+	}
+	close(release)
+	select {
+	case done := <-prober.doneChannel():
+		if got := client.ObjectKeyFromObject(done.Object); got != key {
+			t.Fatalf("the probe reported %s, want %s", got, key)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the finished probe reported nothing")
+	}
+	result, ok := prober.probe(key, prometheus.URL, &metricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute)
+	if !ok || result.Available {
+		t.Fatalf("after the probe: ok %t, available %t; want its result, not available", ok, result.Available)
+	}
+	// The metrics probe asks twice at most per probe (the series, then their age); the
+	// second ask started none.
+	if got := requests.Load(); got < 1 || got > 2 {
+		t.Errorf("Prometheus got %d requests, want those of one probe", got)
+	}
+
+	// Another node count still answers with the last result while a new probe runs.
+	if _, ok := prober.probe(key, prometheus.URL, &metricsAccess{}, []string{"node-1", "node-2"}, 3*time.Minute, time.Minute); !ok {
+		t.Error("a change of the nodes alone hides the last result")
+	}
+	// Another address does not.
+	if _, ok := prober.probe(key, prometheus.URL+"/other", &metricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute); ok {
+		t.Error("the result about another address answers")
+	}
+	prober.forget(key)
 }

@@ -29,14 +29,9 @@ type observed struct {
 	requeueAfter time.Duration
 }
 
-// podPoll is how soon the scheduler's pods are looked at again while none of the current
-// template is ready: the operator does not watch pods, and a pod that cannot pull its
-// image or crashes changes nothing the operator watches (the Deployment reports it only
-// when its progress deadline, 600 s, has passed).
-const podPoll = 5 * time.Second
-
 // leaderPoll is how soon a HighlyAvailable scheduler without a leader is looked at again:
-// the operator does not watch Leases, which change every few seconds.
+// the operator watches only the creation and deletion of Leases, which change every few
+// seconds.
 const leaderPoll = 3 * time.Second
 
 // leaderRecheck is how often a HighlyAvailable scheduler that has a leader is looked at
@@ -50,20 +45,23 @@ const leaderRecheck = time.Minute
 // pod template (its configuration hash and CA bundle), and in HighlyAvailable mode a
 // replica holds the Lease. A ready pod of an older configuration does not count: it
 // schedules, but not as the resource now says. When no pod of the current template is
-// ready, their state says why if it can (podProblem).
+// ready, their state says why if it can (podProblem). applied is the Deployment as this
+// reconcile applied or found it, nil when it applied none: it is then read from the
+// cache, whose watch brings any newer one (and another reconcile) at once.
 func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr *v1.SecondaryScheduler,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (observed, error) {
-	deployment := &appsv1.Deployment{}
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter, applied *appsv1.Deployment) (observed, error) {
+	deployment := applied
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}
-	// Read from the API server: the cache may not yet hold what was applied a moment ago,
-	// and an old generation would read as a finished rollout.
-	if err := r.APIReader.Get(ctx, key, deployment); err != nil || !ownedBy(deployment, cr) {
-		if err != nil && !apierrors.IsNotFound(err) {
-			return observed{}, fmt.Errorf("read Deployment %s: %w", key, err)
+	if deployment == nil {
+		deployment = &appsv1.Deployment{}
+		if err := r.Get(ctx, key, deployment); err != nil || !ownedBy(deployment, cr) {
+			if err != nil && !apierrors.IsNotFound(err) {
+				return observed{}, fmt.Errorf("read Deployment %s: %w", key, err)
+			}
+			status.ReadyReplicas = 0
+			conditions.set(v1.ConditionAvailable, false, v1.ReasonSchedulerNotDeployed, "the scheduler's Deployment "+key.String()+" does not exist")
+			return observed{}, nil
 		}
-		status.ReadyReplicas = 0
-		conditions.set(v1.ConditionAvailable, false, v1.ReasonSchedulerNotDeployed, "the scheduler's Deployment "+key.String()+" does not exist")
-		return observed{}, nil
 	}
 	status.ReadyReplicas = deployment.Status.ReadyReplicas
 	pods, err := r.schedulerPods(ctx, cr, deployment)
@@ -104,9 +102,6 @@ func observeNoReadyPod(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerS
 	if seen.podProblem == nil {
 		seen.podProblem = creationProblem(deployment)
 	}
-	if len(pods.unready) > 0 {
-		seen.requeueAfter = podPoll
-	}
 	seePods := fmt.Sprintf("see kubectl -n %s get pods -l %s=%s", cr.Namespace, render.LabelInstance, cr.Name)
 	switch {
 	case seen.podProblem != nil && pods.old > 0:
@@ -136,11 +131,12 @@ type schedulerPods struct {
 	unready []corev1.Pod
 }
 
-// schedulerPods reads the scheduler's pods that are not being deleted. They are read
-// from the API server: the operator does not cache pods.
+// schedulerPods reads the scheduler's pods that are not being deleted, from the cache,
+// which holds the operator's pods and whose watch brings a reconcile at each change of
+// theirs (a pod that cannot pull its image, or crashes, changes its status).
 func (r *SecondarySchedulerReconciler) schedulerPods(ctx context.Context, cr *v1.SecondaryScheduler, deployment *appsv1.Deployment) (schedulerPods, error) {
 	list := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, list, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
+	if err := r.List(ctx, list, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
 		return schedulerPods{}, fmt.Errorf("list the scheduler's pods: %w", err)
 	}
 	var pods schedulerPods
@@ -181,7 +177,7 @@ func podReady(pod *corev1.Pod) bool {
 func (r *SecondarySchedulerReconciler) leaseHolder(ctx context.Context, cr *v1.SecondaryScheduler) (string, error) {
 	lease := &coordinationv1.Lease{}
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.LeaseName(cr)}
-	if err := r.APIReader.Get(ctx, key, lease); err != nil {
+	if err := r.Get(ctx, key, lease); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", nil
 		}

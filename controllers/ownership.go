@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,40 +21,78 @@ import (
 // under its name but is not provably cr's: server-side apply would silently take it
 // over. It runs after rendering and before anything is applied or a token requested. The
 // cache holds only the operator's objects, so a miss there is checked against the API
-// server.
-func (r *SecondarySchedulerReconciler) checkOwnership(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) (*schedconfig.Problem, error) {
-	for _, object := range desired {
-		key := client.ObjectKeyFromObject(object)
-		var existing client.Object
-		// Typed, so that the read is served by the cache; kinds outside the scheme (the
-		// Prometheus Operator's) are not cached and are read as metadata.
-		if typed, err := r.Scheme().New(object.GroupVersionKind()); err == nil {
-			existing = typed.(client.Object)
-			err = r.Get(ctx, key, existing)
-			if err == nil && ownedBy(existing, cr) {
-				continue
-			}
-			if err != nil && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
-			}
-		} else {
-			metadata := &metav1.PartialObjectMetadata{}
-			metadata.SetGroupVersionKind(object.GroupVersionKind())
-			existing = metadata
+// server; the objects are looked at concurrently, since a new scheduler misses them all.
+// It returns the objects the cache holds as cr's, which apply compares with what it
+// would write.
+func (r *SecondarySchedulerReconciler) checkOwnership(ctx context.Context, cr *v1.SecondaryScheduler,
+	desired []*unstructured.Unstructured) (liveObjects, *schedconfig.Problem, error) {
+	live := make([]client.Object, len(desired))
+	problems := make([]*schedconfig.Problem, len(desired))
+	group, groupCtx := errgroup.WithContext(ctx)
+	for i, object := range desired {
+		group.Go(func() error {
+			var err error
+			live[i], problems[i], err = r.checkOwnershipOf(groupCtx, cr, object)
+			return err
+		})
+	}
+	if err := group.Wait(); err != nil {
+		return nil, nil, err
+	}
+	found := liveObjects{}
+	for i, object := range desired {
+		if problems[i] != nil {
+			return nil, problems[i], nil
 		}
-		if err := r.APIReader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
-		}
-		if !ownedBy(existing, cr) {
-			return &schedconfig.Problem{Reason: v1.ReasonObjectNameTaken, Message: fmt.Sprintf(
-				"%s %s already exists and does not belong to this SecondaryScheduler (uid %s); the operator will not take it over, change it or delete it. "+
-					"Delete or rename it, or give this SecondaryScheduler another name",
-				object.GetKind(), key, cr.UID)}, nil
+		if live[i] != nil {
+			found[objectID(object)] = live[i]
 		}
 	}
-	return nil, nil
+	return found, nil, nil
+}
+
+// liveObjects are cr's objects as the cache holds them, by objectID.
+type liveObjects map[string]client.Object
+
+// objectID names an object among a scheduler's: its kind, namespace and name.
+func objectID(object client.Object) string {
+	return kindOf(object) + "/" + object.GetNamespace() + "/" + object.GetName()
+}
+
+// checkOwnershipOf checks one object of the scheduler: it returns the cached object
+// when the cache holds it as cr's, a problem when someone else's has its name.
+func (r *SecondarySchedulerReconciler) checkOwnershipOf(ctx context.Context, cr *v1.SecondaryScheduler,
+	object *unstructured.Unstructured) (client.Object, *schedconfig.Problem, error) {
+	key := client.ObjectKeyFromObject(object)
+	var existing client.Object
+	// Typed, so that the read is served by the cache; kinds outside the scheme (the
+	// Prometheus Operator's) are not cached and are read as metadata.
+	if typed, err := r.Scheme().New(object.GroupVersionKind()); err == nil {
+		existing = typed.(client.Object)
+		err = r.Get(ctx, key, existing)
+		if err == nil && ownedBy(existing, cr) {
+			return existing, nil, nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+		}
+	} else {
+		metadata := &metav1.PartialObjectMetadata{}
+		metadata.SetGroupVersionKind(object.GroupVersionKind())
+		existing = metadata
+	}
+	if err := r.APIReader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+	}
+	if !ownedBy(existing, cr) {
+		return nil, &schedconfig.Problem{Reason: v1.ReasonObjectNameTaken, Message: fmt.Sprintf(
+			"%s %s already exists and does not belong to this SecondaryScheduler (uid %s); the operator will not take it over, change it or delete it. "+
+				"Delete or rename it, or give this SecondaryScheduler another name",
+			object.GetKind(), key, cr.UID)}, nil
+	}
+	return nil, nil, nil
 }
 
 // ownedBy reports whether object is provably cr's: it carries cr's owner labels,

@@ -65,11 +65,11 @@ func (r *SecondarySchedulerReconciler) gatherPlacement(ctx context.Context, cr *
 // go: a cordon alone then scales nothing down (a scale-down may remove any replica, the
 // leader included), and the drain that follows evicts the pods one at a time under the
 // PodDisruptionBudget, after which the replacement that no node can take is the one the
-// smaller Deployment removes. The pods are read from the API server, and only when some
-// node does not admit them.
+// smaller Deployment removes. The pods are read, from the cache, only when some node
+// does not admit them.
 func (r *SecondarySchedulerReconciler) countHosting(ctx context.Context, cr *v1.SecondaryScheduler, nodes []corev1.Node) (int32, error) {
 	pods := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
+	if err := r.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
 		return 0, fmt.Errorf("list the scheduler's pods: %w", err)
 	}
 	running := map[string]bool{}

@@ -48,7 +48,9 @@ func (r *SecondarySchedulerReconciler) planRecordingRules(ctx context.Context, c
 	}
 	if endpoint == nil || endpoint.Prometheus == nil {
 		var err error
-		if endpoint, err = promdiscovery.FindOperated(ctx, r.APIReader, r.discoveryNamespaces()); err != nil {
+		if endpoint, err = r.MetricsProber.discover(discoveryKey{object: client.ObjectKeyFromObject(cr), operated: true}, func() (*promdiscovery.Endpoint, error) {
+			return promdiscovery.FindOperated(ctx, r.APIReader, r.discoveryNamespaces())
+		}); err != nil {
 			return recordingRulesPlan{}, err
 		}
 	}
@@ -118,6 +120,11 @@ func (r *SecondarySchedulerReconciler) othersRecordingRules(ctx context.Context,
 // live in the Prometheus' namespace, where no owner reference reaches, so they are found
 // by label, uncached.
 func (r *SecondarySchedulerReconciler) pruneRecordingRules(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) error {
+	if !mayHaveRecordingRules(cr) {
+		// Most schedulers never had any: the list would be a request per reconcile, and
+		// a 404 in a cluster without the Prometheus Operator.
+		return nil
+	}
 	keep := ""
 	for _, object := range desired {
 		if object.GroupVersionKind() == prometheusRuleGVK {
@@ -142,4 +149,13 @@ func (r *SecondarySchedulerReconciler) pruneRecordingRules(ctx context.Context, 
 		}
 	}
 	return nil
+}
+
+// mayHaveRecordingRules reports whether cr asks for recording rules or its status says it
+// had some: only then may a PrometheusRule of its exist. A scheduler that asks installs
+// its rules only after the ask is in its spec, and its status keeps their name until
+// they are pruned.
+func mayHaveRecordingRules(cr *v1.SecondaryScheduler) bool {
+	return cr.Spec.Profile.ReadsPrometheus() && cr.Spec.Profile.LoadMetrics().InstallRecordingRules ||
+		cr.Status.Metrics != nil && cr.Status.Metrics.RecordingRules != ""
 }

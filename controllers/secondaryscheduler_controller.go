@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,6 +69,11 @@ type SecondarySchedulerReconciler struct {
 	// MetricsTokenClusterRoles are the ClusterRoles a metrics token's ServiceAccount may be
 	// bound to (the admin's allow-list; the operator also needs bind on each).
 	MetricsTokenClusterRoles []string
+	// MaxConcurrentReconciles is how many SecondarySchedulers are reconciled at once.
+	MaxConcurrentReconciles int
+
+	// serverVersion keeps the cluster's Kubernetes version between reconciles.
+	serverVersion versionCache
 }
 
 // now is the reconciler's time, for metrics tokens.
@@ -197,7 +203,7 @@ func (r *SecondarySchedulerReconciler) reconcileRemoved(ctx context.Context, cr 
 // reconcileUnmanaged only reports what runs.
 func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) error {
-	if _, err := r.observeScheduler(ctx, cr, status, conditions); err != nil {
+	if _, err := r.observeScheduler(ctx, cr, status, conditions, nil); err != nil {
 		return err
 	}
 	message := "managementState is Unmanaged: the operator leaves the scheduler's objects as they are"
@@ -219,8 +225,9 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 		return r.refusal(status, problem), r.refuse(ctx, cr, status, conditions, problem)
 	}
 	rendered, problem := renderScheduler(cr, found)
+	var live liveObjects
 	if problem == nil {
-		problem, err = r.checkOwnership(ctx, cr, rendered.Objects)
+		live, problem, err = r.checkOwnership(ctx, cr, rendered.Objects)
 	}
 	if err != nil {
 		return outcome{}, err
@@ -231,8 +238,9 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err != nil {
 		return outcome{}, err
 	}
+	var deployment *appsv1.Deployment
 	if problem == nil {
-		problem, err = r.apply(ctx, cr, found, rendered)
+		deployment, problem, err = r.apply(ctx, cr, found, rendered, live)
 	}
 	if err != nil {
 		return outcome{}, err
@@ -243,7 +251,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	status.SchedulerName, status.SchedulerNames = schedulerNameOf(cr, found.schedulerNames), found.schedulerNames
 	status.Image, status.ImageSource, status.ConfigHash = rendered.Image.Reference, rendered.Image.Source, rendered.ConfigHash
 	status.Replicas, status.NodePool = render.Replicas(cr, found.facts.PlacementNodes), found.placement.pool
-	observed, err := r.observeScheduler(ctx, cr, status, conditions)
+	observed, err := r.observeScheduler(ctx, cr, status, conditions, deployment)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -300,7 +308,7 @@ func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.Second
 			status.Metrics = nil
 		}
 	}
-	observed, err := r.observeScheduler(ctx, cr, status, conditions)
+	observed, err := r.observeScheduler(ctx, cr, status, conditions, nil)
 	if err != nil {
 		return err
 	}
@@ -396,21 +404,25 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 // derivedConditions are the kstatus conditions, derived from the others.
 var derivedConditions = map[v1.ConditionType]bool{v1.ConditionReconciling: true, v1.ConditionStalled: true}
 
-// finalize deletes what owner references cannot reach, and the scheduler's Lease once
-// its pods are gone, then lets the SecondaryScheduler go. Only what is provably cr's is
-// deleted. In a namespace no longer allowed, the operator may not read there: the
+// finalize deletes the scheduler's objects, then lets the SecondaryScheduler go. Only
+// what is provably cr's is deleted. Owner references would have the garbage collector
+// delete those in cr's namespace, but at its own pace (a client limited to 20 requests a
+// second): with hundreds of schedulers deleted at once, minutes. The Lease goes last,
+// once the scheduler's ServiceAccount and bindings are gone: a scheduler still running
+// recreates a missing Lease, unlabelled and unowned, unless it has lost the right to.
+// Its pods are not waited for; the garbage collector deletes them with the Deployment's
+// ReplicaSet. In a namespace no longer allowed, the operator may not read there: the
 // garbage collector deletes what cr owns, and the finalizer what lies elsewhere.
 func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.SecondaryScheduler) error {
 	r.forgetReferences(client.ObjectKeyFromObject(cr))
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
 		return nil
 	}
-	if r.Tenancy.Allows(cr.Namespace) {
-		if err := r.stopScheduler(ctx, cr); err != nil {
-			return err
-		}
+	allButLease := slices.DeleteFunc(slices.Clone(allChildKinds), func(kind childKind) bool { return kind.name == leaseKind.name })
+	if err := r.deleteChildren(ctx, cr, allButLease); err != nil {
+		return err
 	}
-	if err := r.deleteChildren(ctx, cr, unownedChildKinds); err != nil {
+	if err := r.deleteChildren(ctx, cr, []childKind{leaseKind}); err != nil {
 		return err
 	}
 	if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
@@ -421,7 +433,7 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 	if err := r.Patch(ctx, cr, patch); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
-	logf.FromContext(ctx).V(1).Info("deleted the scheduler's objects outside its namespace")
+	logf.FromContext(ctx).V(1).Info("deleted the scheduler's objects")
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -44,6 +45,8 @@ func CacheOptions(schedulerNamespaces []string) cache.Options {
 			&corev1.Node{}:           {Transform: trimNode},
 		},
 	}
+	// The scheduler's pods, for observe: few, and each change of theirs worth a look.
+	options.ByObject[&corev1.Pod{}] = cache.ByObject{Label: ours, Transform: trimPod}
 	for _, kind := range allChildKinds {
 		scope := cache.ByObject{Label: ours}
 		if kind.name == roleBindingKind.name {
@@ -63,6 +66,14 @@ func trimNode(object any) (any, error) {
 		node.Status.Images = nil
 		node.Status.VolumesInUse = nil
 		node.Status.VolumesAttached = nil
+	}
+	return object, nil
+}
+
+// trimPod drops from a cached pod what observe never reads: its managed fields.
+func trimPod(object any) (any, error) {
+	if pod, ok := object.(*corev1.Pod); ok {
+		pod.ManagedFields = nil
 	}
 	return object, nil
 }
@@ -97,7 +108,8 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.otherClaimants), builder.WithPredicates(claimsChanged)).
 		WatchesRawSource(r.ConfigMapWatches.Source()).
 		WatchesRawSource(r.SecretWatches.Source()).
-		WatchesRawSource(r.CABundleWatches.Source())
+		WatchesRawSource(r.CABundleWatches.Source()).
+		WatchesRawSource(r.MetricsProber.Source())
 	// A Lease is renewed every few seconds: only its creation or deletion matters here,
 	// as for a PriorityClass, whose existence is all the operator reads of it.
 	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
@@ -108,10 +120,14 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		}
 		controller = controller.Watches(kind.object(), ownerOf)
 	}
+	// A pod that cannot pull its image or crashes changes only its own status.
+	controller = controller.Watches(&corev1.Pod{}, ownerOf)
 	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))
 	priorityClasses := &metav1.PartialObjectMetadata{}
 	priorityClasses.SetGroupVersionKind(priorityClassGVK)
 	controller = controller.Watches(priorityClasses, handler.EnqueueRequestsFromMapFunc(r.priorityClassUsers),
 		builder.OnlyMetadata, builder.WithPredicates(comesOrGoes))
-	return controller.Complete(r)
+	// Reconciles of different SecondarySchedulers run concurrently (one resource is
+	// never reconciled twice at once): most of a reconcile waits on the API server.
+	return controller.WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).Complete(r)
 }

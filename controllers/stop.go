@@ -34,7 +34,7 @@ func (r *SecondarySchedulerReconciler) stopScheduler(ctx context.Context, cr *v1
 		return err
 	}
 	pods := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
+	if err := r.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
 		return fmt.Errorf("list the scheduler's pods: %w", err)
 	}
 	if len(pods.Items) > 0 {

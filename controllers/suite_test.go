@@ -224,7 +224,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	}
 	clientset := kubernetes.NewForConfigOrDie(config)
 	reconciler := &SecondarySchedulerReconciler{
-		Client:           mgr.GetClient(),
+		Client:           countApplies(mgr.GetClient()),
 		APIReader:        mgr.GetAPIReader(),
 		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
@@ -266,3 +266,42 @@ func (c *aheadClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 // moveAhead makes the operator's time run by ahead of the real time.
 func (c *aheadClock) moveAhead(ahead time.Duration) { c.ahead.Store(int64(ahead)) }
+
+// operatorApplies counts the operator's server-side applies, by kind/namespace/name.
+var operatorApplies = struct {
+	sync.Mutex
+	count map[string]int
+}{count: map[string]int{}}
+
+// countApplies wraps the operator's client to count its applies in operatorApplies.
+func countApplies(c client.Client) client.Client { return &applyCounter{Client: c} }
+
+type applyCounter struct{ client.Client }
+
+func (c *applyCounter) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	// The operator applies unstructured objects only.
+	if object, ok := obj.(interface {
+		GetKind() string
+		GetNamespace() string
+		GetName() string
+	}); ok {
+		operatorApplies.Lock()
+		operatorApplies.count[object.GetKind()+"/"+object.GetNamespace()+"/"+object.GetName()]++
+		operatorApplies.Unlock()
+	}
+	return c.Client.Apply(ctx, obj, opts...)
+}
+
+// appliesIn returns how many times each object in namespace was applied, by
+// kind/namespace/name.
+func appliesIn(namespace string) map[string]int {
+	operatorApplies.Lock()
+	defer operatorApplies.Unlock()
+	out := map[string]int{}
+	for key, count := range operatorApplies.count {
+		if parts := strings.SplitN(key, "/", 3); len(parts) == 3 && parts[1] == namespace {
+			out[key] = count
+		}
+	}
+	return out
+}

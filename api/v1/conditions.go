@@ -210,6 +210,10 @@ const (
 	// unresolved placeholder such as ${PROM_URL}, text that is no URL, or a URL holding
 	// credentials. Load-watcher would fail every query, and every node would score alike.
 	ReasonMetricsAddressInvalid ConditionReason = "MetricsAddressInvalid"
+	// ReasonMetricsProbing means the metrics have not been probed yet at this address,
+	// with these credentials and nodes: a probe runs, and its result follows within the
+	// probe timeout. MetricsAvailable is Unknown meanwhile.
+	ReasonMetricsProbing ConditionReason = "MetricsProbing"
 )
 
 // Reasons of the Events, and of Degraded, about the failsafe of

@@ -95,7 +95,7 @@ var allowedRules = []allowedRule{
 	{schedulerNamespaceRole, "apps", []string{"deployments"}, nil, allVerbs},
 	{schedulerNamespaceRole, core, []string{"services", "serviceaccounts", "configmaps", "secrets"}, nil, allVerbs},
 	{schedulerNamespaceRole, core, []string{"serviceaccounts/token"}, nil, []string{"create"}},
-	{schedulerNamespaceRole, core, []string{"pods"}, nil, []string{"list"}},
+	{schedulerNamespaceRole, core, []string{"pods"}, nil, []string{"list", "watch"}},
 	{schedulerNamespaceRole, rbacGroup, []string{"roles", "rolebindings"}, nil, allVerbs},
 	{schedulerNamespaceRole, "coordination.k8s.io", []string{"leases"}, nil, allVerbs},
 	{schedulerNamespaceRole, "policy", []string{"poddisruptionbudgets"}, nil, allVerbs},
