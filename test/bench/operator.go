@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,10 +28,9 @@ func (e *env) useOperator(ctx context.Context, binary string, fresh bool) error 
 		return err
 	}
 	e.operatorBinary, e.metricsURL = binary, fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	var logOffset int64
-	if e.operator != nil {
-		logOffset = e.operator.logSize()
-	}
+	// The log is appended to across starts and runs of the harness: only what follows
+	// this start tells that this process started.
+	logOffset := (&process{logPath: filepath.Join(e.outputDir, "operator.log")}).logSize()
 	e.operator, err = startProcess(e.outputDir, "operator", binary, "--kubeconfig", e.operatorKubeconfig,
 		"--metrics-bind-address="+fmt.Sprintf("127.0.0.1:%d", port), "--metrics-secure=false", "--health-probe-bind-address=0",
 		"--scheduler-namespaces="+strings.Join(e.namespaces, ","))
