@@ -237,14 +237,6 @@ func (p *MetricsProber) intervalFor(staleAfter time.Duration) time.Duration {
 	return min(p.Interval, staleAfter/2)
 }
 
-// refused reports whether the last probe for key was refused for its credentials.
-func (p *MetricsProber) refused(key types.NamespacedName) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	last, ok := p.last[key]
-	return ok && last.result.Reason == v1.ReasonUnauthorized
-}
-
 func (p *MetricsProber) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -310,6 +302,11 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	if scoresByRequests := decision.state.scoring == v1.ScoringByRequests; scoresByRequests != desired.facts.ScoreByRequests {
 		// The configuration just applied is the other one: render the new one at once.
 		return time.Millisecond, nil
+	}
+	if result.Reason == v1.ReasonUnauthorized && desired.access.identity != nil && !reportedUnauthorized(cr) {
+		// The operator's own token was refused: once this is reported, the next reconcile
+		// asks the API server, once, whether the token is still valid, and replaces it if not.
+		return time.Second, nil
 	}
 	return minPositive(interval, decision.recheckAfter), nil
 }

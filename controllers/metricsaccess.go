@@ -14,6 +14,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -223,12 +224,20 @@ func (r *SecondarySchedulerReconciler) keptToken(ctx context.Context, cr *v1.Sec
 	return token
 }
 
+// reportedUnauthorized reports whether cr's status says the metrics endpoint refused the
+// token: status, not the prober, so that a refusal is reported before the token is
+// replaced (and so seen, as an Event too), not replaced unseen.
+func reportedUnauthorized(cr *v1.SecondaryScheduler) bool {
+	condition := meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionMetricsAvailable))
+	return condition != nil && condition.Reason == string(v1.ReasonUnauthorized)
+}
+
 // tokenStillValid reports whether the API server still accepts token as the metrics
 // ServiceAccount's. It asks only after the endpoint refused the token, so that a token
 // revoked or overwritten is replaced, while a refusal for want of permissions (the token
 // is fine, the ClusterRole is not) does not churn tokens and restart the scheduler.
 func (r *SecondarySchedulerReconciler) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
-	if !r.MetricsProber.refused(client.ObjectKeyFromObject(cr)) {
+	if !reportedUnauthorized(cr) {
 		return true, nil
 	}
 	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token.Token}}
