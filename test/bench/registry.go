@@ -29,6 +29,7 @@ var benchmarks = []benchmark{
 	{name: "convergence", namespaces: []string{convergenceNamespace}, run: runConvergence},
 	{name: "edit", namespaces: []string{editNamespace}, run: runEdit, runs: 3},
 	{name: "scale", namespaces: []string{scaleNamespace}, run: runScale},
+	{name: "references", namespaces: []string{referencesNamespace}, run: runReferences},
 	{name: "slow-prometheus", namespaces: []string{slowPrometheusNamespace}, run: runSlowPrometheus},
 	{name: "scheduling", namespaces: []string{steadyNamespace}, run: runScheduling},
 	{name: "idle", namespaces: []string{steadyNamespace}, run: runIdle},

@@ -133,7 +133,7 @@ By verb
 | watch | 12 |
 
 - A note.
-- **Missed:** reads. Not yet addressed; see issue 12's fixes.
+- **Missed: reads.** The cause is not analysed yet.
 
 <!-- /bench:idle -->
 `
