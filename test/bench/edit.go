@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -36,6 +37,13 @@ func runEdit(ctx context.Context, e *env) (*section, error) {
 	if err := e.client.Create(ctx, binPacking(key.namespace, key.name)); err != nil {
 		return s, err
 	}
+	cleaned := false
+	defer func() {
+		if !cleaned {
+			// A failed run leaves nothing behind for the next.
+			_ = e.clean(ctx, editNamespace)
+		}
+	}()
 	availableForGeneration := func(owners map[ownerKey]*ownerState) bool {
 		state, ok := owners[key]
 		return ok && state.current && state.configHash != ""
@@ -47,13 +55,18 @@ func runEdit(ctx context.Context, e *env) (*section, error) {
 	for i := range editCount {
 		before := e.tracker.state(key)
 		cr := &v1.SecondaryScheduler{}
-		if err := e.client.Get(ctx, client.ObjectKey{Namespace: key.namespace, Name: key.name}, cr); err != nil {
-			return s, err
-		}
-		// Weights 2..51 for cpu: each edit a configuration not seen before.
-		cr.Spec.Profile.BinPacking.ResourceWeights = map[corev1.ResourceName]int64{corev1.ResourceCPU: int64(i + 2), corev1.ResourceMemory: 1}
-		started := time.Now()
-		if err := e.client.Update(ctx, cr); err != nil {
+		var started time.Time
+		// The operator may write status between the read and the update: read again then.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := e.client.Get(ctx, client.ObjectKey{Namespace: key.namespace, Name: key.name}, cr); err != nil {
+				return err
+			}
+			// Weights 2..51 for cpu: each edit a configuration not seen before.
+			cr.Spec.Profile.BinPacking.ResourceWeights = map[corev1.ResourceName]int64{corev1.ResourceCPU: int64(i + 2), corev1.ResourceMemory: 1}
+			started = time.Now()
+			return e.client.Update(ctx, cr)
+		})
+		if err != nil {
 			return s, fmt.Errorf("edit %d: %w", i, err)
 		}
 		generation := cr.Generation
@@ -79,5 +92,6 @@ func runEdit(ctx context.Context, e *env) (*section, error) {
 		{figure: "edit → Available again, p50", values: []float64{percentile(available, 50)}, unit: unitMilliseconds},
 		{figure: "edit → Available again, p99", values: []float64{percentile(available, 99)}, unit: unitMilliseconds},
 	}
+	cleaned = true
 	return s, e.clean(ctx, editNamespace)
 }
