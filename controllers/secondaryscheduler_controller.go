@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
@@ -392,6 +393,12 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 		if derivedConditions[v1.ConditionType(condition.Type)] {
 			continue // they repeat another condition, whose change has its own Event
 		}
+		if meta.FindStatusCondition(cr.Status.Conditions, condition.Type) == nil && !isProblem(condition) {
+			// A condition's first report is told only when it is a problem: that a new
+			// scheduler is not available yet and rolls out goes without saying, and would
+			// be thousands of Events for hundreds of schedulers created at once.
+			continue
+		}
 		eventType := corev1.EventTypeNormal
 		if isBad(condition) {
 			eventType = corev1.EventTypeWarning
@@ -399,6 +406,18 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 		r.Recorder.Eventf(updated, nil, eventType, condition.Reason, condition.Type, "%s=%s: %s", condition.Type, condition.Status, condition.Message)
 	}
 	return nil
+}
+
+// isProblem reports whether condition says something is wrong: Degraded, or metrics that
+// cannot be used.
+func isProblem(condition metav1.Condition) bool {
+	switch v1.ConditionType(condition.Type) {
+	case v1.ConditionDegraded:
+		return condition.Status == metav1.ConditionTrue
+	case v1.ConditionMetricsAvailable:
+		return condition.Status == metav1.ConditionFalse
+	}
+	return false
 }
 
 // derivedConditions are the kstatus conditions, derived from the others.
