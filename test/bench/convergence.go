@@ -51,8 +51,8 @@ func runConvergence(ctx context.Context, e *env) (*section, error) {
 	}
 	objects, available := milliseconds(toObjects), milliseconds(toAvailable)
 	s.rows = []row{
-		{figure: "create → every object, p50", values: []float64{percentile(objects, 50)}, unit: unitMilliseconds, target: below(100), before: "221 ms"},
-		{figure: "create → every object, p99", values: []float64{percentile(objects, 99)}, unit: unitMilliseconds, target: below(300), before: "719 ms"},
+		{figure: "create → every object, p50", values: []float64{percentile(objects, 50)}, unit: unitMilliseconds, target: below(100), before: "221 ms", ifMissed: convergenceMissed},
+		{figure: "create → every object, p99", values: []float64{percentile(objects, 99)}, unit: unitMilliseconds, target: below(300), before: "719 ms", ifMissed: convergenceMissed},
 		{figure: "create → Available, p50", values: []float64{percentile(available, 50)}, unit: unitMilliseconds},
 		{figure: "create → Available, p99", values: []float64{percentile(available, 99)}, unit: unitMilliseconds},
 	}
@@ -60,6 +60,15 @@ func runConvergence(ctx context.Context, e *env) (*section, error) {
 		fmt.Sprintf("Slowest create → every object: %s; fastest %s.", unitMilliseconds.format(slices.Max(objects)), unitMilliseconds.format(slices.Min(objects))))
 	return s, e.clean(ctx, convergenceNamespace)
 }
+
+// convergenceMissed explains a missed convergence target.
+const convergenceMissed = "A new scheduler's objects take five round trips to the API server, one after another: the finalizer, " +
+	"the ownership check of its ten names (concurrent GETs, answered 404 from etcd since the cache holds only the operator's objects), " +
+	"the objects pods need (concurrent applies), the bindings, which the API server checks against the Role they bind, and the Deployment. " +
+	"On this machine each round trip waits on an API server and etcd that share 2 cores with kwok, the harness and 49 running kube-scheduler " +
+	"processes renewing their Leases, and p99 of 50 samples is the single slowest. Plan: add the finalizer concurrently with the ownership " +
+	"check and the first wave (it must precede only the cluster-scoped bindings), and answer the ownership check from a metadata-only " +
+	"cache of the scheduler namespaces instead of GETs."
 
 // countsText writes how many schedulers had each object count, "10 (50 schedulers)".
 func countsText(counts map[int]int) string {

@@ -2,16 +2,19 @@ package scheduling
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -20,18 +23,19 @@ import (
 const (
 	// benchNamespace holds the benchmark's pods and the schedulers' Leases.
 	benchNamespace = "scheduling-bench"
-	// nodeLabel marks the benchmark's nodes; its pods select it, so that other nodes of
-	// the cluster (the local cluster's fake nodes) take none of them.
+	// nodeLabel marks the benchmark's nodes and their Leases; its pods select it, so that
+	// other nodes of the cluster (the local cluster's fake nodes) take none of them.
 	nodeLabel = "scheduling-bench.secondary-scheduler.io/node"
 	// runLabel tells one run's pods from those of an earlier run still being deleted.
 	runLabel = "scheduling-bench.secondary-scheduler.io/run"
-	// kwokNodeAnnotation hands a node to kwok (see hack/kwokctl-config.yaml), which keeps
-	// it Ready and marks the pods bound to it Running.
-	kwokNodeAnnotation = "kwok.x-k8s.io/node"
-	// kwokTaint keeps the cluster's own pods off fake nodes, as hack/local-cluster.sh's do.
-	kwokTaint = "kwok.x-k8s.io/node"
-	// createWorkers is how many objects are created at once.
-	createWorkers = 32
+	// nodeTaint keeps the cluster's own pods (the default scheduler's) off the benchmark's
+	// nodes; the benchmark's pods tolerate it.
+	nodeTaint = "scheduling-bench.secondary-scheduler.io/node"
+	// nodeLeaseNamespace is where a kubelet's Lease says that its node is alive.
+	nodeLeaseNamespace = corev1.NamespaceNodeLease
+	// defaultCreateWorkers is how many create requests are in flight at once by default:
+	// on two cores the API server creates pods no faster with more (see Options.CreateWorkers).
+	defaultCreateWorkers = 16
 )
 
 // ensureNamespace creates the benchmark's namespace and waits for its default
@@ -66,9 +70,11 @@ func ensureNamespace(ctx context.Context, client kubernetes.Interface) error {
 	return nil
 }
 
-// benchNode is the i-th fake node, shaped as hack/local-cluster.sh's fake nodes are.
+// benchNode is the i-th node: allocatable as opts say, Ready, and tainted so that only
+// the benchmark's pods go there. No kwok annotation: kwok leaves it and its pods alone
+// (see createNodes).
 func benchNode(i int, opts Options) *corev1.Node {
-	name := "bench-node-" + strconv.Itoa(i)
+	name := nodeName(i)
 	allocatable := corev1.ResourceList{
 		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(opts.NodeMilliCPU), resource.DecimalSI),
 		corev1.ResourceMemory: resource.MustParse(opts.NodeMemory), // checked by Run
@@ -76,15 +82,11 @@ func benchNode(i int, opts Options) *corev1.Node {
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        name,
-			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
-			Labels: map[string]string{
-				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "type": "kwok", nodeLabel: "true",
-			},
+			Name:   name,
+			Labels: map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", nodeLabel: "true"},
 		},
-		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: kwokTaint, Value: "fake", Effect: corev1.TaintEffectNoSchedule}}},
-		// Ready from the start, so that the benchmark does not wait for kwok's first
-		// heartbeat and the node controller's lifting of the not-ready taint; kwok keeps it so.
+		Spec: corev1.NodeSpec{Taints: benchTaints()},
+		// Ready from the start: nothing else will say so.
 		Status: corev1.NodeStatus{Allocatable: allocatable, Capacity: allocatable, Conditions: []corev1.NodeCondition{{
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
@@ -92,11 +94,29 @@ func benchNode(i int, opts Options) *corev1.Node {
 	}
 }
 
-// createNodes creates the benchmark's nodes (keeping those that exist) and waits until
-// kwok has made every one Ready and the node controller has lifted its not-ready taint.
+func nodeName(i int) string { return "bench-node-" + strconv.Itoa(i) }
+
+func benchTaints() []corev1.Taint {
+	return []corev1.Taint{{Key: nodeTaint, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+}
+
+// createNodes creates the benchmark's nodes and their Leases (keeping those that exist,
+// but for their taints) and waits until every node is schedulable.
+//
+// The nodes are not kwok's: kwok would renew their Leases all along (each about every
+// 50 s in kwokctl's clusters) and write to every pod bound to them (its status once bound,
+// again as it is deleted), on the API server and the two cores that the scheduler
+// measured shares. On a real cluster kubelets do that from other machines.
+// Like upstream's scheduler_perf, which runs no kubelet, the pods stay bound but never
+// run. The node lifecycle controller still watches the nodes, so renewLeases keeps them
+// alive between runs.
 func createNodes(ctx context.Context, client kubernetes.Interface, opts Options) error {
-	err := forEachConcurrently(ctx, opts.Nodes, func(ctx context.Context, i int) error {
+	err := forEachConcurrently(ctx, opts.Nodes, opts.CreateWorkers, func(ctx context.Context, i int) error {
 		_, err := client.CoreV1().Nodes().Create(ctx, benchNode(i, opts), metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		_, err = client.CoordinationV1().Leases(nodeLeaseNamespace).Create(ctx, nodeLease(nodeName(i)), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -107,40 +127,107 @@ func createNodes(ctx context.Context, client kubernetes.Interface, opts Options)
 	}
 	// The API server's TaintNodesByCondition admission gives every new node the not-ready
 	// taint, which the node controller lifts at about five nodes a second: 100 s for 500.
-	// The nodes are Ready, so it is lifted here at once; the controller does not put it back.
-	onlyKwokTaint := fmt.Appendf(nil, `{"spec":{"taints":[{"key":%q,"value":"fake","effect":%q}]}}`, kwokTaint, corev1.TaintEffectNoSchedule)
-	err = forEachConcurrently(ctx, opts.Nodes, func(ctx context.Context, i int) error {
-		_, err := client.CoreV1().Nodes().Patch(ctx, benchNode(i, opts).Name, types.MergePatchType, onlyKwokTaint, metav1.PatchOptions{})
+	// The nodes are Ready, so it is lifted here at once; the controller does not put it
+	// back while their Leases are renewed.
+	taints, err := json.Marshal(map[string]any{"spec": map[string]any{"taints": benchTaints()}})
+	if err != nil {
+		return err
+	}
+	err = forEachConcurrently(ctx, opts.Nodes, opts.CreateWorkers, func(ctx context.Context, i int) error {
+		_, err := client.CoreV1().Nodes().Patch(ctx, nodeName(i), types.MergePatchType, taints, metav1.PatchOptions{})
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("lift the not-ready taint of the nodes: %w", err)
 	}
-	opts.Log.V(1).Info("nodes created; waiting for them to be Ready", "nodes", opts.Nodes)
-	selector := metav1.ListOptions{LabelSelector: nodeLabel + "=true"}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		nodes, err := client.CoreV1().Nodes().List(ctx, selector)
-		if err != nil {
-			return false, err
-		}
-		ready := 0
-		for i := range nodes.Items {
-			if schedulable(&nodes.Items[i]) {
-				ready++
-			}
-		}
-		return ready >= opts.Nodes, nil
+	opts.Log.V(1).Info("nodes created; waiting for them to be schedulable", "nodes", opts.Nodes)
+	err = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		unschedulable, err := unschedulableNodes(ctx, client, opts.Nodes)
+		return len(unschedulable) == 0, err
 	})
 	if err != nil {
-		return fmt.Errorf("wait for %d nodes to be Ready: %w", opts.Nodes, err)
+		return fmt.Errorf("wait for %d nodes to be schedulable: %w", opts.Nodes, err)
 	}
 	return nil
 }
 
-// schedulable is whether node is Ready with no taint but the kwok one the pods tolerate.
+// renewLeases renews (or creates) the Lease of every node, as a kubelet does every 10 s.
+// The node lifecycle controller marks a node Unknown, and taints it, when neither its
+// Lease nor its status changed for its grace period (kwokctl's clusters: 200 s; upstream's
+// default: 50 s). The benchmark renews the Leases before each run, not during one: each
+// run then has the API server to itself, and the time between renewals is one run (at
+// most Options.RunTimeout), its scheduler's start and the clearing of its pods (seconds)
+// and the wait for the machine to settle (see settle). measure checks after each run that
+// no node was marked.
+func renewLeases(ctx context.Context, client kubernetes.Interface, opts Options) error {
+	leases := client.CoordinationV1().Leases(nodeLeaseNamespace)
+	renew, err := renewPatch(metav1.NowMicro())
+	if err != nil {
+		return err
+	}
+	err = forEachConcurrently(ctx, opts.Nodes, opts.CreateWorkers, func(ctx context.Context, i int) error {
+		_, err := leases.Patch(ctx, nodeName(i), types.MergePatchType, renew, metav1.PatchOptions{})
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		_, err = leases.Create(ctx, nodeLease(nodeName(i)), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("renew the nodes' Leases: %w", err)
+	}
+	return nil
+}
+
+// nodeLease is a node's Lease as a kubelet makes it, renewed now.
+func nodeLease(node string) *coordinationv1.Lease {
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: nodeLeaseNamespace, Labels: map[string]string{nodeLabel: "true"}},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: ptr.To(node), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: ptr.To(metav1.NowMicro()),
+		},
+	}
+}
+
+// renewPatch is the merge patch that renews a Lease at now. The node lifecycle
+// controller counts a renewal only when renewTime moves forward.
+func renewPatch(now metav1.MicroTime) ([]byte, error) {
+	return json.Marshal(map[string]any{"spec": map[string]any{"renewTime": now}})
+}
+
+// unschedulableNodes are the names of the benchmark's nodes that are not schedulable, and
+// of those missing of the want expected.
+func unschedulableNodes(ctx context.Context, client kubernetes.Interface, want int) ([]string, error) {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: nodeLabel + "=true"})
+	if err != nil {
+		return nil, fmt.Errorf("list the benchmark's nodes: %w", err)
+	}
+	return unschedulable(nodes.Items, want), nil
+}
+
+// unschedulable are the names of nodes that are not Ready or have a taint other than the
+// benchmark's, and of bench nodes 0..want-1 missing from nodes.
+func unschedulable(nodes []corev1.Node, want int) []string {
+	var names []string
+	present := sets.New[string]()
+	for i := range nodes {
+		present.Insert(nodes[i].Name)
+		if !schedulable(&nodes[i]) {
+			names = append(names, nodes[i].Name)
+		}
+	}
+	for i := range want {
+		if !present.Has(nodeName(i)) {
+			names = append(names, nodeName(i))
+		}
+	}
+	return names
+}
+
+// schedulable is whether node is Ready with no taint but the one the pods tolerate.
 func schedulable(node *corev1.Node) bool {
 	for _, taint := range node.Spec.Taints {
-		if taint.Key != kwokTaint {
+		if taint.Key != nodeTaint {
 			return false
 		}
 	}
@@ -152,11 +239,14 @@ func schedulable(node *corev1.Node) bool {
 	return false
 }
 
-// deleteNodes removes the benchmark's nodes.
+// deleteNodes removes the benchmark's nodes and their Leases.
 func deleteNodes(ctx context.Context, client kubernetes.Interface) error {
-	err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: nodeLabel + "=true"})
-	if err != nil {
+	selector := metav1.ListOptions{LabelSelector: nodeLabel + "=true"}
+	if err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
 		return fmt.Errorf("delete the benchmark's nodes: %w", err)
+	}
+	if err := client.CoordinationV1().Leases(nodeLeaseNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
+		return fmt.Errorf("delete the benchmark's node Leases: %w", err)
 	}
 	return nil
 }
@@ -173,7 +263,7 @@ func benchPod(run string, i int, opts Options) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			SchedulerName:                 schedulerName,
 			NodeSelector:                  map[string]string{nodeLabel: "true"},
-			Tolerations:                   []corev1.Toleration{{Key: kwokTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Tolerations:                   []corev1.Toleration{{Key: nodeTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 			TerminationGracePeriodSeconds: ptr.To[int64](0),
 			AutomountServiceAccountToken:  ptr.To(false),
 			Containers: []corev1.Container{{
@@ -187,10 +277,10 @@ func benchPod(run string, i int, opts Options) *corev1.Pod {
 	}
 }
 
-// clearPods deletes every pod of the benchmark (grace period 0: kwok runs nothing to
-// stop) and waits until they are gone, so that the next run starts on empty nodes. The
-// pods are deleted one by one, concurrently: a DeleteCollection of thousands of pods
-// outlasts the API server's request timeout on a small machine.
+// clearPods deletes every pod of the benchmark (grace period 0: nothing runs them) and
+// waits until they are gone, so that the next run starts on empty nodes. The pods are
+// deleted one by one, concurrently: a DeleteCollection of thousands of pods outlasts the
+// API server's request timeout on a small machine.
 func clearPods(ctx context.Context, client kubernetes.Interface) error {
 	pods := client.CoreV1().Pods(benchNamespace)
 	everyRun := metav1.ListOptions{LabelSelector: runLabel}
@@ -198,7 +288,7 @@ func clearPods(ctx context.Context, client kubernetes.Interface) error {
 	if err != nil {
 		return fmt.Errorf("list the benchmark's pods: %w", err)
 	}
-	err = forEachConcurrently(ctx, len(existing.Items), func(ctx context.Context, i int) error {
+	err = forEachConcurrently(ctx, len(existing.Items), defaultCreateWorkers, func(ctx context.Context, i int) error {
 		err := pods.Delete(ctx, existing.Items[i].Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -221,16 +311,20 @@ func clearPods(ctx context.Context, client kubernetes.Interface) error {
 	return nil
 }
 
-// forEachConcurrently calls do for 0..n-1 on createWorkers goroutines and returns the
-// first error, after which the remaining calls are skipped.
-func forEachConcurrently(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
+// forEachConcurrently calls do for 0..n-1 on workers goroutines and returns the first
+// error, after which the remaining calls are skipped.
+func forEachConcurrently(ctx context.Context, n, workers int, do func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	next := make(chan int)
-	var workers sync.WaitGroup
-	for range min(createWorkers, n) {
-		workers.Go(func() {
+	var running sync.WaitGroup
+	for range min(max(workers, 1), n) {
+		running.Go(func() {
 			for i := range next {
+				// The feeder may still hand out an index after the first error.
+				if ctx.Err() != nil {
+					continue
+				}
 				if err := do(ctx, i); err != nil {
 					cancel(err)
 				}
@@ -246,7 +340,7 @@ feed:
 		}
 	}
 	close(next)
-	workers.Wait()
+	running.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}

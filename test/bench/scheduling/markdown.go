@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,16 +39,25 @@ func (r *Result) Markdown() string {
 	if len(o.SchedulerArgs) > 0 {
 		fmt.Fprintf(&b, " Both ran with the extra flags `%s`.", strings.Join(o.SchedulerArgs, " "))
 	}
-	fmt.Fprintf(&b, "\n\n**How.** A kwok cluster (`hack/local-cluster.sh`) with %d fake nodes of %s, %s memory and %d pods each; "+
-		"%d pods of %dm CPU (no memory) for the scheduler. In a run the scheduler is started and, once it holds its Lease and "+
-		"answers `/readyz`, the pods are created by %d concurrent requests with no client-side rate limit. Throughput is pods "+
-		"bound / time from the first create to the last bind; a pod's bind latency runs from the start of its create request to "+
-		"the watch event that shows its `spec.nodeName`, both on the benchmark's monotonic clock (the API server's timestamps "+
-		"have whole seconds only). Between runs the scheduler is stopped and the pods deleted. %d repetition(s) of the pair, "+
-		"alternating which goes first; figures are medians. Measured on %d cores shared with the control plane "+
-		"(and whatever else ran), starting %s.\n\n",
-		o.Nodes, formatMilliCPU(o.NodeMilliCPU), o.NodeMemory, o.PodsPerNode, o.Pods, o.PodMilliCPU, createWorkers,
+	fmt.Fprintf(&b, "\n\n**How.** A kwok cluster (`hack/local-cluster.sh`) and %d nodes of the benchmark's own, of %s, %s memory "+
+		"and %d pods each; %d pods of %dm CPU (no memory) for the scheduler. In a run the scheduler is started and, once it holds "+
+		"its Lease and answers `/readyz`, the pods are created. Throughput is pods bound / time from the first create to the last "+
+		"bind; a pod's bind latency runs from the start of its create request to the watch event that shows its `spec.nodeName`, "+
+		"both on the benchmark's monotonic clock (the API server's timestamps have whole seconds only). Between runs the scheduler "+
+		"is stopped and the pods deleted. %d repetition(s) of the pair, alternating which goes first; figures are medians. "+
+		"Measured on %d cores shared with the control plane (and whatever else ran), starting %s.\n\n",
+		o.Nodes, formatMilliCPU(o.NodeMilliCPU), o.NodeMemory, o.PodsPerNode, o.Pods, o.PodMilliCPU,
 		o.Repetitions, r.Cores, r.Started.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "**So that a run measures the scheduler**, whose cores the API server, etcd, the controller manager, the cluster's own "+
+		"kube-scheduler and kwok share, the same for both configurations:\n\n")
+	fmt.Fprintf(&b, "- *No kubelet work during a run.* The nodes are not kwok's: nothing marks the bound pods Running, as in upstream's "+
+		"`scheduler_perf`, which runs no kubelet. With kwok's, each pod cost the API server a status write, and more writes once "+
+		"deleted, and the nodes' Leases %d renewals every 50 s: on a real cluster, kubelets on other machines do that work. The "+
+		"benchmark renews the nodes' Leases itself before each run, not during one, so that the node lifecycle controller keeps "+
+		"them Ready, and checks after each run that every node still is.\n", o.Nodes)
+	fmt.Fprintf(&b, "- *Protobuf.* The benchmark's client speaks protobuf, which the API server encodes and decodes for less CPU "+
+		"than JSON, with no client-side rate limit. %s\n", contentTypesText(r.Runs))
+	fmt.Fprintf(&b, "- %s\n\n", createWorkersText(o.CreateWorkers))
 	fmt.Fprintf(&b, "The ideal is %d nodes: the larger of the CPU bound, ceil(%d × %dm / %s) = %d, and the pod-count bound, "+
 		"ceil(%d / %d) = %d.\n\n", r.IdealNodes, o.Pods, o.PodMilliCPU, formatMilliCPU(o.NodeMilliCPU),
 		IdealNodes(o.Pods, o.PodMilliCPU, o.NodeMilliCPU, 0), o.Pods, o.PodsPerNode, IdealNodes(o.Pods, 0, 0, o.PodsPerNode))
@@ -62,8 +72,10 @@ func (r *Result) Markdown() string {
 	fmt.Fprintf(&b, "| throughput ≥ %.0f× upstream defaults | %.2f× | %s |\n", targetRatio, r.Ratio(), yesNo(r.ThroughputMet()))
 	fmt.Fprintf(&b, "| nodes used ≤ %.1f× the ideal (%d) | %s (%.2f×) | %s |\n\n", targetNodesOverIdeal, r.IdealNodes,
 		formatCount(r.Ours.NodesUsed), r.Ours.NodesUsed/float64(max(r.IdealNodes, 1)), yesNo(r.PackingMet()))
-	if note := r.creationNote(); note != "" {
-		b.WriteString(note + "\n\n")
+	for _, note := range []string{r.creationNote(), r.busyNote()} {
+		if note != "" {
+			b.WriteString(note + "\n\n")
+		}
 	}
 	if r.OursBacklog.Runs > 0 {
 		fmt.Fprintf(&b, "With a backlog (all pods created before the scheduler starts; throughput is the pods bound after the first / "+
@@ -77,18 +89,64 @@ func (r *Result) Markdown() string {
 	}
 
 	fmt.Fprintf(&b, "![Bound pods over time, each configuration's median run](%s)\n\n", o.PlotLink)
-	fmt.Fprintf(&b, "Every run (durations: first create, or with a backlog first bind, to last bind):\n\n")
-	fmt.Fprintf(&b, "| run | configuration | pods fed | pods bound | duration | creating took | pods/s | p50 | p99 | nodes used |\n")
-	fmt.Fprintf(&b, "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(&b, "Every run (durations: first create, or with a backlog first bind, to last bind; busy cores: the machine's in the "+
+		"second before the run, once settled):\n\n")
+	fmt.Fprintf(&b, "| run | configuration | pods fed | pods bound | duration | creating took | pods/s | p50 | p99 | nodes used | busy cores before |\n")
+	fmt.Fprintf(&b, "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, run := range r.Runs {
 		p50, p99 := formatSeconds(run.LatencyP50), formatSeconds(run.LatencyP99)
 		if run.Mode == Backlog {
 			p50, p99 = "", ""
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %d of %d | %s | %s | %.1f | %s | %s | %d |\n", run.Repetition, run.Config.Description(), run.Mode,
-			run.Bound, run.Pods, formatSeconds(run.Duration), formatSeconds(run.Creating), run.PodsPerSecond, p50, p99, run.NodesUsed)
+		fmt.Fprintf(&b, "| %d | %s | %s | %d of %d | %s | %s | %.1f | %s | %s | %d | %s |\n", run.Repetition, run.Config.Description(), run.Mode,
+			run.Bound, run.Pods, formatSeconds(run.Duration), formatSeconds(run.Creating), run.PodsPerSecond, p50, p99, run.NodesUsed,
+			formatBusy(run.BusyBefore))
 	}
 	return b.String()
+}
+
+// createWorkersText says how many create requests were in flight, and why the default.
+func createWorkersText(workers int) string {
+	text := fmt.Sprintf("*%d create requests in flight.* ", workers)
+	if workers != defaultCreateWorkers {
+		text += fmt.Sprintf("Chosen for this benchmark, against a default of %d: ", defaultCreateWorkers)
+	}
+	return text + fmt.Sprintf("Creating pods is limited by the API server, not by the requests in flight: on two cores, "+
+		"8 to 64 in flight created them at rates within the runs' noise of each other, each request waiting the longer the "+
+		"more there were. %d keep the API server busy and add little to bind latencies, which count from the start of each "+
+		"create request.", defaultCreateWorkers)
+}
+
+// contentTypesText says what the schedulers' clients spoke, from the configuration each
+// logged (Measurement.ContentType).
+func contentTypesText(runs []Measurement) string {
+	spoken := map[Config][]string{}
+	for _, run := range runs {
+		if !slices.Contains(spoken[run.Config], run.ContentType) {
+			spoken[run.Config] = append(spoken[run.Config], run.ContentType)
+		}
+	}
+	describe := func(types []string) string {
+		quoted := make([]string, len(types))
+		for i, contentType := range types {
+			quoted[i] = "`" + contentType + "`"
+			if contentType == "" {
+				quoted[i] = "(not logged)"
+			}
+		}
+		return strings.Join(quoted, " or ")
+	}
+	ours, upstream := describe(spoken[Ours]), describe(spoken[Upstream])
+	if slices.Contains(spoken[Ours], "") || slices.Contains(spoken[Upstream], "") {
+		return fmt.Sprintf("What the schedulers' clients spoke is not known for every run: ours %s, upstream's defaults %s "+
+			"(a scheduler logs the configuration it uses at its start from -v=2 on).", ours, upstream)
+	}
+	if ours == upstream {
+		return fmt.Sprintf("Both schedulers' clients spoke %s, by the configuration each logged at its start; "+
+			"neither configuration file sets `clientConnection.contentType`, so that is kube-scheduler's default.", ours)
+	}
+	return fmt.Sprintf("The schedulers' clients spoke %s (ours) and %s (upstream's defaults), by the configuration each logged at its start.",
+		ours, upstream)
 }
 
 func incomplete(summary Summary) string {
@@ -108,6 +166,30 @@ func (r *Result) creationNote() string {
 	return fmt.Sprintf("Creating the pods took %s of ours' %s (median run): the API server's pace of creating pods on this "+
 		"machine, not the scheduler, bounds ours' figure, so the ratio is a lower bound.",
 		formatSeconds(run.Creating), formatSeconds(run.Duration))
+}
+
+// busyNote names the runs before which the machine did not settle (see settle): others
+// kept it busy, and their figures may be lower than the machine allows.
+func (r *Result) busyNote() string {
+	var busy []string
+	for _, run := range r.Runs {
+		if run.BusyBefore >= settledCores {
+			busy = append(busy, fmt.Sprintf("%d of %s (%s, %.2f cores)", run.Repetition, run.Config.Description(), run.Mode, run.BusyBefore))
+		}
+	}
+	if len(busy) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Other processes kept the machine busy (%.1f cores or more after %s of waiting) before run %s: the runs "+
+		"shared its cores with them, so those figures may be lower than the machine allows; ours' the most, as its runs use "+
+		"every core, where upstream's client rate limit leaves some idle.", settledCores, settleTimeout, strings.Join(busy, "; "))
+}
+
+func formatBusy(cores float64) string {
+	if cores < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f", cores)
 }
 
 // sampledNodes is how many of n feasible nodes kube-scheduler scores by default: an

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -179,6 +180,29 @@ func (p *schedulerProcess) waitReady(ctx context.Context, client kubernetes.Inte
 		return fmt.Errorf("wait for kube-scheduler to lead and be ready: %w", err)
 	}
 	return nil
+}
+
+// loggedContentType is the clientConnection.contentType of the configuration that
+// kube-scheduler logs it uses, at its start ("Using component config"), or "" when its log
+// has none: what its clients encode requests in, and ask responses in, whether the
+// configuration file set it or kube-scheduler defaulted it.
+func loggedContentType(log []byte) string {
+	_, config, found := bytes.Cut(log, []byte(`"Using component config" config=<`+"\n"))
+	if !found {
+		return ""
+	}
+	// klog writes the configuration one field a line, each indented by a tab, and ends
+	// it with a line " >"; contentType is only clientConnection's.
+	for line := range bytes.Lines(config) {
+		field, indented := bytes.CutPrefix(line, []byte("\t"))
+		if !indented {
+			return ""
+		}
+		if value, found := bytes.CutPrefix(bytes.TrimSpace(field), []byte("contentType:")); found {
+			return string(bytes.TrimSpace(value))
+		}
+	}
+	return ""
 }
 
 // exitError says that the scheduler exited, and why; call it once exited is closed.

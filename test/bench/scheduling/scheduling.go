@@ -3,7 +3,10 @@
 // renders for a BinPacking SecondaryScheduler, against the same binary with upstream's
 // defaults (a profile of the same scheduler name and nothing else: client QPS 50 / burst
 // 100, default node sampling and scoring), each scheduling the same pods onto the same
-// kwok nodes, one after the other in one cluster that is cleared between runs.
+// nodes, one after the other in one cluster that is cleared between runs. The nodes are
+// the benchmark's own, not kwok's: nothing runs their pods or writes their status, as in
+// upstream's scheduler_perf, so that the API server's work in a run is creating the pods
+// and what the scheduler does (see createNodes).
 //
 // A Streamed run, the measure, starts the scheduler, waits until it leads its own
 // Lease and answers /readyz, then creates the pods concurrently with no client-side rate
@@ -34,6 +37,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -42,8 +46,9 @@ import (
 // Options say which cluster and binary to measure with, and how big the workload is. Zero
 // values take the setup.
 type Options struct {
-	// Kubeconfig is an admin kubeconfig of a cluster whose kwok manages nodes annotated
-	// kwok.x-k8s.io/node=fake, as hack/local-cluster.sh starts. Both schedulers use it too.
+	// Kubeconfig is an admin kubeconfig of a cluster, such as hack/local-cluster.sh starts,
+	// whose node lifecycle controller allows nodes more than a run (RunTimeout) between
+	// heartbeats (kwokctl's clusters: 200 s). Both schedulers use it too.
 	Kubeconfig string
 	// ControlPlaneDir holds the kube-scheduler binary to run (bin/k8s/v1.37.0).
 	ControlPlaneDir string
@@ -66,9 +71,13 @@ type Options struct {
 	// Backlog adds to each repetition a pair of runs in Backlog mode, which tell how fast
 	// each configuration schedules when creating pods does not set the pace.
 	Backlog bool
-	// RunTimeout bounds one run from its first create (5m); a run that times out is
-	// reported with the pods it bound.
+	// RunTimeout bounds one run from its first create (2m: upstream's defaults take about
+	// 40 s); a run that times out is reported with the pods it bound. The nodes' Leases are
+	// renewed only between runs, so a run must end within the node lifecycle controller's
+	// grace period.
 	RunTimeout time.Duration
+	// CreateWorkers is how many create requests the benchmark has in flight at once (16).
+	CreateWorkers int
 	// OutputDir is where the plot is written (the working directory).
 	OutputDir string
 	// PlotLink is how Markdown links to the plot, relative to the Markdown's file (the
@@ -93,7 +102,7 @@ func (o Options) withDefaults() Options {
 		fallback int
 	}{
 		{&o.Nodes, 500}, {&o.NodeMilliCPU, 32000}, {&o.PodsPerNode, 110},
-		{&o.Pods, 2000}, {&o.PodMilliCPU, 100}, {&o.Repetitions, 1},
+		{&o.Pods, 2000}, {&o.PodMilliCPU, 100}, {&o.Repetitions, 1}, {&o.CreateWorkers, defaultCreateWorkers},
 	}
 	for _, d := range defaults {
 		if *d.value <= 0 {
@@ -104,7 +113,7 @@ func (o Options) withDefaults() Options {
 		o.NodeMemory = "16Gi"
 	}
 	if o.RunTimeout <= 0 {
-		o.RunTimeout = 5 * time.Minute
+		o.RunTimeout = 2 * time.Minute
 	}
 	if o.OutputDir == "" {
 		o.OutputDir = "."
@@ -137,6 +146,12 @@ type Measurement struct {
 	NodesUsed int
 	// Curve is the count of bound pods over the run.
 	Curve []CurvePoint
+	// ContentType is what the scheduler's clients encoded their requests in, from the
+	// configuration it logged (see loggedContentType).
+	ContentType string
+	// BusyBefore is how many cores the machine kept busy in the second before the run
+	// (see settle); negative when unknown.
+	BusyBefore float64
 }
 
 // Summary is the median of a configuration's runs, each figure taken separately.
@@ -261,8 +276,14 @@ func newClient(kubeconfig string) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig %q: %w", kubeconfig, err)
 	}
-	// Creating the pods must not be what limits a run.
-	config.QPS, config.Burst = 10000, 10000
+	// Protobuf, which kube-scheduler's clients use by default too: the API server, on the
+	// cores the scheduler measured shares, encodes and decodes it for less CPU than JSON.
+	// JSON remains acceptable for a type that has no protobuf.
+	config.ContentType = kruntime.ContentTypeProtobuf
+	config.AcceptContentTypes = kruntime.ContentTypeProtobuf + "," + kruntime.ContentTypeJSON
+	// No client-side rate limiter at all (a QPS below 0): creating the pods must not be
+	// what limits a run.
+	config.QPS = -1
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -310,6 +331,15 @@ func measure(ctx context.Context, client kubernetes.Interface, opts Options, bin
 	if err := os.WriteFile(configFile, content, 0o600); err != nil {
 		return nil, err
 	}
+	// Outside the run, so that renewals do not load it (see renewLeases), and before the
+	// wait for the machine to settle, which then covers what they cause.
+	if err := renewLeases(ctx, client, opts); err != nil {
+		return nil, err
+	}
+	busyBefore, known := settle(ctx, opts.Log.WithValues("run", runName))
+	if !known {
+		busyBefore = -1
+	}
 	recorder, err := watchBindings(ctx, client, runName, opts.Pods)
 	if err != nil {
 		return nil, err
@@ -344,12 +374,29 @@ func measure(ctx context.Context, client kubernetes.Interface, opts Options, bin
 	}
 	boundAt, nodeOf := recorder.bindings()
 	run := summarizeRun(runName, mode, created, boundAt, nodeOf)
-	run.Config, run.Repetition = config, repetition
+	run.Config, run.Repetition, run.BusyBefore = config, repetition, busyBefore
+	// A node marked not Ready during the run was also tainted, and the controller wrote to
+	// it and its pods: the run was not like the others.
+	unschedulable, err := unschedulableNodes(ctx, client, opts.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	if len(unschedulable) > 0 {
+		return nil, fmt.Errorf("%d nodes (%s) were not schedulable after the run: it outlasted the node lifecycle "+
+			"controller's grace period, the nodes' Leases being renewed only between runs",
+			len(unschedulable), strings.Join(unschedulable[:min(3, len(unschedulable))], ", "))
+	}
 	opts.Log.Info("run done", "run", runName, "bound", run.Bound, "podsPerSecond", fmt.Sprintf("%.1f", run.PodsPerSecond),
-		"duration", run.Duration, "creating", run.Creating, "p50", run.LatencyP50, "p99", run.LatencyP99, "nodesUsed", run.NodesUsed)
+		"duration", run.Duration, "creating", run.Creating, "p50", run.LatencyP50, "p99", run.LatencyP99, "nodesUsed", run.NodesUsed,
+		"busyCoresBefore", fmt.Sprintf("%.2f", run.BusyBefore))
 	if err := scheduler.stop(10 * time.Second); err != nil {
 		return nil, err
 	}
+	logged, err := os.ReadFile(scheduler.logs.Name())
+	if err != nil {
+		return nil, fmt.Errorf("read the scheduler's log: %w", err)
+	}
+	run.ContentType = loggedContentType(logged)
 	// A stopped kube-scheduler releases its Lease; deleting it makes sure the next
 	// process of this configuration does not wait for it to expire.
 	if err := deleteLease(ctx, client, lease); err != nil {
@@ -375,7 +422,7 @@ func createPods(ctx context.Context, client kubernetes.Interface, opts Options, 
 	created := createdPods{start: start, requested: make([]time.Duration, opts.Pods)}
 	var lastMu sync.Mutex
 	pods := client.CoreV1().Pods(benchNamespace)
-	err := forEachConcurrently(ctx, opts.Pods, func(ctx context.Context, i int) error {
+	err := forEachConcurrently(ctx, opts.Pods, opts.CreateWorkers, func(ctx context.Context, i int) error {
 		created.requested[i] = time.Since(start)
 		if _, err := pods.Create(ctx, benchPod(runName, i, opts), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create pod %d: %w", i, err)
