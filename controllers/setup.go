@@ -70,10 +70,17 @@ func trimNode(object any) (any, error) {
 	return object, nil
 }
 
-// trimPod drops from a cached pod what observe never reads: its managed fields.
+// trimPod drops from a cached pod what observe never reads: its managed fields, and of
+// its spec all but the node it runs on and its containers' names and images (for a
+// message about an image that cannot be pulled).
 func trimPod(object any) (any, error) {
 	if pod, ok := object.(*corev1.Pod); ok {
 		pod.ManagedFields = nil
+		containers := make([]corev1.Container, 0, len(pod.Spec.Containers))
+		for _, container := range pod.Spec.Containers {
+			containers = append(containers, corev1.Container{Name: container.Name, Image: container.Image})
+		}
+		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: containers}
 	}
 	return object, nil
 }
