@@ -682,6 +682,12 @@ func TestBoundMetricsTokenAndCABundle(t *testing.T) {
 	s.g.Expect(template.Spec.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "SSL_CERT_FILE", Value: render.TrustedCAFile}))
 	s.g.Expect(template.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.ConfigMap.LocalObjectReference.Name", "prometheus-ca")))
 	s.expectTokenHidden(token)
+	// A kept token is applied with its Secret's resourceVersion as a precondition: that
+	// must not make each apply differ from the last, and wake the next.
+	s.g.Consistently(func() string {
+		_ = s.get(tokenSecret)
+		return tokenSecret.ResourceVersion
+	}, 3*time.Second).Should(Equal(tokenSecret.ResourceVersion), "the token Secret is not rewritten while nothing changes")
 
 	// When the token is due, a new one replaces it and the scheduler restarts with it.
 	configHash := template.Annotations[render.ConfigHashAnnotation]

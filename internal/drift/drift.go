@@ -20,9 +20,12 @@ import (
 const AppliedHashAnnotation = "operator.secondary-scheduler.io/applied-hash"
 
 // Hash is the hash of an object's content as the operator applies it: JSON of the object
-// without AppliedHashAnnotation, whose map keys encoding/json sorts.
+// (whose map keys encoding/json sorts) without AppliedHashAnnotation and without
+// metadata.resourceVersion, which an apply may carry as a precondition: it changes with
+// every write, and a hash of it would change with every apply, each apply waking the
+// next.
 func Hash(desired map[string]any) (string, error) {
-	content, err := json.Marshal(withoutHash(desired))
+	content, err := json.Marshal(hashedContent(desired))
 	if err != nil {
 		return "", fmt.Errorf("hash the object to apply: %w", err)
 	}
@@ -30,25 +33,31 @@ func Hash(desired map[string]any) (string, error) {
 	return hex.EncodeToString(sum[:16]), nil
 }
 
-// withoutHash returns desired without AppliedHashAnnotation, leaving desired as it is.
-func withoutHash(desired map[string]any) map[string]any {
+// hashedContent returns desired without AppliedHashAnnotation and resourceVersion,
+// leaving desired as it is.
+func hashedContent(desired map[string]any) map[string]any {
 	metadata, _ := desired["metadata"].(map[string]any)
 	annotations, _ := metadata["annotations"].(map[string]any)
-	if _, ok := annotations[AppliedHashAnnotation]; !ok {
+	_, hasHash := annotations[AppliedHashAnnotation]
+	_, hasVersion := metadata["resourceVersion"]
+	if !hasHash && !hasVersion {
 		return desired
-	}
-	trimmed := make(map[string]any, len(annotations))
-	for key, value := range annotations {
-		if key != AppliedHashAnnotation {
-			trimmed[key] = value
-		}
 	}
 	out := shallowCopy(desired)
 	outMetadata := shallowCopy(metadata)
-	if len(trimmed) == 0 {
-		delete(outMetadata, "annotations")
-	} else {
-		outMetadata["annotations"] = trimmed
+	delete(outMetadata, "resourceVersion")
+	if hasHash {
+		trimmed := make(map[string]any, len(annotations))
+		for key, value := range annotations {
+			if key != AppliedHashAnnotation {
+				trimmed[key] = value
+			}
+		}
+		if len(trimmed) == 0 {
+			delete(outMetadata, "annotations")
+		} else {
+			outMetadata["annotations"] = trimmed
+		}
 	}
 	out["metadata"] = outMetadata
 	return out

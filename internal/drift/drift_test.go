@@ -107,3 +107,21 @@ func TestHashDiffers(t *testing.T) {
 		t.Error("different content, same hash")
 	}
 }
+
+// TestHashLeavesOutTheResourceVersion: a token Secret is applied with the resourceVersion
+// it was read at as a precondition; were it hashed, every apply would change the hash,
+// and each apply's watch event wake a reconcile that applies again.
+func TestHashLeavesOutTheResourceVersion(t *testing.T) {
+	a, _ := Hash(object(t, `{"metadata":{"name":"a","resourceVersion":"41"},"data":{"k":"v"}}`))
+	b, _ := Hash(object(t, `{"metadata":{"name":"a","resourceVersion":"42"},"data":{"k":"v"}}`))
+	if a != b {
+		t.Error("the hash changes with the resourceVersion")
+	}
+	desired := object(t, `{"metadata":{"name":"a","resourceVersion":"42"},"data":{"k":"v"}}`)
+	hash, _ := Hash(desired)
+	desired["metadata"].(map[string]any)["annotations"] = map[string]any{AppliedHashAnnotation: hash}
+	live := object(t, `{"metadata":{"name":"a","resourceVersion":"42","annotations":{"`+AppliedHashAnnotation+`":"`+hash+`"}},"data":{"k":"v"}}`)
+	if !Unchanged(live, desired) {
+		t.Error("a Secret applied at its own resourceVersion counts as changed")
+	}
+}
