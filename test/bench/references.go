@@ -30,9 +30,9 @@ const (
 	referencesNamespace = "bench-references"
 	// referencesCount is how many Custom SecondarySchedulers there are, each referencing a
 	// ConfigMap of its own: the operator opens a watch for each (internal/refwatch). The
-	// costs are per watch; 200 keeps the run within make bench's time, and the scale
+	// costs are per watch; 100 keeps the run within make bench's time, and the scale
 	// benchmark has the 500.
-	referencesCount    = 200
+	referencesCount    = 100
 	referencesParallel = 16
 	// referencesTimeout bounds the wait for every scheduler to be Available.
 	referencesTimeout = 6 * time.Minute
