@@ -6,7 +6,7 @@
 #
 # Usage: hack/local-cluster.sh up|down|kubeconfig|audit-log (where the API server's audit log is)
 #   CLUSTER_NAME (default secondary-scheduler), OUTPUT_DIR (default _output/<name>),
-#   FAKE_NODES (default 4), FAKE_NODE_CPU (default 4), FAKE_NODE_MEMORY (default 16Gi),
+#   FAKE_NODES (default 4; 0 for none), FAKE_NODE_CPU (default 4), FAKE_NODE_MEMORY (default 16Gi),
 #   APPLY_CRD (default true; false leaves installing the CRD to the test, as an installer would)
 set -euo pipefail
 
@@ -55,6 +55,21 @@ NODE
   done
 }
 
+# kubectl wait fails at once, rather than waits, when it reads a CRD that the API server
+# has not given any condition yet (".status.conditions accessor error: <nil> is of the
+# type <nil>"; one fresh cluster in three here) or does not show yet (NotFound); so it is
+# tried again for a minute, and then once more to show why.
+wait_established() {
+  local deadline=$((SECONDS + 60))
+  until kubectl wait --for condition=Established "$1" --timeout 5s >/dev/null 2>&1; do
+    if [ "${SECONDS}" -ge "${deadline}" ]; then
+      kubectl wait --for condition=Established "$1" --timeout 5s >/dev/null
+      return
+    fi
+    sleep 1
+  done
+}
+
 up() {
   "${repo_root}/hack/build-control-plane.sh"
   mkdir -p "${OUTPUT_DIR}"
@@ -74,10 +89,13 @@ up() {
       --kwok-controller-binary "${CONTROL_PLANE_DIR}/kwok" \
       --wait 2m >/dev/null
   fi
-  fake_nodes | kubectl apply -f - >/dev/null
+  # kubectl apply refuses an empty input ("no objects passed to apply").
+  if [ "${FAKE_NODES}" -gt 0 ]; then
+    fake_nodes | kubectl apply -f - >/dev/null
+  fi
   if [ "${APPLY_CRD}" = true ]; then
     kubectl apply --server-side -f "${repo_root}/config/crd/bases" >/dev/null
-    kubectl wait --for condition=Established crd/secondaryschedulers.operator.secondary-scheduler.io --timeout 60s >/dev/null
+    wait_established crd/secondaryschedulers.operator.secondary-scheduler.io
   fi
   log "cluster ${CLUSTER_NAME} is up with ${FAKE_NODES} fake nodes; KUBECONFIG=${kubeconfig}"
 }
