@@ -52,12 +52,16 @@ func (r *Result) Markdown() string {
 		"kube-scheduler and kwok share, the same for both configurations:\n\n")
 	fmt.Fprintf(&b, "- *No kubelet work during a run.* The nodes are not kwok's: nothing marks the bound pods Running, as in upstream's "+
 		"`scheduler_perf`, which runs no kubelet. With kwok's, each pod cost the API server a status write, and more writes once "+
-		"deleted, and the nodes' Leases %d renewals every 50 s: on a real cluster, kubelets on other machines do that work. The "+
+		"deleted, and renewing the nodes' Leases %d writes every 50 s: on a real cluster, kubelets on other machines do that work. The "+
 		"benchmark renews the nodes' Leases itself before each run, not during one, so that the node lifecycle controller keeps "+
 		"them Ready, and checks after each run that every node still is.\n", o.Nodes)
 	fmt.Fprintf(&b, "- *Protobuf.* The benchmark's client speaks protobuf, which the API server encodes and decodes for less CPU "+
 		"than JSON, with no client-side rate limit. %s\n", contentTypesText(r.Runs))
-	fmt.Fprintf(&b, "- %s\n\n", createWorkersText(o.CreateWorkers))
+	fmt.Fprintf(&b, "- %s\n", createWorkersText(o.CreateWorkers))
+	fmt.Fprintf(&b, "- *A settled machine.* Each run starts once fewer than %.1f of the machine's cores are busy over a second "+
+		"(the cluster done with creating the nodes or deleting the previous run's pods), after at most %.0f s: the runs use every "+
+		"core, and what else runs takes from them. The last reading is in the table of runs; the runs that started on a busier "+
+		"machine are named below the targets.\n\n", settledCores, settleTimeout.Seconds())
 	fmt.Fprintf(&b, "The ideal is %d nodes: the larger of the CPU bound, ceil(%d × %dm / %s) = %d, and the pod-count bound, "+
 		"ceil(%d / %d) = %d.\n\n", r.IdealNodes, o.Pods, o.PodMilliCPU, formatMilliCPU(o.NodeMilliCPU),
 		IdealNodes(o.Pods, o.PodMilliCPU, o.NodeMilliCPU, 0), o.Pods, o.PodsPerNode, IdealNodes(o.Pods, 0, 0, o.PodsPerNode))
@@ -180,9 +184,9 @@ func (r *Result) busyNote() string {
 	if len(busy) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Other processes kept the machine busy (%.1f cores or more after %s of waiting) before run %s: the runs "+
+	return fmt.Sprintf("Other processes kept the machine busy (%.1f cores or more after %.0f s of waiting) before run %s: the runs "+
 		"shared its cores with them, so those figures may be lower than the machine allows; ours' the most, as its runs use "+
-		"every core, where upstream's client rate limit leaves some idle.", settledCores, settleTimeout, strings.Join(busy, "; "))
+		"every core, where upstream's client rate limit leaves some idle.", settledCores, settleTimeout.Seconds(), strings.Join(busy, "; "))
 }
 
 func formatBusy(cores float64) string {

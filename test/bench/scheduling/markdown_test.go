@@ -31,8 +31,9 @@ func TestMarkdown(t *testing.T) {
 				"Creating the pods took 11.00 s of ours' 12.00 s",
 				"(img/scheduling.png)",
 				"Both schedulers' clients spoke `application/vnd.kubernetes.protobuf`",
-				"The nodes are not kwok's", "500 renewals every 50 s",
+				"The nodes are not kwok's", "500 writes every 50 s",
 				"*16 create requests in flight.*",
+				"once fewer than 0.3 of the machine's cores are busy over a second",
 				"| 1 | ours (rendered BinPacking) | streamed | 2000 of 2000 | 12.00 s | 11.00 s | 166.7 | 1.00 s | 2.00 s | 20 | 0.05 |",
 				"| 390 | unknown |",
 			},
@@ -55,7 +56,7 @@ func TestMarkdown(t *testing.T) {
 				busy.BusyBefore = 0.8
 				return busy
 			}(),
-			want: []string{"Other processes kept the machine busy (0.3 cores or more after 15s of waiting) before run 1 of ours (rendered BinPacking) (streamed, 0.80 cores):"},
+			want: []string{"Other processes kept the machine busy (0.3 cores or more after 15 s of waiting) before run 1 of ours (rendered BinPacking) (streamed, 0.80 cores):"},
 		},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,8 @@
 //	go run ./test/bench/scheduling/cmd [-repetitions 3] [-backlog=false] [-nodes 500] [-pods 2000]
 //
 // On two otherwise idle cores, one repetition takes about 80 s (setting up the 500 nodes
-// included), 2.5 minutes with the backlog runs, and each further repetition 65 s (130 s).
+// included), 2.5 minutes with the backlog runs, and each further one 70 s (140 s); a run
+// waits up to 15 s more for a busy machine to settle.
 package main
 
 import (
