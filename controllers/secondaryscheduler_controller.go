@@ -100,7 +100,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	ctx = logf.IntoContext(ctx, log)
 
 	if !cr.DeletionTimestamp.IsZero() {
-		return requeueIfWaiting(r.finalize(ctx, cr))
+		return ctrl.Result{}, r.finalize(ctx, cr)
 	}
 	// Outside the allowed namespaces nothing is created, so nothing needs finalizing.
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) && r.Tenancy.Allows(cr.Namespace) {

@@ -4,26 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
-// errWaiting means the operator waits for something it does not watch (scheduler pods
-// terminating, a leader being elected) and looks again shortly.
-var errWaiting = errors.New("waiting for objects the operator does not watch")
-
-func requeueIfWaiting(err error) (ctrl.Result, error) {
-	if errors.Is(err, errWaiting) {
-		return ctrl.Result{RequeueAfter: 3 * time.Second}, nil
-	}
-	return ctrl.Result{}, err
-}
+// errWaiting means the operator waits for something to go away (scheduler pods
+// terminating, someone else's ServiceAccount) and looks again shortly.
+var errWaiting = errors.New("waiting for objects to go away")
 
 // stopScheduler deletes the scheduler's Deployment and, once no scheduler pod is left,
 // its Lease: kube-scheduler leaves its Lease held when it stops, and deleting the Lease
