@@ -23,12 +23,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/controllers"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/clusterdial"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsauth"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -44,7 +44,7 @@ func init() {
 
 func main() {
 	var (
-		metricsAddr, probeAddr                    string
+		metricsAddr, probeAddr, pprofAddr         string
 		schedulerNamespaces, prometheusNamespaces string
 		metricsTokenClusterRoles                  string
 		leaderElect, secureMetrics, enableHTTP2   bool
@@ -56,6 +56,9 @@ func main() {
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS, to callers the API server authenticates and authorizes (get on /metrics).")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "",
+		"Address Go's profiling endpoints (/debug/pprof/) bind to, for example 127.0.0.1:6060; empty or 0 disables them. "+
+			"They are unauthenticated: bind them to loopback only.")
 	flag.BoolVar(&leaderElect, "leader-elect", false,
 		"Elect a leader so that only one of several operator replicas acts at a time.")
 	flag.StringVar(&schedulerNamespaces, "scheduler-namespaces", defaultSchedulerNamespaces(),
@@ -81,7 +84,7 @@ func main() {
 	log := ctrl.Log.WithName("setup")
 
 	if err := run(ctrl.SetupSignalHandler(), options{
-		metricsAddr: metricsAddr, probeAddr: probeAddr,
+		metricsAddr: metricsAddr, probeAddr: probeAddr, pprofAddr: pprofAddr,
 		schedulerNamespaces:      tenancy.ParseList(schedulerNamespaces),
 		prometheusNamespaces:     tenancy.ParseList(prometheusNamespaces),
 		metricsTokenClusterRoles: tenancy.ParseList(metricsTokenClusterRoles),
@@ -94,7 +97,7 @@ func main() {
 }
 
 type options struct {
-	metricsAddr, probeAddr                                              string
+	metricsAddr, probeAddr, pprofAddr                                   string
 	schedulerNamespaces, prometheusNamespaces, metricsTokenClusterRoles []string
 	leaderElect, secureMetrics, enableHTTP2                             bool
 	metricsProbeInterval                                                time.Duration
@@ -121,6 +124,10 @@ func run(ctx context.Context, opts options) error {
 		return errors.New("no namespace may run schedulers: set --scheduler-namespaces (outside a pod there is no namespace of the operator's own to default to)")
 	}
 	config := ctrl.GetConfigOrDie()
+	// The operator talks to its own cluster's API server: compressing every response and
+	// watch stream costs CPU on both sides and a decompressor of 32 KiB or more per watch,
+	// and saves bandwidth that is not scarce there.
+	config.DisableCompression = true
 	clientset, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return err
@@ -155,12 +162,13 @@ func run(ctx context.Context, opts options) error {
 	}
 	metricsOptions := metricsserver.Options{BindAddress: opts.metricsAddr, SecureServing: opts.secureMetrics, TLSOpts: tlsOptions}
 	if opts.secureMetrics {
-		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOptions.FilterProvider = metricsauth.FilterProvider
 	}
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOptions,
 		HealthProbeBindAddress:        opts.probeAddr,
+		PprofBindAddress:              opts.pprofAddr,
 		LeaderElection:                opts.leaderElect,
 		LeaderElectionID:              "secondary-scheduler-operator.operator.secondary-scheduler.io",
 		LeaderElectionReleaseOnCancel: true,
