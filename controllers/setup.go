@@ -32,6 +32,8 @@ import (
 // (internal/refwatch), so no cache ever holds every ConfigMap or Secret of the cluster.
 // Nodes are cached whole, for their labels, taints and Ready condition, less what a
 // kubelet reports that placement does not need (images, volumes, managed fields).
+// No cached object keeps its managed fields: the operator never reads them, and for an
+// object written with server-side apply they are about as large as the object.
 func CacheOptions(schedulerNamespaces []string) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedByValue})
 	namespaces := map[string]cache.Config{}
@@ -40,6 +42,7 @@ func CacheOptions(schedulerNamespaces []string) cache.Options {
 	}
 	options := cache.Options{
 		DefaultNamespaces: namespaces,
+		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&v1.SecondaryScheduler{}: {Namespaces: map[string]cache.Config{cache.AllNamespaces: {}}},
 			&corev1.Node{}:           {Transform: trimNode},

@@ -69,6 +69,8 @@ type env struct {
 	operatorKubeconfig string
 	operator           *process
 	metricsURL         string
+	// pprofURL is the running operator's /debug/pprof/, empty when its binary has none.
+	pprofURL string
 
 	podrunner *process
 	// fakeReady is the mode podrunner runs in: pods Ready without a process.

@@ -31,9 +31,20 @@ func (e *env) useOperator(ctx context.Context, binary string, fresh bool) error 
 	// The log is appended to across starts and runs of the harness: only what follows
 	// this start tells that this process started.
 	logOffset := (&process{logPath: filepath.Join(e.outputDir, "operator.log")}).logSize()
-	e.operator, err = startProcess(e.outputDir, "operator", binary, "--kubeconfig", e.operatorKubeconfig,
-		"--metrics-bind-address="+fmt.Sprintf("127.0.0.1:%d", port), "--metrics-secure=false", "--health-probe-bind-address=0",
-		"--scheduler-namespaces="+strings.Join(e.namespaces, ","))
+	args := []string{"--kubeconfig", e.operatorKubeconfig,
+		"--metrics-bind-address=" + fmt.Sprintf("127.0.0.1:%d", port), "--metrics-secure=false", "--health-probe-bind-address=0",
+		"--scheduler-namespaces=" + strings.Join(e.namespaces, ",")}
+	e.pprofURL = ""
+	// A baseline binary from before the flag existed would refuse it.
+	if hasFlag(binary, "pprof-bind-address") {
+		pprofPort, err := freePort()
+		if err != nil {
+			return err
+		}
+		args = append(args, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pprofPort))
+		e.pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pprofPort)
+	}
+	e.operator, err = startProcess(e.outputDir, "operator", append([]string{binary}, args...)...)
 	if err != nil {
 		return err
 	}

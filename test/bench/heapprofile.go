@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// hasFlag tells whether binary accepts --name, from its usage text.
+func hasFlag(binary, name string) bool {
+	// The usage goes to stderr, and -h exits non-zero: only the text matters.
+	usage, _ := exec.Command(binary, "-h").CombinedOutput()
+	return strings.Contains(string(usage), "-"+name+" ")
+}
+
+// liveHeap is what the operator's heap holds once garbage is collected.
+type liveHeap struct {
+	// bytes and objects are live after a forced collection.
+	bytes, objects int64
+	// path is the saved profile (go tool pprof -sample_index=inuse_space PATH).
+	path string
+}
+
+// readLiveHeap fetches the operator's heap profile after a forced garbage collection
+// (?gc=1) and saves it in the output directory under name. Heap in use as the runtime
+// reports it also counts garbage not yet collected, so it rises with the rate of
+// allocation; this is what the operator keeps.
+func (e *env) readLiveHeap(ctx context.Context, name string) (liveHeap, error) {
+	if e.pprofURL == "" {
+		return liveHeap{}, fmt.Errorf("the operator binary %s serves no profiles", e.operatorBinary)
+	}
+	request, err := http.NewRequestWithContext(ctx, http.MethodGet, e.pprofURL+"heap?gc=1", nil)
+	if err != nil {
+		return liveHeap{}, err
+	}
+	response, err := http.DefaultClient.Do(request)
+	if err != nil {
+		return liveHeap{}, fmt.Errorf("read the operator's heap profile: %w", err)
+	}
+	defer func() { _ = response.Body.Close() }()
+	body, err := io.ReadAll(response.Body)
+	if err != nil {
+		return liveHeap{}, err
+	}
+	if response.StatusCode != http.StatusOK {
+		return liveHeap{}, fmt.Errorf("read the operator's heap profile: %s", response.Status)
+	}
+	heap := liveHeap{path: filepath.Join(e.outputDir, name+".heap.pb.gz")}
+	if err := os.WriteFile(heap.path, body, 0o644); err != nil {
+		return liveHeap{}, err
+	}
+	parsed, err := profile.ParseData(body)
+	if err != nil {
+		return liveHeap{}, fmt.Errorf("parse the operator's heap profile: %w", err)
+	}
+	heap.objects, heap.bytes, err = inUse(parsed)
+	return heap, err
+}
+
+// inUse sums a heap profile's in-use objects and bytes.
+func inUse(heap *profile.Profile) (objects, bytes int64, err error) {
+	objectsIndex, bytesIndex := -1, -1
+	for i, sampleType := range heap.SampleType {
+		switch sampleType.Type {
+		case "inuse_objects":
+			objectsIndex = i
+		case "inuse_space":
+			bytesIndex = i
+		}
+	}
+	if objectsIndex < 0 || bytesIndex < 0 {
+		return 0, 0, fmt.Errorf("the heap profile has no inuse_objects and inuse_space")
+	}
+	for _, sample := range heap.Sample {
+		objects += sample.Value[objectsIndex]
+		bytes += sample.Value[bytesIndex]
+	}
+	return objects, bytes, nil
+}
