@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -74,24 +75,31 @@ func namespacesOf(cr *v1.SecondaryScheduler, kind childKind) []string {
 }
 
 // deleteChildren deletes cr's objects of the given kinds, those that are provably its own
-// and nothing else, concurrently. Objects in cr's namespace are listed from the cache:
-// one created a moment ago that the cache has not seen yet is deleted at the reconcile
-// its watch event brings, or by the garbage collector, through its owner reference. The
-// others (cluster-scoped ones, the RoleBinding in kube-system), which nothing else
-// deletes, are listed from the API server.
+// and nothing else, concurrently. Objects in cr's namespace are listed from the cache and
+// deleted one by one, each with a precondition on its UID: one created a moment ago that
+// the cache has not seen yet is deleted at the reconcile its watch event brings, or by the
+// garbage collector, through its owner reference. The others (cluster-scoped ones, the
+// RoleBinding in kube-system), which nothing else deletes and which no cache may miss,
+// are deleted by the API server in one request per kind and namespace, selected by cr's
+// owner labels, its UID included: for these, which no owner reference can point to cr,
+// those labels are what makes them cr's (ownedBy), and one request replaces a LIST and a
+// DELETE per object.
 func (r *SecondarySchedulerReconciler) deleteChildren(ctx context.Context, cr *v1.SecondaryScheduler, kinds []childKind) error {
 	var doomed []client.Object
+	var collections []func(context.Context) error
 	for _, kind := range kinds {
 		for _, namespace := range namespacesOf(cr, kind) {
-			reader := r.APIReader
-			if namespace == cr.Namespace {
-				if !r.Tenancy.Allows(namespace) {
-					continue // not readable; what is there, cr owns, and the garbage collector takes
-				}
-				reader = r.Client
+			if namespace != cr.Namespace {
+				collections = append(collections, func(ctx context.Context) error {
+					return r.deleteCollection(ctx, cr, kind, namespace)
+				})
+				continue
+			}
+			if !r.Tenancy.Allows(namespace) {
+				continue // not readable; what is there, cr owns, and the garbage collector takes
 			}
 			list := kind.list()
-			if err := reader.List(ctx, list, client.InNamespace(namespace), ownerSelector(cr)); err != nil {
+			if err := r.List(ctx, list, client.InNamespace(namespace), ownerSelector(cr)); err != nil {
 				return fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
 			}
 			if err := meta.EachListItem(list, func(item runtime.Object) error {
@@ -102,7 +110,29 @@ func (r *SecondarySchedulerReconciler) deleteChildren(ctx context.Context, cr *v
 			}
 		}
 	}
-	return r.deleteAll(ctx, cr, doomed)
+	group, groupCtx := errgroup.WithContext(ctx)
+	group.Go(func() error { return r.deleteAll(groupCtx, cr, doomed) })
+	for _, deleteCollection := range collections {
+		group.Go(func() error { return deleteCollection(groupCtx) })
+	}
+	return group.Wait()
+}
+
+// deleteCollection deletes cr's objects of kind in namespace ("" for a cluster-scoped
+// kind) in one request: those carrying all of cr's owner labels, its UID included.
+func (r *SecondarySchedulerReconciler) deleteCollection(ctx context.Context, cr *v1.SecondaryScheduler, kind childKind, namespace string) error {
+	if cr.UID == "" {
+		return nil // nothing can carry the owner labels of a resource without a UID (ownedBy)
+	}
+	selector := client.MatchingLabels{render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name, render.LabelOwnerUID: string(cr.UID)}
+	options := []client.DeleteAllOfOption{selector, client.PropagationPolicy(metav1.DeletePropagationBackground)}
+	if namespace != "" {
+		options = append(options, client.InNamespace(namespace))
+	}
+	if err := r.DeleteAllOf(ctx, kind.object(), options...); err != nil {
+		return fmt.Errorf("delete the scheduler's %ss: %w", kind.name, err)
+	}
+	return nil
 }
 
 // deleteAll deletes those of objects that are cr's, concurrently.

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -49,6 +50,40 @@ func (r *SecondarySchedulerReconciler) checkOwnership(ctx context.Context, cr *v
 		}
 	}
 	return found, nil, nil
+}
+
+// checkOwnershipAndAddFinalizer runs checkOwnership while it adds the finalizer to cr,
+// when cr lacks it: the finalizer must be there before anything is created, and doing
+// both at once spares a new scheduler a round trip on its way to running. The finalizer
+// is patched onto a copy, whose finalizers and resourceVersion cr takes once both are
+// done, so that the check reads a cr that does not change under it.
+func (r *SecondarySchedulerReconciler) checkOwnershipAndAddFinalizer(ctx context.Context, cr *v1.SecondaryScheduler,
+	desired []*unstructured.Unstructured) (liveObjects, *schedconfig.Problem, error) {
+	if controllerutil.ContainsFinalizer(cr, Finalizer) {
+		return r.checkOwnership(ctx, cr, desired)
+	}
+	withFinalizer := cr.DeepCopy()
+	var live liveObjects
+	var problem *schedconfig.Problem
+	group, groupCtx := errgroup.WithContext(ctx)
+	group.Go(func() error {
+		patch := client.MergeFrom(withFinalizer.DeepCopy())
+		controllerutil.AddFinalizer(withFinalizer, Finalizer)
+		if err := r.Patch(groupCtx, withFinalizer, patch); err != nil {
+			return fmt.Errorf("add finalizer: %w", err)
+		}
+		return nil
+	})
+	group.Go(func() error {
+		var err error
+		live, problem, err = r.checkOwnership(groupCtx, cr, desired)
+		return err
+	})
+	if err := group.Wait(); err != nil {
+		return nil, nil, err
+	}
+	cr.Finalizers, cr.ResourceVersion = withFinalizer.Finalizers, withFinalizer.ResourceVersion
+	return live, problem, nil
 }
 
 // liveObjects are cr's objects as the cache holds them, by objectID.

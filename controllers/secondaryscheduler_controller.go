@@ -102,15 +102,6 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if !cr.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, cr)
 	}
-	// Outside the allowed namespaces nothing is created, so nothing needs finalizing.
-	if !controllerutil.ContainsFinalizer(cr, Finalizer) && r.Tenancy.Allows(cr.Namespace) {
-		patch := client.MergeFrom(cr.DeepCopy())
-		controllerutil.AddFinalizer(cr, Finalizer)
-		if err := r.Patch(ctx, cr, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
-	}
-
 	status, outcome, err := r.reconcile(ctx, cr)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -214,8 +205,9 @@ func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, c
 }
 
 // reconcileManaged runs the stages of a reconcile in order, each visible here:
-// gather (read only) -> render (pure) -> ownership check -> credentials -> apply ->
-// observe. Nothing in the cluster changes before the ownership check has passed.
+// gather (read only) -> render (pure) -> ownership check, while the finalizer is added ->
+// credentials -> apply -> observe. Nothing in the cluster but cr's finalizer changes
+// before the ownership check has passed.
 func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (outcome, error) {
 	found, problem, err := r.gather(ctx, cr)
@@ -228,7 +220,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	rendered, problem := renderScheduler(cr, found)
 	var live liveObjects
 	if problem == nil {
-		live, problem, err = r.checkOwnership(ctx, cr, rendered.Objects)
+		live, problem, err = r.checkOwnershipAndAddFinalizer(ctx, cr, rendered.Objects)
 	}
 	if err != nil {
 		return outcome{}, err
