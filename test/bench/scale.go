@@ -99,10 +99,11 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 	perScheduler := func(count float64) float64 { return count / scaleCount }
 	s.rows = []row{
 		{figure: "create → every object of every scheduler", values: []float64{allObjects}, unit: unitSeconds, target: below(60), before: "86.7 s", missing: notReached,
-			ifMissed: "The API server is the bottleneck, not the operator: about 30 requests per scheduler (10 GETs answered 404 for the ownership check, " +
-				"10 applies, the finalizer, status writes, Events) make 15,000 requests, which the API server and etcd serve on the same 2 cores as " +
-				"kwok, the Deployment and ReplicaSet controllers (which create the 500 pods) and the harness. Plan: answer the ownership check from a " +
-				"metadata-only cache (a third fewer requests); more workers do not help while the API server is saturated."},
+			ifMissed: "The API server is the bottleneck, not the operator: about 26 requests per scheduler (10 GETs answered 404 for the ownership check, " +
+				"10 applies, the finalizer, about 3 status writes and 2 Events) make 13,000 requests, which the API server and etcd serve on the same 2 cores as " +
+				"kwok, the Deployment and ReplicaSet controllers (which create the 500 pods) and the harness; from run to run the figure moves by 10 s " +
+				"or more. Plan: answer the ownership check from a metadata-only cache (a third fewer requests); more workers do not help while the API " +
+				"server is saturated."},
 		{figure: "create → every scheduler Available", values: []float64{allAvailable}, unit: unitSeconds, missing: notReached},
 		{figure: "creating: operator CPU", values: []float64{created.cpuSeconds}, unit: unitCPUSeconds},
 		{figure: "creating: operator peak RSS (VmHWM)", values: []float64{afterCreate.memory.peakRSS / mebibyte}, unit: unitMiB, before: "111 MiB"},
@@ -111,10 +112,12 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 		{figure: "creating: mean reconcile duration", values: []float64{created.meanReconcile()}, unit: unitMilliseconds},
 		{figure: "delete → every SecondaryScheduler gone (finalizers done)", values: []float64{finalized}, unit: unitSeconds, missing: notReached},
 		{figure: "delete → every object gone too (garbage collector done)", values: []float64{allGone}, unit: unitSeconds, target: below(30), before: "214 s (3 min 34 s)", missing: notReached,
-			ifMissed: "Each finalizer deletes its scheduler's ten objects itself (concurrently; the garbage collector, limited to 20 requests a second, " +
-				"took minutes), lists the cluster-scoped bindings from the API server, where no cache can miss one, and removes the finalizer: " +
-				"about 13 requests per scheduler, 6,500 in all, on the saturated 2 cores, while kube-controller-manager deletes the 500 ReplicaSets " +
-				"and pods. Plan: one LIST of the operator's ClusterRoleBindings for all finalizers at once, rather than one per scheduler."},
+			ifMissed: "Each finalizer deletes its scheduler's objects itself, concurrently (the garbage collector, limited to 20 requests a second, " +
+				"took minutes): seven namespaced objects one by one, listed from the cache, and its cluster-scoped and kube-system bindings with one " +
+				"deletecollection each, then removes the finalizer: about 10 requests per scheduler, 5,000 in all, on the saturated 2 cores, while " +
+				"kube-controller-manager deletes the 500 ReplicaSets and pods; from run to run the figure moves by 5 s or more. What is left is " +
+				"the API server's work: the operator's part is three round trips per finalizer (the objects, then the Lease, which goes last so that " +
+				"a dying scheduler cannot recreate it, then the finalizer). Plan: none in the operator; a quieter machine meets it."},
 		{figure: "deleting: operator CPU", values: []float64{deleted.cpuSeconds}, unit: unitCPUSeconds},
 		{figure: "deleting: DELETE requests", values: []float64{deleted.requestsOf(http.MethodDelete, "")}, unit: unitCount, before: "7,436"},
 		{figure: "deleting: DELETE requests answered 404", values: []float64{deleted.requestsOf(http.MethodDelete, "404")}, unit: unitCount, before: "most of them"},
