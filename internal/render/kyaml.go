@@ -2,16 +2,76 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/bindata"
 )
 
-// loadAsset parses one YAML document of bindata.
+// parsedAssets holds each bindata asset parsed once, by path (*yaml.RNode). Renderings
+// run on several goroutines at once and each changes its own copy (loadAsset): what is
+// stored here is never changed.
+var parsedAssets sync.Map
+
+// loadAsset returns a copy of one YAML document of bindata, parsed once and copied for
+// each rendering: parsing it again on every rendering was a good part of the garbage.
 func loadAsset(path string) (*yaml.RNode, error) {
+	parsed, ok := parsedAssets.Load(path)
+	if !ok {
+		asset, err := parseAsset(path)
+		if err != nil {
+			return nil, err
+		}
+		parsed, _ = parsedAssets.LoadOrStore(path, asset)
+	}
+	return yaml.NewRNode(copyNodeTree(parsed.(*yaml.RNode).YNode())), nil
+}
+
+// copyNodeTree deep-copies the nodes under root, as kyaml's yaml.CopyYNode does, in two
+// allocations (the nodes, the content lists) rather than one for each node and list: the
+// assets are copied on every rendering. Each content list has no room beyond its length,
+// so that appending to it moves it rather than overwriting the next.
+func copyNodeTree(root *yaml.Node) *yaml.Node {
+	nodeCount, contentCount := countNodeTree(root)
+	nodes := make([]yaml.Node, 0, nodeCount)
+	contents := make([]*yaml.Node, 0, contentCount)
+	var copyNode func(*yaml.Node) *yaml.Node
+	copyNode = func(original *yaml.Node) *yaml.Node {
+		nodes = append(nodes, *original)
+		node := &nodes[len(nodes)-1]
+		if len(original.Content) == 0 {
+			node.Content = original.Content[:0:0] // nil stays nil
+			return node
+		}
+		start, end := len(contents), len(contents)+len(original.Content)
+		contents = contents[:end]
+		node.Content = contents[start:end:end]
+		for i, child := range original.Content {
+			node.Content[i] = copyNode(child)
+		}
+		return node
+	}
+	return copyNode(root)
+}
+
+// countNodeTree counts the nodes under root, and the entries of their content lists.
+func countNodeTree(root *yaml.Node) (nodes, contents int) {
+	nodes, contents = 1, len(root.Content)
+	for _, child := range root.Content {
+		childNodes, childContents := countNodeTree(child)
+		nodes, contents = nodes+childNodes, contents+childContents
+	}
+	return nodes, contents
+}
+
+// parseAsset parses one YAML document of bindata. It refuses anchors and aliases: a copy
+// of the document would still point into the shared one through an alias.
+func parseAsset(path string) (*yaml.RNode, error) {
 	data, err := bindata.Asset(path)
 	if err != nil {
 		return nil, err
@@ -20,7 +80,18 @@ func loadAsset(path string) (*yaml.RNode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse asset %s: %w", path, err)
 	}
+	if hasAnchorOrAlias(node.YNode()) {
+		return nil, fmt.Errorf("asset %s uses a YAML anchor or alias, which renderings would share", path)
+	}
 	return node, nil
+}
+
+// hasAnchorOrAlias reports whether node or a node under it is anchored or an alias.
+func hasAnchorOrAlias(node *yaml.Node) bool {
+	if node.Anchor != "" || node.Kind == yaml.AliasNode {
+		return true
+	}
+	return slices.ContainsFunc(node.Content, hasAnchorOrAlias)
 }
 
 // lookup finds the node at path, which an asset must have.
@@ -35,16 +106,6 @@ func lookup(node *yaml.RNode, path ...string) (*yaml.RNode, error) {
 	return found, nil
 }
 
-// valueNode turns a Go value (a Kubernetes API struct, a map, a slice) into a YAML node.
-func valueNode(value any) (*yaml.RNode, error) {
-	// Through JSON, so that API structs take their json field names, then as block YAML.
-	data, err := sigsyaml.Marshal(value)
-	if err != nil {
-		return nil, fmt.Errorf("marshal %T: %w", value, err)
-	}
-	return yaml.Parse(string(data))
-}
-
 // setValue sets the field at path (the last element is the field) to a Go value.
 func setValue(node *yaml.RNode, value any, path ...string) error {
 	valueRNode, err := valueNode(value)
@@ -57,22 +118,135 @@ func setValue(node *yaml.RNode, value any, path ...string) error {
 // setNode sets the field at path (the last element is the field) to a node, creating
 // the mappings on the way.
 func setNode(node, value *yaml.RNode, path ...string) error {
-	parent, field := path[:len(path)-1], path[len(path)-1]
-	if err := node.PipeE(yaml.LookupCreate(yaml.MappingNode, parent...), yaml.SetField(field, value)); err != nil {
+	parentPath, field := path[:len(path)-1], path[len(path)-1]
+	parent, err := lookupOrCreateMapping(node, parentPath)
+	if err == nil && parent != nil {
+		// Like kyaml's Pipe, a path through a null field sets nothing.
+		err = setField(parent, field, value)
+	}
+	if err != nil {
 		return fmt.Errorf("set %v: %w", path, err)
 	}
 	return nil
 }
 
-// toUnstructured converts a rendered object for server-side apply.
-func toUnstructured(node *yaml.RNode) (*unstructured.Unstructured, error) {
-	data, err := node.MarshalJSON()
+// lookupOrCreateMapping finds the mapping at path, creating the missing ones, exactly as
+// kyaml's yaml.LookupCreate(yaml.MappingNode, path...) does for a path of field names,
+// without the filters kyaml allocates for each step (nil when the path goes through a
+// null field, as there). Another path, with an index, a "[name=value]" or blanks, is left
+// to kyaml.
+func lookupOrCreateMapping(node *yaml.RNode, path []string) (*yaml.RNode, error) {
+	if slices.ContainsFunc(path, isSpecialPathElement) {
+		return node.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
+	}
+	current := node.YNode()
+	for _, name := range path {
+		if current == nil || current.Tag == yaml.NodeTagNull {
+			return nil, nil
+		}
+		if current.Kind != yaml.MappingNode || len(current.Content)%2 != 0 {
+			return nil, yaml.ErrorIfInvalid(yaml.NewRNode(current), yaml.MappingNode)
+		}
+		next := mappingFieldValue(current, name)
+		if next == nil {
+			next = &yaml.Node{Kind: yaml.MappingNode}
+			current.Content = append(current.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, next)
+		}
+		current = next
+	}
+	return yaml.NewRNode(current), nil
+}
+
+// isSpecialPathElement reports whether kyaml's path lookup takes the path element for
+// something else than the name of a field: an index, "-", "*" or "[name=value]"; or
+// trims it, when it has blanks around.
+func isSpecialPathElement(element string) bool {
+	if element == "" || element == "-" || element == "*" || strings.TrimSpace(element) != element || yaml.IsListIndex(element) {
+		return true
+	}
+	if digits := strings.TrimLeft(element, "+-"); digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return false
+	}
+	_, err := strconv.Atoi(element)
+	return err == nil
+}
+
+// setField sets field of the mapping parent to value exactly as kyaml's yaml.SetField
+// does: a tagged null clears the field, a field that exists keeps its style, a new one is
+// appended, and a string that a YAML 1.1 parser would read as another type is
+// double-quoted. kyaml decides the last by parsing every string it sets, which made a
+// good part of the garbage of a rendering; quotedByFieldSetter mostly does without.
+func setField(parent *yaml.RNode, field string, value *yaml.RNode) error {
+	node := value.YNode()
+	if yaml.IsYNodeString(node) && node.Style == 0 && quotedByFieldSetter(node.Value) {
+		node.Style = yaml.DoubleQuotedStyle
+	}
+	if yaml.IsYNodeTaggedNull(node) && !value.ShouldKeep {
+		if err := parent.PipeE(yaml.Clear(field)); err != nil {
+			return fmt.Errorf("clear %s: %w", field, err)
+		}
+		return nil
+	}
+	if !yaml.IsMissingOrNull(parent) {
+		if err := yaml.ErrorIfInvalid(parent, yaml.MappingNode); err != nil {
+			return fmt.Errorf("set %s: %w", field, err)
+		}
+		if existing := mappingFieldValue(parent.YNode(), field); existing != nil {
+			node.Style = existing.Style
+			*existing = *node
+			return nil
+		}
+	}
+	parent.YNode().Content = append(parent.YNode().Content, &yaml.Node{Kind: yaml.ScalarNode, Value: field}, node)
+	return nil
+}
+
+// mappingFieldValue is the value of the first field of mapping named field, nil when it
+// has none.
+func mappingFieldValue(mapping *yaml.Node, field string) *yaml.Node {
+	for i := 0; i+1 < len(mapping.Content); i += 2 {
+		if key := mapping.Content[i]; key != nil && key.Value == field {
+			return mapping.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// setName sets metadata.name, as kyaml's RNode.SetName does.
+func setName(node *yaml.RNode, name string) error {
+	return setNode(node, yaml.NewScalarRNode(name), yaml.MetadataField, yaml.NameField)
+}
+
+// setNamespace sets metadata.namespace, as kyaml's RNode.SetNamespace does with a
+// namespace that is not empty.
+func setNamespace(node *yaml.RNode, namespace string) error {
+	return setNode(node, yaml.NewScalarRNode(namespace), yaml.MetadataField, yaml.NamespaceField)
+}
+
+// setLabels replaces metadata.labels, as kyaml's RNode.SetLabels does: sorted by key,
+// each value a string node.
+func setLabels(node *yaml.RNode, labels map[string]string) error {
+	metadata, err := lookupOrCreateMapping(node, []string{yaml.MetadataField})
 	if err != nil {
-		return nil, fmt.Errorf("marshal %s %s: %w", node.GetKind(), node.GetName(), err)
+		return fmt.Errorf("look up metadata: %w", err)
 	}
-	object := &unstructured.Unstructured{}
-	if err := object.UnmarshalJSON(data); err != nil {
-		return nil, fmt.Errorf("convert %s %s: %w", node.GetKind(), node.GetName(), err)
+	if metadata == nil {
+		return nil // kyaml does nothing either where metadata is null
 	}
-	return object, nil
+	if err := metadata.PipeE(yaml.Clear(yaml.LabelsField)); err != nil {
+		return fmt.Errorf("clear labels: %w", err)
+	}
+	if len(labels) == 0 {
+		return nil
+	}
+	labelsNode, err := lookupOrCreateMapping(metadata, []string{yaml.LabelsField})
+	if err != nil || labelsNode == nil {
+		return err
+	}
+	for _, key := range slices.Sorted(maps.Keys(labels)) {
+		if err := setField(labelsNode, key, yaml.NewStringRNode(labels[key])); err != nil {
+			return fmt.Errorf("set label %s: %w", key, err)
+		}
+	}
+	return nil
 }

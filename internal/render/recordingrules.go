@@ -53,7 +53,7 @@ func RecordingRules(cr *v1.SecondaryScheduler, target RecordingRuleTarget) (*uns
 	if err != nil {
 		return nil, fmt.Errorf("render recording rules of %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
-	if err := node.SetLabels(labels); err != nil {
+	if err := setLabels(node, labels); err != nil {
 		return nil, fmt.Errorf("render recording rules of %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
 	return toUnstructured(node)

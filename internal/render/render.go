@@ -195,15 +195,15 @@ func newObject(cr *v1.SecondaryScheduler, asset, name, namespace string) (*yaml.
 	if err != nil {
 		return nil, err
 	}
-	if err := node.SetName(name); err != nil {
+	if err := setName(node, name); err != nil {
 		return nil, err
 	}
 	if namespace != "" {
-		if err := node.SetNamespace(namespace); err != nil {
+		if err := setNamespace(node, namespace); err != nil {
 			return nil, err
 		}
 	}
-	if err := node.SetLabels(OwnerLabels(cr)); err != nil {
+	if err := setLabels(node, OwnerLabels(cr)); err != nil {
 		return nil, err
 	}
 	if namespace == cr.Namespace {
