@@ -152,10 +152,11 @@ func (r row) runsText() string {
 }
 
 // ratio is the median under test over the baseline's median, "–" when either is missing
-// or the baseline is zero.
+// or not positive: a ratio of two changes (an RSS growth of -0.2 MiB against 0.003 MiB)
+// says nothing.
 func (r row) ratio() string {
 	current, base := r.value(), median(r.baseline)
-	if math.IsNaN(current) || math.IsNaN(base) || base == 0 {
+	if math.IsNaN(current) || math.IsNaN(base) || current <= 0 || base <= 0 {
 		return "–"
 	}
 	return strconv.FormatFloat(current/base, 'f', 2, 64) + "×"

@@ -218,3 +218,24 @@ func TestSelectBenchmarks(t *testing.T) {
 		})
 	}
 }
+
+func TestRatio(t *testing.T) {
+	tests := []struct {
+		name             string
+		values, baseline []float64
+		want             string
+	}{
+		{name: "half", values: []float64{50}, baseline: []float64{100}, want: "0.50×"},
+		{name: "no baseline", values: []float64{50}, want: "–"},
+		{name: "zero baseline", values: []float64{50}, baseline: []float64{0}, want: "–"},
+		{name: "a shrinking growth against a growth near zero", values: []float64{-0.2}, baseline: []float64{0.003}, want: "–"},
+		{name: "nothing measured", values: []float64{math.NaN()}, baseline: []float64{1}, want: "–"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			if got := (row{values: test.values, baseline: test.baseline}).ratio(); got != test.want {
+				t.Errorf("ratio = %q, want %q", got, test.want)
+			}
+		})
+	}
+}
