@@ -3,22 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/google/pprof/profile"
 )
-
-// hasFlag tells whether binary accepts --name, from its usage text.
-func hasFlag(binary, name string) bool {
-	// The usage goes to stderr, and -h exits non-zero: only the text matters.
-	usage, _ := exec.Command(binary, "-h").CombinedOutput()
-	return strings.Contains(string(usage), "-"+name+" ")
-}
 
 // liveHeap is what the operator's heap holds once garbage is collected.
 type liveHeap struct {
@@ -36,21 +25,9 @@ func (e *env) readLiveHeap(ctx context.Context, name string) (liveHeap, error) {
 	if e.pprofURL == "" {
 		return liveHeap{}, fmt.Errorf("the operator binary %s serves no profiles", e.operatorBinary)
 	}
-	request, err := http.NewRequestWithContext(ctx, http.MethodGet, e.pprofURL+"heap?gc=1", nil)
+	body, err := getOperator(ctx, e.pprofURL+"heap?gc=1", "the operator's heap profile")
 	if err != nil {
 		return liveHeap{}, err
-	}
-	response, err := http.DefaultClient.Do(request)
-	if err != nil {
-		return liveHeap{}, fmt.Errorf("read the operator's heap profile: %w", err)
-	}
-	defer func() { _ = response.Body.Close() }()
-	body, err := io.ReadAll(response.Body)
-	if err != nil {
-		return liveHeap{}, err
-	}
-	if response.StatusCode != http.StatusOK {
-		return liveHeap{}, fmt.Errorf("read the operator's heap profile: %s", response.Status)
 	}
 	heap := liveHeap{path: filepath.Join(e.outputDir, name+".heap.pb.gz")}
 	if err := os.WriteFile(heap.path, body, 0o644); err != nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -67,23 +68,40 @@ func freePort() (int, error) {
 
 // scrape reads the operator's metrics.
 func (e *env) scrape(ctx context.Context) (metricsSnapshot, error) {
-	request, err := http.NewRequestWithContext(ctx, http.MethodGet, e.metricsURL, nil)
+	body, err := getOperator(ctx, e.metricsURL, "the operator's metrics")
+	if err != nil {
+		return nil, err
+	}
+	return parseMetrics(string(body))
+}
+
+// getOperator GETs url, one of the operator's HTTP endpoints, and returns the body of an
+// answer 200; what names it in errors.
+func getOperator(ctx context.Context, url, what string) ([]byte, error) {
+	request, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
 	response, err := http.DefaultClient.Do(request)
 	if err != nil {
-		return nil, fmt.Errorf("scrape the operator's metrics: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	defer func() { _ = response.Body.Close() }()
 	body, err := io.ReadAll(response.Body)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	if response.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scrape the operator's metrics: %s", response.Status)
+		return nil, fmt.Errorf("read %s: %s", what, response.Status)
 	}
-	return parseMetrics(string(body))
+	return body, nil
+}
+
+// hasFlag tells whether binary accepts --name, from its usage text.
+func hasFlag(binary, name string) bool {
+	// The usage goes to stderr, and -h exits non-zero: only the text matters.
+	usage, _ := exec.Command(binary, "-h").CombinedOutput()
+	return strings.Contains(string(usage), "-"+name+" ")
 }
 
 // operatorSample is what the harness reads of the operator at one moment.
