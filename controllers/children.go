@@ -124,8 +124,7 @@ func (r *SecondarySchedulerReconciler) deleteCollection(ctx context.Context, cr 
 	if cr.UID == "" {
 		return nil // nothing can carry the owner labels of a resource without a UID (ownedBy)
 	}
-	selector := client.MatchingLabels{render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name, render.LabelOwnerUID: string(cr.UID)}
-	options := []client.DeleteAllOfOption{selector, client.PropagationPolicy(metav1.DeletePropagationBackground)}
+	options := []client.DeleteAllOfOption{ownedBySelector(cr), client.PropagationPolicy(metav1.DeletePropagationBackground)}
 	if namespace != "" {
 		options = append(options, client.InNamespace(namespace))
 	}
