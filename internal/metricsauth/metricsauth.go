@@ -47,6 +47,13 @@ const (
 	// reviewTimeout bounds each review, as controller-runtime's filter does, so that a
 	// slow API server fails a scrape rather than piling up requests.
 	reviewTimeout = 10 * time.Second
+	// maxMethodLength and maxPathLength bound what a request may make the guard keep:
+	// the verb and path are part of a cached decision's key, and Go's server accepts a
+	// method or path of up to the header limit (a megabyte), so that 1024 refusals of
+	// garbage tokens could pin a gigabyte. No method is longer than 7 bytes, and the
+	// metrics server serves one short path.
+	maxMethodLength = 16
+	maxPathLength   = 1024
 )
 
 // FilterProvider returns a metrics filter that lets a request through only when the API
@@ -127,6 +134,11 @@ type guard struct {
 
 // serveHTTP answers r with 401, 403 or 500, or passes it to handler when allowed.
 func (g *guard) serveHTTP(log logr.Logger, handler http.Handler, w http.ResponseWriter, r *http.Request) {
+	if len(r.Method) > maxMethodLength || len(r.URL.Path) > maxPathLength {
+		// Refused before any review, so neither is cached, logged or echoed.
+		http.Error(w, "Bad Request: method or path too long", http.StatusBadRequest)
+		return
+	}
 	token, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		log.V(4).Info("Refused a metrics request without a bearer token", "path", r.URL.Path)
@@ -225,7 +237,7 @@ func (g *guard) review(ctx context.Context, token string, key decisionKey) (deci
 	if !accessReview.Status.Allowed {
 		return decision{outcome: forbidden, user: user.Username}, nil
 	}
-	return decision{outcome: allowed, user: user.Username}, nil
+	return decision{outcome: allowed}, nil
 }
 
 // cached returns the unexpired decision for key, if any.

@@ -288,6 +288,14 @@ func TestFilter(t *testing.T) {
 			wantStatus: http.StatusUnauthorized, wantBody: "Unauthorized\n",
 		},
 		{
+			name: "method too long to keep in a decision", method: strings.Repeat("GET", 100), path: "/metrics", authorization: "Bearer " + goodToken,
+			wantStatus: http.StatusBadRequest, wantBody: "Bad Request: method or path too long\n",
+		},
+		{
+			name: "path too long to keep in a decision", method: http.MethodGet, path: "/" + strings.Repeat("m", 2000), authorization: "Bearer " + goodToken,
+			wantStatus: http.StatusBadRequest, wantBody: "Bad Request: method or path too long\n",
+		},
+		{
 			name: "token not authenticated", method: http.MethodGet, path: "/metrics", authorization: "Bearer " + badToken,
 			wantStatus: http.StatusUnauthorized, wantBody: "Unauthorized\n",
 			wantTokenReviews: []string{badToken},
