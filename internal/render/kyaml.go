@@ -37,9 +37,10 @@ func loadAsset(path string) (*yaml.RNode, error) {
 // assets are copied on every rendering. Each content list has no room beyond its length,
 // so that appending to it moves it rather than overwriting the next.
 func copyNodeTree(root *yaml.Node) *yaml.Node {
-	nodeCount, contentCount := countNodeTree(root)
+	nodeCount := countNodeTree(root)
 	nodes := make([]yaml.Node, 0, nodeCount)
-	contents := make([]*yaml.Node, 0, contentCount)
+	// Every node but the root is in exactly one content list.
+	contents := make([]*yaml.Node, 0, nodeCount-1)
 	var copyNode func(*yaml.Node) *yaml.Node
 	copyNode = func(original *yaml.Node) *yaml.Node {
 		nodes = append(nodes, *original)
@@ -59,14 +60,13 @@ func copyNodeTree(root *yaml.Node) *yaml.Node {
 	return copyNode(root)
 }
 
-// countNodeTree counts the nodes under root, and the entries of their content lists.
-func countNodeTree(root *yaml.Node) (nodes, contents int) {
-	nodes, contents = 1, len(root.Content)
+// countNodeTree counts root and the nodes under it.
+func countNodeTree(root *yaml.Node) int {
+	nodes := 1
 	for _, child := range root.Content {
-		childNodes, childContents := countNodeTree(child)
-		nodes, contents = nodes+childNodes, contents+childContents
+		nodes += countNodeTree(child)
 	}
-	return nodes, contents
+	return nodes
 }
 
 // parseAsset parses one YAML document of bindata. It refuses anchors and aliases: a copy

@@ -41,7 +41,7 @@ func marshalledStyle(s string) yaml.Style {
 		if scalar.blockAllowed {
 			return yaml.LiteralStyle
 		}
-	case s != "" && yaml11PlainTag(s) == strTag && !isYAML11Base60Float(s):
+	case yaml11PlainTag(s) == strTag && !isYAML11Base60Float(s): // "" is null
 		if scalar.blockPlainAllowed {
 			return 0
 		}

@@ -14,17 +14,18 @@ import (
 // whether kyaml's field setter quotes a string it sets (setField). Both used to parse text
 // to find out; the functions here answer the same question from the string itself.
 
-// Tags of YAML scalars, as go.yaml.in/yaml/v2 and v3 name them.
+// Tags of YAML nodes, as go.yaml.in/yaml/v2 and v3 name them: kyaml's, and the two it
+// does not name.
 const (
-	nullTag      = "!!null"
-	boolTag      = "!!bool"
-	strTag       = "!!str"
-	intTag       = "!!int"
-	floatTag     = "!!float"
+	nullTag      = yaml.NodeTagNull
+	boolTag      = yaml.NodeTagBool
+	strTag       = yaml.NodeTagString
+	intTag       = yaml.NodeTagInt
+	floatTag     = yaml.NodeTagFloat
+	mapTag       = yaml.NodeTagMap
+	seqTag       = yaml.NodeTagSeq
 	timestampTag = "!!timestamp"
 	mergeTag     = "!!merge"
-	mapTag       = "!!map"
-	seqTag       = "!!seq"
 )
 
 // yaml11Keywords are the plain scalars that YAML 1.1 reads as something else than a
@@ -163,10 +164,10 @@ func isYAML11Base60Float(s string) bool {
 // paths and image references can only be one plain scalar, whose type the YAML 1.1
 // resolution gives without parsing. Any other string is left to kyaml.
 func quotedByFieldSetter(s string) bool {
-	if s == "" || strings.Contains(s, "\n") {
+	if s == "" {
 		return false
 	}
-	if !isSinglePlainYAML11Scalar(s) {
+	if !isSinglePlainYAML11Scalar(s) { // no line feeds, which kyaml never quotes either
 		return yaml.IsValueNonString(s)
 	}
 	switch yaml11PlainTag(s) {
@@ -199,5 +200,5 @@ func isSinglePlainYAML11Scalar(s string) bool {
 
 // isASCIIAlphanumeric reports whether c is an ASCII letter or digit.
 func isASCIIAlphanumeric(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	return isASCIILetter(c) || isASCIIDigit(c)
 }
