@@ -14,6 +14,12 @@ KUBE_VERSION ?= v1.37.0
 FUZZTIME ?= 10m
 CONTROL_PLANE_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
 KUBECTL ?= $(CONTROL_PLANE_DIR)/kubectl
+# The kube-scheduler of kubernetes-sigs/scheduler-plugins (Trimaran & co.), built from local
+# checkouts by `make scheduler-plugins`. test-e2e and demo run the operator's scheduler-plugins
+# image with it when it is there (and SCHEDULER_PLUGINS_BINARY is not set otherwise); when it
+# is not, they use the in-tree kube-scheduler and skip what needs Trimaran, as before.
+SCHEDULER_PLUGINS_BIN_DIR ?= $(LOCALBIN)/scheduler-plugins
+SCHEDULER_PLUGINS_BINARY ?= $(wildcard $(SCHEDULER_PLUGINS_BIN_DIR)/kube-scheduler)
 
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
@@ -67,6 +73,11 @@ verify-clean: manifests generate fmt ## Fail when generating or formatting chang
 control-plane: ## Build the pinned control plane into bin/ (reuses what is there).
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
 
+.PHONY: scheduler-plugins
+scheduler-plugins: ## Build kube-scheduler of kubernetes-sigs/scheduler-plugins into bin/scheduler-plugins from checkouts SCHEDULER_PLUGINS_SRC, LOAD_WATCHER_SRC and NUMAPLACEMENT_SRC at the pinned commits (hack/build-scheduler-plugins.sh says which; reuses what is there).
+	SCHEDULER_PLUGINS_BIN_DIR="$(SCHEDULER_PLUGINS_BIN_DIR)" SCHEDULER_PLUGINS_SRC="$(SCHEDULER_PLUGINS_SRC)" \
+		LOAD_WATCHER_SRC="$(LOAD_WATCHER_SRC)" NUMAPLACEMENT_SRC="$(NUMAPLACEMENT_SRC)" hack/build-scheduler-plugins.sh
+
 .PHONY: test
 test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) test-unit test-integration test-e2e bundle-validate ## Run every test: unit, integration on a real API server, e2e on a local cluster, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle.
 
@@ -80,9 +91,9 @@ test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest)
 	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... ./internal/metricsauth/... ./test/rbacproxy/... -count=1 -timeout 20m
 
 .PHONY: test-e2e
-test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes.
+test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes (scheduler-plugins' when make scheduler-plugins built it, then also Trimaran).
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
-	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.no-color
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.no-color
 
 .PHONY: fuzz
 fuzz: ## Fuzz the parsers and renderers of user input, FUZZTIME each (default 10m; FUZZ=FuzzParse for one), keeping the corpus in testdata/fuzz.
@@ -99,7 +110,7 @@ bench: ## Benchmarks, about 15 minutes: the micro-benchmarks (rendering and conf
 
 .PHONY: demo
 demo: ## Start a local cluster, the operator and a bin-packing scheduler placing pods; leaves it running.
-	hack/demo.sh up
+	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" hack/demo.sh up
 
 .PHONY: demo-down
 demo-down: ## Stop what make demo started.

@@ -203,10 +203,19 @@ func (s *scenario) expectConditionWithin(cr *v1.SecondaryScheduler, conditionTyp
 	return found
 }
 
-// markDeploymentReady plays the Deployment controller and the kubelet, which envtest does
-// not run: the scheduler's pods are replaced by ready ones running the current template,
-// and the Deployment's status says so.
+// markDeploymentReady plays the Deployment controller, the kubelet and the scheduler,
+// which envtest does not run: the scheduler's pods are replaced by ready ones running the
+// current template, the Deployment's status says so, and the first of them leads.
 func (s *scenario) markDeploymentReady(cr *v1.SecondaryScheduler, ready int32) {
+	s.t.Helper()
+	s.markPodsReady(cr, ready)
+	if ready > 0 {
+		s.holdLease(cr)
+	}
+}
+
+// markPodsReady is markDeploymentReady with no pod taking the Lease.
+func (s *scenario) markPodsReady(cr *v1.SecondaryScheduler, ready int32) {
 	s.t.Helper()
 	s.g.Expect(adminClient.DeleteAllOf(s.ctx, &corev1.Pod{}, client.InNamespace(cr.Namespace),
 		client.MatchingLabels(render.PodSelector(cr)), client.GracePeriodSeconds(0))).To(gomega.Succeed())
@@ -251,16 +260,24 @@ func (s *scenario) addReadyPod(cr *v1.SecondaryScheduler, name string, template 
 	s.g.Expect(adminClient.Status().Update(s.ctx, pod)).To(gomega.Succeed())
 }
 
-// holdLease plays a scheduler replica that takes cr's Lease.
+// holdLease plays the scheduler replica in pod <scheduler>-0 taking cr's Lease (for an
+// hour, so that no test outlives it).
 func (s *scenario) holdLease(cr *v1.SecondaryScheduler) {
+	s.t.Helper()
+	s.holdLeaseAs(cr, render.SchedulerName(cr)+"-0_1234")
+}
+
+// holdLeaseAs makes holder, a kube-scheduler identity (its pod's name, "_", a unique
+// suffix), take cr's Lease.
+func (s *scenario) holdLeaseAs(cr *v1.SecondaryScheduler, holder string) {
 	s.t.Helper()
 	s.g.Eventually(func() error {
 		lease := &coordinationv1.Lease{}
 		if err := adminClient.Get(s.ctx, client.ObjectKey{Namespace: cr.Namespace, Name: render.LeaseName(cr)}, lease); err != nil {
 			return err
 		}
-		lease.Spec.HolderIdentity = ptr.To(render.SchedulerName(cr) + "-0_1234")
-		lease.Spec.LeaseDurationSeconds = ptr.To(int32(15))
+		lease.Spec.HolderIdentity = ptr.To(holder)
+		lease.Spec.LeaseDurationSeconds = ptr.To(int32(3600))
 		lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
 		return adminClient.Update(s.ctx, lease)
 	}).Should(gomega.Succeed())

@@ -374,7 +374,7 @@ func TestStatusHighlyAvailableNeedsALeader(t *testing.T) {
 		}
 		return 0
 	}).Should(Equal(int32(3)))
-	s.markDeploymentReady(cr, 3)
+	s.markPodsReady(cr, 3)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoLeader)
 	// The operator may have counted the pods while they were being made; it polls again.
 	s.g.Eventually(func() string {
@@ -385,17 +385,47 @@ func TestStatusHighlyAvailableNeedsALeader(t *testing.T) {
 	}).Should(ContainSubstring("3 of 3 scheduler pods are ready but none holds Lease " + s.namespace + "/" + render.LeaseName(cr)))
 	s.expectCondition(cr, v1.ConditionReconciling, metav1.ConditionTrue, v1.ReasonNoLeader)
 
-	// A replica takes the Lease; no event tells the operator, which polls.
+	// A replica takes the Lease.
 	s.holdLease(cr)
 	s.g.Eventually(func() string {
 		if available := s.condition(cr, v1.ConditionAvailable); available != nil {
 			return string(available.Status) + "/" + available.Reason
 		}
 		return "none"
-	}, 8*time.Second).Should(Equal("True/SchedulerReady"), "Available within a few polls of the Lease")
+	}, 8*time.Second).Should(Equal("True/SchedulerReady"), "Available once a replica holds the Lease")
 	available := s.condition(cr, v1.ConditionAvailable)
 	s.g.Expect(available.Message).To(ContainSubstring("3 of 3 scheduler pods ready with the current configuration"))
 	s.expectCondition(cr, v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonReconciled)
+}
+
+// A rollout makes the scheduler Available again only once a pod of the new configuration
+// leads: a new pod is ready (its probes pass) while the old one still holds the Lease and
+// schedules as the old configuration says, until it stops. kubectl wait on Available so
+// returns once pods are placed as the new generation asks.
+func TestStatusAvailableOnceTheCurrentConfigurationLeads(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("handover")
+	s.create(cr)
+	s.markDeploymentReady(cr, 1)
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	oldHash := s.deployment(cr).Spec.Template.Annotations[render.PodTemplateHashAnnotation]
+
+	s.update(cr, func() { cr.Spec.LogLevel = v1.Debug })
+	var template *corev1.PodTemplateSpec
+	s.g.Eventually(func() string {
+		template = s.deployment(cr).Spec.Template.DeepCopy()
+		return template.Annotations[render.PodTemplateHashAnnotation]
+	}).ShouldNot(Equal(oldHash))
+	next := render.SchedulerName(cr) + "-next"
+	s.addReadyPod(cr, next, template)
+	available := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonHandingOver)
+	s.g.Expect(available.Message).To(ContainSubstring("but " + render.SchedulerName(cr) + "-0_1234, which is not one of them, holds Lease"))
+
+	// The old pod stops and releases the Lease, which nobody holds for a moment.
+	s.holdLeaseAs(cr, "")
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoLeader)
+	s.holdLeaseAs(cr, next+"_5678")
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 }
 
 // kstatus computes the status that sigs.k8s.io/cli-utils/pkg/kstatus/status (used by

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -29,9 +30,8 @@ type observed struct {
 	requeueAfter time.Duration
 }
 
-// leaderPoll is how soon a HighlyAvailable scheduler without a leader is looked at again:
-// the operator watches only the creation and deletion of Leases, which change every few
-// seconds.
+// leaderPoll is how soon a scheduler without a leader of its current configuration is
+// looked at again: the operator watches a Lease change hands, but not expire.
 const leaderPoll = 3 * time.Second
 
 // leaderRecheck is how often a HighlyAvailable scheduler that has a leader is looked at
@@ -42,9 +42,10 @@ const leaderRecheck = time.Minute
 
 // observeScheduler reads the scheduler's Deployment, pods and Lease, and sets
 // readyReplicas and Available: True only when a ready pod runs the Deployment's current
-// pod template (its configuration hash and CA bundle), and in HighlyAvailable mode a
-// replica holds the Lease. A ready pod of an older configuration does not count: it
-// schedules, but not as the resource now says. When no pod of the current template is
+// pod template (its configuration hash and CA bundle) and holds the Lease. A ready pod of
+// an older configuration does not count, nor does one of the current configuration
+// while an older one leads: the leader schedules, but not as the resource now says. So
+// Available, and kubectl wait on it, mean that pods are placed as the generation asks. When no pod of the current template is
 // ready, their state says why if it can (podProblem). applied is the Deployment as this
 // reconcile applied or found it, nil when it applied none: it is then read from the
 // cache, whose watch brings any newer one (and another reconcile) at once.
@@ -72,20 +73,27 @@ func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr 
 		return observeNoReadyPod(cr, status, conditions, deployment, pods), nil
 	}
 	current, want := pods.current, ptrValue(deployment.Spec.Replicas)
-	if want > 1 {
-		holder, err := r.leaseHolder(ctx, cr)
-		if err != nil {
-			return observed{}, err
-		}
-		if holder == "" {
-			conditions.set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
-				"%d of %d scheduler pods are ready but none holds Lease %s/%s yet, so none schedules; a replica takes it within the lease duration (15 s)",
-				current, want, cr.Namespace, render.LeaseName(cr)))
-			return observed{deployment: deployment, requeueAfter: leaderPoll}, nil
-		}
+	holder, err := r.leaseHolder(ctx, cr)
+	if err != nil {
+		return observed{}, err
+	}
+	// Only the holder of the Lease schedules: until a pod of the current template holds
+	// it, pods are placed as an older configuration says, or not at all.
+	switch {
+	case holder == "":
+		conditions.set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
+			"%d of %d scheduler pods are ready but none holds Lease %s/%s yet, so none schedules; a replica takes it within the lease duration (15 s)",
+			current, want, cr.Namespace, render.LeaseName(cr)))
+		return observed{deployment: deployment, requeueAfter: leaderPoll}, nil
+	case !pods.leads(holder):
+		conditions.set(v1.ConditionAvailable, false, v1.ReasonHandingOver, fmt.Sprintf(
+			"%d of %d scheduler pods run the current configuration (hash %s) and are ready, but %s, which is not one of them, holds Lease %s/%s "+
+				"and schedules until it stops; a pod of the current configuration takes the Lease then, within the lease duration (15 s)",
+			current, want, status.ConfigHash, holder, cr.Namespace, render.LeaseName(cr)))
+		return observed{deployment: deployment, requeueAfter: leaderPoll}, nil
 	}
 	conditions.set(v1.ConditionAvailable, true, v1.ReasonSchedulerReady, fmt.Sprintf(
-		"%d of %d scheduler pods ready with the current configuration; pods with spec.schedulerName: %s are scheduled by it",
+		"%d of %d scheduler pods ready with the current configuration, one of them leading; pods with spec.schedulerName: %s are scheduled by it",
 		current, want, status.SchedulerName))
 	if want > 1 {
 		// A leader that stops renewing changes no object the operator watches.
@@ -129,6 +137,20 @@ type schedulerPods struct {
 	current, old int
 	// unready are the pods of the current template that are not ready.
 	unready []corev1.Pod
+	// currentNames are the names of the ready pods of the current template.
+	currentNames []string
+}
+
+// leads reports whether holder, the identity in the scheduler's Lease, is one of the
+// ready pods of the current template: kube-scheduler's identity is its hostname, the
+// pod's name, an underscore and a unique suffix.
+func (p schedulerPods) leads(holder string) bool {
+	for _, name := range p.currentNames {
+		if strings.HasPrefix(holder, name+"_") {
+			return true
+		}
+	}
+	return false
 }
 
 // schedulerPods reads the scheduler's pods that are not being deleted, from the cache,
@@ -147,6 +169,7 @@ func (r *SecondarySchedulerReconciler) schedulerPods(ctx context.Context, cr *v1
 		case !pod.DeletionTimestamp.IsZero():
 		case podReady(pod) && current:
 			pods.current++
+			pods.currentNames = append(pods.currentNames, pod.Name)
 		case podReady(pod):
 			pods.old++
 		case current:

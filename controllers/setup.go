@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -120,12 +121,14 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		WatchesRawSource(r.SecretWatches.Source()).
 		WatchesRawSource(r.CABundleWatches.Source()).
 		WatchesRawSource(r.MetricsProber.Source())
-	// A Lease is renewed every few seconds: only its creation or deletion matters here,
-	// as for a PriorityClass, whose existence is all the operator reads of it.
-	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+	// A Lease is renewed every few seconds, which matters not; a new holder does: it is
+	// the hand-over from a pod of an older configuration that Available waits for.
+	holderChanged := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return leaseHolderIdentity(e.ObjectOld) != leaseHolderIdentity(e.ObjectNew)
+	}}
 	for _, kind := range allChildKinds {
 		if kind.name == leaseKind.name {
-			controller = controller.Watches(kind.object(), ownerOf, builder.WithPredicates(comesOrGoes))
+			controller = controller.Watches(kind.object(), ownerOf, builder.WithPredicates(holderChanged))
 			continue
 		}
 		controller = controller.Watches(kind.object(), ownerOf)
@@ -133,6 +136,8 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	// A pod that cannot pull its image or crashes changes only its own status.
 	controller = controller.Watches(&corev1.Pod{}, ownerOf)
 	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))
+	// A PriorityClass's existence is all the operator reads of it.
+	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
 	priorityClasses := &metav1.PartialObjectMetadata{}
 	priorityClasses.SetGroupVersionKind(priorityClassGVK)
 	controller = controller.Watches(priorityClasses, handler.EnqueueRequestsFromMapFunc(r.priorityClassUsers),
@@ -140,4 +145,12 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	// Reconciles of different SecondarySchedulers run concurrently (one resource is
 	// never reconciled twice at once): most of a reconcile waits on the API server.
 	return controller.WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).Complete(r)
+}
+
+// leaseHolderIdentity is who a Lease names as its holder, "" for none or another object.
+func leaseHolderIdentity(object client.Object) string {
+	if lease, ok := object.(*coordinationv1.Lease); ok && lease.Spec.HolderIdentity != nil {
+		return *lease.Spec.HolderIdentity
+	}
+	return ""
 }

@@ -8,6 +8,11 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KUBE_VERSION="${KUBE_VERSION:-v1.37.0}"
 CONTROL_PLANE_DIR="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
+# The scheduler-plugins image runs the kube-scheduler `make scheduler-plugins` built, when
+# there is one; else the in-tree kube-scheduler (below).
+if [ -z "${SCHEDULER_PLUGINS_BINARY:-}" ] && [ -x "${repo_root}/bin/scheduler-plugins/kube-scheduler" ]; then
+  SCHEDULER_PLUGINS_BINARY="${repo_root}/bin/scheduler-plugins/kube-scheduler"
+fi
 export CLUSTER_NAME="${CLUSTER_NAME:-secondary-scheduler}"
 export OUTPUT_DIR="${OUTPUT_DIR:-${repo_root}/_output/${CLUSTER_NAME}}"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"

@@ -34,9 +34,12 @@ const (
 	ReasonNoReadyScheduler ConditionReason = "NoReadyScheduler"
 	// ReasonSchedulerNotDeployed: no scheduler Deployment exists (yet).
 	ReasonSchedulerNotDeployed ConditionReason = "SchedulerNotDeployed"
-	// ReasonNoLeader: HighlyAvailable pods are ready but none holds the scheduler's Lease,
-	// so none schedules yet.
+	// ReasonNoLeader: scheduler pods are ready but none holds the scheduler's Lease, so
+	// none schedules yet.
 	ReasonNoLeader ConditionReason = "NoLeader"
+	// ReasonHandingOver: pods of the current configuration are ready, but a pod of an
+	// older one still holds the scheduler's Lease and schedules until it stops.
+	ReasonHandingOver ConditionReason = "HandingOver"
 )
 
 // Reasons of the Progressing condition.

@@ -3,8 +3,6 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -144,52 +142,11 @@ func (c *installCluster) installBundle(dir string, group olminstall.OperatorGrou
 	return bundle
 }
 
-// auditEvent is the part of an audit.k8s.io/v1 Event the install checks read.
-type auditEvent struct {
-	Stage string `json:"stage"`
-	Verb  string `json:"verb"`
-	User  struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef *struct {
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-		APIGroup    string `json:"apiGroup"`
-	} `json:"objectRef"`
-	RequestURI     string `json:"requestURI"`
-	ResponseStatus *struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-}
-
-func (e auditEvent) String() string {
-	code := 0
-	if e.ResponseStatus != nil {
-		code = e.ResponseStatus.Code
-	}
-	return fmt.Sprintf("%s %s -> %d", e.Verb, e.RequestURI, code)
-}
-
 // operatorRequests reads, from the cluster's audit log, every request the operator's
 // ServiceAccount of namespace made.
 func (c *installCluster) operatorRequests(namespace string) []auditEvent {
-	file, err := os.Open(c.auditLog)
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = file.Close() }()
 	user := "system:serviceaccount:" + namespace + ":" + operatorServiceAccount
-	var events []auditEvent
-	scanner := bufio.NewScanner(file)
-	scanner.Buffer(make([]byte, 1<<20), 1<<20)
-	for scanner.Scan() {
-		var event auditEvent
-		Expect(json.Unmarshal(scanner.Bytes(), &event)).To(Succeed())
-		if event.User.Username == user && event.Stage == "ResponseComplete" {
-			events = append(events, event)
-		}
-	}
-	Expect(scanner.Err()).NotTo(HaveOccurred())
+	events := auditRequestsOf(c.auditLog, user)
 	Expect(events).NotTo(BeEmpty(), "the audit log %s has requests of %s", c.auditLog, user)
 	return events
 }

@@ -43,6 +43,12 @@ profiles:
 
 // mostAllocatedConfig scores nodes by how full their requests are, and by nothing else.
 func mostAllocatedConfig(schedulerName string) string {
+	return resourcesFitConfig(schedulerName, "MostAllocated")
+}
+
+// resourcesFitConfig scores nodes by their requests with a NodeResourcesFit scoring
+// strategy (MostAllocated, LeastAllocated), and by nothing else.
+func resourcesFitConfig(schedulerName, strategy string) string {
 	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -57,8 +63,8 @@ profiles:
   - name: NodeResourcesFit
     args:
       scoringStrategy:
-        type: MostAllocated
-`, schedulerName)
+        type: %s
+`, schedulerName, strategy)
 }
 
 var _ = Describe("A SecondaryScheduler", func() {
