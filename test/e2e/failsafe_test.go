@@ -88,7 +88,8 @@ var _ = Describe("Metrics failsafe", Ordered, func() {
 		prometheus.Stop()
 		Eventually(func() string { return condition(scheduler, v1.ConditionMetricsAvailable) }).Should(Equal("False/PrometheusUnreachable"))
 		Eventually(scoring, "90s").Should(Equal(v1.ScoringByRequests))
-		Expect(eventReasonsSince(scheduler, stopped)).To(ContainElement("Scoring " + string(v1.ReasonScoringByRequests)))
+		// The Event follows the status write that it announces: it may come a moment later.
+		Eventually(func() []string { return eventReasonsSince(scheduler, stopped) }).Should(ContainElement("Scoring " + string(v1.ReasonScoringByRequests)))
 		Eventually(podTemplateHash).ShouldNot(Equal(loadAwareHash), "the request-based configuration rolls out")
 		waitAvailable(scheduler)
 		names := createWorkload(namespace, "during-outage", scheduler.EffectiveSchedulerName(), "100m", 4)
@@ -109,7 +110,7 @@ var _ = Describe("Metrics failsafe", Ordered, func() {
 		Expect(condition(scheduler, v1.ConditionDegraded)).To(Equal("True/" + string(v1.ReasonScoringByRequests)))
 		Eventually(scoring, "90s").Should(Equal(v1.ScoringLoadAware))
 		Expect(time.Since(restarted)).To(BeNumerically(">=", 30*time.Second), "not before resumeAfter")
-		Expect(eventReasonsSince(scheduler, restarted)).To(ContainElement("Scoring " + string(v1.ReasonLoadAwareScoringResumed)))
+		Eventually(func() []string { return eventReasonsSince(scheduler, restarted) }).Should(ContainElement("Scoring " + string(v1.ReasonLoadAwareScoringResumed)))
 		Eventually(podTemplateHash).Should(Equal(loadAwareHash), "the load-aware configuration is back, as it was")
 		if !withPlugins {
 			// The in-tree kube-scheduler cannot run TargetLoadPacking: its new pod crashes,
