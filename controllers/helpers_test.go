@@ -204,17 +204,16 @@ func (s *scenario) expectConditionWithin(cr *v1.SecondaryScheduler, conditionTyp
 }
 
 // markDeploymentReady plays the Deployment controller, the kubelet and the scheduler,
-// which envtest does not run: the scheduler's pods are replaced by ready ones running the
-// current template, the Deployment's status says so, and the first of them leads.
-func (s *scenario) markDeploymentReady(cr *v1.SecondaryScheduler, ready int32) {
+// which envtest does not run: the scheduler's pods are replaced by a ready one running the
+// current template, the Deployment's status says so, and that pod leads.
+func (s *scenario) markDeploymentReady(cr *v1.SecondaryScheduler) {
 	s.t.Helper()
-	s.markPodsReady(cr, ready)
-	if ready > 0 {
-		s.holdLease(cr)
-	}
+	s.markPodsReady(cr, 1)
+	s.holdLease(cr)
 }
 
-// markPodsReady is markDeploymentReady with no pod taking the Lease.
+// markPodsReady replaces the scheduler's pods by ready ones running the current template,
+// as many as ready, and says so in the Deployment's status; none takes the Lease.
 func (s *scenario) markPodsReady(cr *v1.SecondaryScheduler, ready int32) {
 	s.t.Helper()
 	s.g.Expect(adminClient.DeleteAllOf(s.ctx, &corev1.Pod{}, client.InNamespace(cr.Namespace),

@@ -67,7 +67,7 @@ func TestHostileInputTable(t *testing.T) {
 	running := []*v1.SecondaryScheduler{packer, loadAware, bespoke}
 	for _, cr := range running {
 		s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
-		s.markDeploymentReady(cr, 1)
+		s.markDeploymentReady(cr)
 		s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	}
 	// The token is live: it reaches the scheduler through its rendered Secret, so a leak
@@ -265,7 +265,7 @@ func TestStatusAvailableMeansCurrentConfiguration(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("current")
 	s.create(cr)
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.expectCondition(cr, v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonReconciled)
 	oldHash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
@@ -290,7 +290,7 @@ func TestStatusAvailableMeansCurrentConfiguration(t *testing.T) {
 	s.g.Consistently(func() string { return s.availableAndReconciling(cr) }, time.Second).Should(
 		Equal("Available=False/NoReadyScheduler Reconciling=True/NoReadyScheduler"))
 
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.expectCondition(cr, v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonReconciled)
 
@@ -312,7 +312,7 @@ func TestStatusAvailableMeansCurrentConfiguration(t *testing.T) {
 			}
 			return "the ready pod runs --v=2, the Deployment's template --v=4; Available says: " + available.Message
 		})
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 }
 
@@ -406,7 +406,7 @@ func TestStatusAvailableOnceTheCurrentConfigurationLeads(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("handover")
 	s.create(cr)
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	oldHash := s.deployment(cr).Spec.Template.Annotations[render.PodTemplateHashAnnotation]
 
@@ -490,7 +490,7 @@ func TestKstatusReadsEveryState(t *testing.T) {
 	observed(cr)
 	s.g.Consistently(read, time.Second).Should(Equal("InProgress"), "created, no ready pod")
 
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.g.Eventually(read).Should(Equal("Current"), "a ready pod runs the current configuration")
 
 	// A configuration the operator cannot use: nothing to wait for but the user.
@@ -501,7 +501,7 @@ func TestKstatusReadsEveryState(t *testing.T) {
 	// Fixed with another configuration: rolling out, then Current once its pod is ready.
 	s.create(configMap("states-config", map[string]string{"config.yaml": goodConfig("kstatus-states", 2)}))
 	s.g.Eventually(read).Should(Equal("InProgress"), "the fixed configuration rolls out")
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.g.Eventually(read).Should(Equal("Current"), "the fixed configuration runs")
 
 	// A spec change: from the update on, no reader may see Current before it runs. Right
@@ -521,7 +521,7 @@ func TestKstatusReadsEveryState(t *testing.T) {
 	}
 	observed(cr)
 	s.g.Expect(read()).To(Equal("InProgress"))
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.g.Eventually(read).Should(Equal("Current"))
 
 	// Unmanaged: the operator only reports; the scheduler runs as it is.

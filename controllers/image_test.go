@@ -58,7 +58,7 @@ func TestKubernetesOwnSchedulerImage(t *testing.T) {
 	s.g.Expect(container.SecurityContext.RunAsUser).To(BeNil())
 	s.g.Expect(s.get(cr)).To(Succeed())
 	s.g.Expect(cr.Status.ImageSource).To(ContainSubstring("built for Kubernetes 1.35, 2 minor versions older than the cluster's 1.37"))
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	available := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.g.Expect(available.Message).To(ContainSubstring("version-skew policy"))
 	s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(v1.ReasonImageVersionSkew)))

@@ -163,7 +163,7 @@ func TestHighlyAvailableReplicasFollowNodes(t *testing.T) {
 		s.update(node, func() { node.Spec.Unschedulable = true })
 	}
 	s.expectReplicas(cr, 1)
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 

@@ -174,7 +174,7 @@ func TestSchedulerPodsTellWhyTheyAreNotReady(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonSchedulerUnschedulable)
 
 	// A pod becomes ready: the scheduler recovers.
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 	s.expectCondition(cr, v1.ConditionStalled, metav1.ConditionFalse, v1.ReasonAsExpected)
@@ -214,7 +214,7 @@ func TestRefusedSchedulerPodsAreReported(t *testing.T) {
 	s.g.Expect(refused.Message).To(And(ContainSubstring("exceeded quota: no-pods"), ContainSubstring("ResourceQuota")))
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPodCreationFailed)
 
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 }

@@ -77,7 +77,7 @@ func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
 	))
 
 	// The Deployment controller reports ready pods: the scheduler becomes Available.
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	ready := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.g.Expect(ready.Message).To(ContainSubstring("1 of 1 scheduler pods ready"))
 	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonRolloutComplete)
@@ -288,7 +288,7 @@ func TestIdleOperatorWritesNothing(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("quiet")
 	s.create(cr)
-	s.markDeploymentReady(cr, 1)
+	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonRolloutComplete)
 

@@ -63,7 +63,7 @@ func TestSecurityRemovedDeletesOnlyOurs(t *testing.T) {
 
 	running := binPacking("running")
 	s.create(running)
-	s.markDeploymentReady(running, 1)
+	s.markDeploymentReady(running)
 	s.expectCondition(running, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.g.Expect(s.get(running)).To(Succeed())
 	forged := map[string]string{

@@ -81,9 +81,9 @@ var _ = Describe("TargetLoadPacking with a scheduler-plugins build", func() {
 
 		By("serving every node's load, and waiting until Prometheus has it, so that the scheduler reads it at its start")
 		prometheus := promtest.Start(GinkgoT())
-		load, names := map[string]float64{}, []string{}
 		all := &corev1.NodeList{}
 		Expect(k8s.List(ctx, all)).To(Succeed())
+		load, names := map[string]float64{}, make([]string, 0, len(all.Items))
 		for _, node := range all.Items {
 			load[node.Name], names = 0.3, append(names, node.Name)
 		}
