@@ -45,8 +45,9 @@ const leaderRecheck = time.Minute
 // pod template (its configuration hash and CA bundle) and holds the Lease. A ready pod of
 // an older configuration does not count, nor does one of the current configuration
 // while an older one leads: the leader schedules, but not as the resource now says. So
-// Available, and kubectl wait on it, mean that pods are placed as the generation asks. When no pod of the current template is
-// ready, their state says why if it can (podProblem). applied is the Deployment as this
+// Available, and kubectl wait on it, mean that pods are placed as the generation asks.
+// When no pod of the current template is ready, their state says why if it can
+// (podProblem). applied is the Deployment as this
 // reconcile applied or found it, nil when it applied none: it is then read from the
 // cache, whose watch brings any newer one (and another reconcile) at once.
 func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr *v1.SecondaryScheduler,
@@ -142,8 +143,9 @@ type schedulerPods struct {
 }
 
 // leads reports whether holder, the identity in the scheduler's Lease, is one of the
-// ready pods of the current template: kube-scheduler's identity is its hostname, the
-// pod's name, an underscore and a unique suffix.
+// ready pods of the current template: kube-scheduler's identity is its hostname, which
+// is the pod's name (a generated pod name fits the 63 characters of a hostname), an
+// underscore and a unique suffix.
 func (p schedulerPods) leads(holder string) bool {
 	for _, name := range p.currentNames {
 		if strings.HasPrefix(holder, name+"_") {
