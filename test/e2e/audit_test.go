@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 
 	. "github.com/onsi/gomega"
@@ -62,21 +61,22 @@ func auditRequestsOf(path, user string) []auditEvent {
 	return events
 }
 
-// podsBoundBy lists the pods of namespace that user bound, from the suite cluster's audit
-// log: its accepted creations of pods/binding. Unlike the Scheduled event a scheduler
-// reports after a binding, which it never sends when it stops while the binding is in
-// flight, this is the API server's own record of who bound each pod. The API server may
-// write it just after it answered: read it with Eventually.
-func podsBoundBy(namespace, user string) map[string]int {
-	bound := map[string]int{}
+// bindingRequestsBy counts, per pod of namespace, the requests to bind it that user sent,
+// from the suite cluster's audit log, whatever their answer: a scheduler that stops while
+// its binding is in flight sees its request cancelled, yet the API server may have made
+// the binding, answering nobody (the audit log then records the connection closed
+// early). The API server's record tells who asked for each binding; the Scheduled event,
+// which a scheduler reports only once it has the answer, does not. It may be written
+// just after the API server answered: read it with Eventually.
+func bindingRequestsBy(namespace, user string) map[string]int {
+	requests := map[string]int{}
 	for _, event := range auditRequestsOf(localCluster("e2e", outputDir, "audit-log"), user) {
 		ref := event.ObjectRef
-		if event.Verb == "create" && ref != nil && ref.Resource == "pods" && ref.Subresource == "binding" && ref.Namespace == namespace &&
-			event.ResponseStatus != nil && event.ResponseStatus.Code == http.StatusCreated {
-			bound[ref.Name]++
+		if event.Verb == "create" && ref != nil && ref.Resource == "pods" && ref.Subresource == "binding" && ref.Namespace == namespace {
+			requests[ref.Name]++
 		}
 	}
-	return bound
+	return requests
 }
 
 // serviceAccountUser is the user name of a ServiceAccount's tokens.
