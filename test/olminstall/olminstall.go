@@ -10,12 +10,18 @@
 //     ClusterRole and ClusterRoleBinding when the group targets all namespaces;
 //   - for each clusterPermissions entry, a ClusterRole and ClusterRoleBinding;
 //   - the Deployments, with the OperatorGroup's annotations on their pod templates
-//     (olm.targetNamespaces among them, which the operator reads through the downward API).
+//     (olm.targetNamespaces among them, which the operator reads through the downward API);
+//   - for each CRD the CSV owns, whatever the install mode, the ClusterRoles of OLM's
+//     ensureClusterRolesForCSV and ensureProvidedAPIClusterRole: <crd>-<version>-admin, -edit
+//     and -view on its resource, and -crdview (get on the CRD), each labelled to aggregate to
+//     the built-in admin, edit or view role, so that whoever may administer, edit or view a
+//     namespace may do so with the operator's resources (see Bundle.ProvidedAPIRoles).
 //
 // A CSV that does not support the OperatorGroup's install mode is refused, as OLM fails it
-// with reason UnsupportedOperatorGroup. Every object is labelled with its owning CSV, as
-// OLM's are, so an upgrade (a CSV that replaces another) removes what only the old one
-// had once the new one is installed.
+// with reason UnsupportedOperatorGroup. Every object but the provided APIs' ClusterRoles is
+// labelled with its owning CSV, as OLM's are, so an upgrade (a CSV that replaces another)
+// removes what only the old one had once the new one is installed. The provided APIs'
+// ClusterRoles are owned by their CRD instead, and stay as long as it does, as OLM's do.
 package olminstall
 
 import (
@@ -203,6 +209,11 @@ func (i *Installer) Install(ctx context.Context, b *Bundle, group OperatorGroup,
 			}
 		}
 	}
+	// OLM creates these once the CSV has succeeded, its Deployments available; Install does
+	// not wait for that.
+	if err := i.applyProvidedAPIRoles(ctx, b); err != nil {
+		return err
+	}
 	if replaces != nil {
 		return i.removeReplaced(ctx, replaces.Name, group.Namespace, objects)
 	}
@@ -259,21 +270,30 @@ func (i *Installer) strategyObjects(b *Bundle, group OperatorGroup) ([]*unstruct
 	}
 	objects := make([]*unstructured.Unstructured, 0, len(typed))
 	for _, object := range typed {
-		gvks, _, err := i.Scheme.ObjectKinds(object)
+		converted, err := i.toUnstructured(object)
 		if err != nil {
 			return nil, err
 		}
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(object)
-		if err != nil {
-			return nil, err
-		}
-		converted := &unstructured.Unstructured{Object: content}
-		converted.SetGroupVersionKind(gvks[0])
-		unstructured.RemoveNestedField(converted.Object, "metadata", "creationTimestamp")
-		unstructured.RemoveNestedField(converted.Object, "status")
 		objects = append(objects, converted)
 	}
 	return objects, nil
+}
+
+// toUnstructured converts a typed object to apply, without the fields a client leaves unset.
+func (i *Installer) toUnstructured(object client.Object) (*unstructured.Unstructured, error) {
+	gvks, _, err := i.Scheme.ObjectKinds(object)
+	if err != nil {
+		return nil, err
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(object)
+	if err != nil {
+		return nil, err
+	}
+	converted := &unstructured.Unstructured{Object: content}
+	converted.SetGroupVersionKind(gvks[0])
+	unstructured.RemoveNestedField(converted.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(converted.Object, "status")
+	return converted, nil
 }
 
 func clusterGrant(name string, rules []rbacv1.PolicyRule, subjects []rbacv1.Subject) []client.Object {

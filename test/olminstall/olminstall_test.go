@@ -1,11 +1,19 @@
 package olminstall
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/olm/csv"
 )
@@ -68,5 +76,127 @@ func TestRepositoryBundle(t *testing.T) {
 	}
 	if bindings == 0 {
 		t.Errorf("the description's objects bind no ServiceAccount: %v", manual)
+	}
+}
+
+// The ClusterRoles OLM creates for the repository bundle's SecondaryScheduler API, which
+// let namespace admins, editors and viewers use it through the built-in roles.
+func TestRepositoryBundleProvidedAPIRoles(t *testing.T) {
+	b, err := Read(filepath.Join("..", "..", "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, err := b.ProvidedAPIRoles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		crd   = "secondaryschedulers.operator.secondary-scheduler.io"
+		group = "operator.secondary-scheduler.io"
+		// FNV-1a of SecondaryScheduler.v1.operator.secondary-scheduler.io, as OLM hashes an API.
+		apiHash = "51133341354f0885"
+	)
+	role := func(name, aggregateTo string, rule rbacv1.PolicyRule) *rbacv1.ClusterRole {
+		return &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+				"rbac.authorization.k8s.io/aggregate-to-" + aggregateTo:               "true",
+				"olm.opgroup.permissions/aggregate-to-" + apiHash + "-" + aggregateTo: "true",
+				"olm.managed": "true",
+			}},
+			Rules: []rbacv1.PolicyRule{rule},
+		}
+	}
+	tests := []struct {
+		suffix string
+		want   *rbacv1.ClusterRole
+	}{
+		{ProvidedAPIAdmin, role(crd+"-v1-admin", "admin",
+			rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{group}, Resources: []string{"secondaryschedulers"}})},
+		{ProvidedAPIEdit, role(crd+"-v1-edit", "edit",
+			rbacv1.PolicyRule{Verbs: []string{"create", "update", "patch", "delete"}, APIGroups: []string{group}, Resources: []string{"secondaryschedulers"}})},
+		{ProvidedAPIView, role(crd+"-v1-view", "view",
+			rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{group}, Resources: []string{"secondaryschedulers"}})},
+		{ProvidedAPICRDView, role(crd+"-v1-crdview", "view",
+			rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: []string{crd}})},
+	}
+	if len(roles) != len(tests) {
+		t.Errorf("%d ClusterRoles, want %d: one of each kind for the one owned CRD", len(roles), len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.suffix, func(t *testing.T) {
+			if got := ProvidedAPIClusterRoleName(crd, "v1", tt.suffix); got != tt.want.Name {
+				t.Errorf("ProvidedAPIClusterRoleName() = %s, want %s", got, tt.want.Name)
+			}
+			for _, got := range roles {
+				if got.Suffix == tt.suffix {
+					if got.CRD != crd || got.Version != "v1" {
+						t.Errorf("role of %s at %s, want %s at v1", got.CRD, got.Version, crd)
+					}
+					if diff := cmp.Diff(tt.want, got.ClusterRole); diff != "" {
+						t.Errorf("ClusterRole (-want +got):\n%s", diff)
+					}
+					return
+				}
+			}
+			t.Errorf("no %s ClusterRole", tt.suffix)
+		})
+	}
+}
+
+// Install's provided-API ClusterRoles are owned by their CRD, as OLM's are, and carry no
+// CSV label, so that an upgrade leaves them; without the CRD, nothing is created.
+func TestApplyProvidedAPIRoles(t *testing.T) {
+	b, err := Read(filepath.Join("..", "..", "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const crdName = "secondaryschedulers.operator.secondary-scheduler.io"
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		objects []client.Object
+		wantErr bool
+	}{
+		{"the CRD exists", []client.Object{&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName, UID: "crd-uid"}}}, false},
+		{"no CRD", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.objects...).Build()
+			installer := &Installer{Client: c, Scheme: scheme}
+			err := installer.applyProvidedAPIRoles(context.Background(), b)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("applyProvidedAPIRoles() error = %v, want an error: %t", err, tt.wantErr)
+			}
+			roles := &rbacv1.ClusterRoleList{}
+			if err := c.List(context.Background(), roles); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantErr {
+				if len(roles.Items) != 0 {
+					t.Errorf("%d ClusterRoles without their CRD, want none", len(roles.Items))
+				}
+				return
+			}
+			if len(roles.Items) != 4 {
+				t.Errorf("%d ClusterRoles, want 4", len(roles.Items))
+			}
+			want := []metav1.OwnerReference{{APIVersion: "apiextensions.k8s.io/v1", Kind: "customresourcedefinition",
+				Name: crdName, UID: "crd-uid", BlockOwnerDeletion: new(false), Controller: new(false)}}
+			for _, role := range roles.Items {
+				if diff := cmp.Diff(want, role.OwnerReferences); diff != "" {
+					t.Errorf("%s owner references (-want +got):\n%s", role.Name, diff)
+				}
+				if owner, found := role.Labels[ownerLabel]; found {
+					t.Errorf("%s is labelled with the CSV %s, which OLM does not do", role.Name, owner)
+				}
+			}
+		})
 	}
 }
