@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,13 +21,16 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/controllers"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/clusterdial"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsauth"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
@@ -46,8 +50,9 @@ func main() {
 	var (
 		metricsAddr, probeAddr, pprofAddr         string
 		schedulerNamespaces, prometheusNamespaces string
-		metricsTokenClusterRoles                  string
+		metricsTokenClusterRoles, allowedImages   string
 		leaderElect, secureMetrics, enableHTTP2   bool
+		requireAdmissionPolicy                    bool
 		metricsProbeInterval                      time.Duration
 		concurrentReconciles                      int
 	)
@@ -65,9 +70,19 @@ func main() {
 		"Comma-separated namespaces where SecondarySchedulers run schedulers; elsewhere they are refused (NamespaceNotAllowed). "+
 			"The operator needs ClusterRole "+tenancy.SchedulerNamespaceClusterRole+" bound in each. "+
 			"Defaults to $WATCH_NAMESPACE (OLM's target namespaces), else the operator's own namespace ($POD_NAMESPACE).")
-	flag.StringVar(&prometheusNamespaces, "prometheus-namespaces", strings.Join(promdiscovery.DefaultNamespaces, ","),
+	flag.StringVar(&prometheusNamespaces, "prometheus-namespaces", strings.Join(defaultPrometheusNamespaces(), ","),
 		"Comma-separated namespaces where Prometheus is discovered for load-aware schedulers that give no address; "+
-			"a discovered endpoint receives the scheduler's metrics token, so list only namespaces that cluster admins control.")
+			"a discovered endpoint receives the scheduler's metrics token, so list only namespaces that exist and that only cluster admins may create or write to. "+
+			"Defaults to openshift-monitoring and the operator's own namespace.")
+	flag.StringVar(&allowedImages, "allowed-scheduler-images", os.Getenv("ALLOWED_SCHEDULER_IMAGES"),
+		"Comma-separated scheduler images that SecondarySchedulers may set in spec.schedulerImage, checked at admission: "+
+			"an entry ending with '/' allows every image under it (registry.example.com/scheduling/), one with '@' exactly that image, "+
+			"any other a repository with any tag or digest (registry.k8s.io/scheduler-plugins/kube-scheduler). Empty allows any image; "+
+			"the default image is always allowed. Defaults to $ALLOWED_SCHEDULER_IMAGES (which an OLM Subscription's config can set).")
+	flag.BoolVar(&requireAdmissionPolicy, "require-admission-policy", true,
+		"Keep the operator's ValidatingAdmissionPolicies in place and run no scheduler while they are not: they check that whoever creates or changes "+
+			"a SecondaryScheduler may run schedulers and read what it names. false is for development on a cluster without them only: "+
+			"then anyone who may create a SecondaryScheduler runs a scheduler.")
 	flag.StringVar(&metricsTokenClusterRoles, "metrics-token-cluster-roles", render.DefaultMetricsClusterRole,
 		"Comma-separated ClusterRoles a metrics token's ServiceAccount may be bound to (profile.metrics.serviceAccountToken.clusterRole); "+
 			"the operator also needs the bind verb on each.")
@@ -88,8 +103,10 @@ func main() {
 		schedulerNamespaces:      tenancy.ParseList(schedulerNamespaces),
 		prometheusNamespaces:     tenancy.ParseList(prometheusNamespaces),
 		metricsTokenClusterRoles: tenancy.ParseList(metricsTokenClusterRoles),
+		allowedImages:            tenancy.ParseList(allowedImages),
 		leaderElect:              leaderElect, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
-		metricsProbeInterval: metricsProbeInterval, concurrentReconciles: concurrentReconciles,
+		requireAdmissionPolicy: requireAdmissionPolicy,
+		metricsProbeInterval:   metricsProbeInterval, concurrentReconciles: concurrentReconciles,
 	}); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)
@@ -99,7 +116,8 @@ func main() {
 type options struct {
 	metricsAddr, probeAddr, pprofAddr                                   string
 	schedulerNamespaces, prometheusNamespaces, metricsTokenClusterRoles []string
-	leaderElect, secureMetrics, enableHTTP2                             bool
+	allowedImages                                                       []string
+	leaderElect, secureMetrics, enableHTTP2, requireAdmissionPolicy     bool
 	metricsProbeInterval                                                time.Duration
 	concurrentReconciles                                                int
 }
@@ -109,6 +127,12 @@ func defaultSchedulerNamespaces() string {
 	if namespaces := os.Getenv("WATCH_NAMESPACE"); namespaces != "" {
 		return namespaces
 	}
+	return operatorNamespace()
+}
+
+// operatorNamespace is the namespace the operator runs in, "" outside a pod unless
+// POD_NAMESPACE says.
+func operatorNamespace() string {
 	if namespace := os.Getenv("POD_NAMESPACE"); namespace != "" {
 		return namespace
 	}
@@ -117,6 +141,19 @@ func defaultSchedulerNamespaces() string {
 		return strings.TrimSpace(string(namespace))
 	}
 	return ""
+}
+
+// defaultPrometheusNamespaces are OpenShift's monitoring namespace, which no tenant can
+// create (OpenShift reserves the openshift- prefix), and the operator's own: namespaces
+// that a cluster admin controls wherever the operator runs. Common names such as
+// monitoring are not among them: where they do not exist, whoever may create a namespace
+// could create one, win discovery and receive schedulers' metrics tokens.
+func defaultPrometheusNamespaces() []string {
+	namespaces := slices.Clone(promdiscovery.DefaultNamespaces)
+	if namespace := operatorNamespace(); namespace != "" && !slices.Contains(namespaces, namespace) {
+		namespaces = append(namespaces, namespace)
+	}
+	return namespaces
 }
 
 func run(ctx context.Context, opts options) error {
@@ -191,8 +228,10 @@ func run(ctx context.Context, opts options) error {
 		Version:          discoveryClient,
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		SecretWatches:    refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{}),
-		CABundleWatches:  refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		SecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
+			// Only Secrets meant for a scheduler's metrics provider reach the operator.
+			refwatch.WithLabelSelector(v1.MetricsTokenForLabel)),
+		CABundleWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
 		MetricsProber: &controllers.MetricsProber{Interval: opts.metricsProbeInterval, Timeout: 10 * time.Second,
 			// Outside a cluster (make run) Service names do not resolve; their endpoints do.
 			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
@@ -200,6 +239,9 @@ func run(ctx context.Context, opts options) error {
 		PrometheusNamespaces:     opts.prometheusNamespaces,
 		MetricsTokenClusterRoles: opts.metricsTokenClusterRoles,
 		MaxConcurrentReconciles:  opts.concurrentReconciles,
+	}
+	if err := setUpAdmission(ctx, mgr, config, reconciler, opts); err != nil {
+		return err
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return err
@@ -211,6 +253,34 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting the operator", "schedulerNamespaces", opts.schedulerNamespaces,
+		"requireAdmissionPolicy", opts.requireAdmissionPolicy, "allowedSchedulerImages", opts.allowedImages,
 		"prometheusNamespaces", opts.prometheusNamespaces, "metricsTokenClusterRoles", opts.metricsTokenClusterRoles)
 	return mgr.Start(ctx)
+}
+
+// setUpAdmission renders the admission policies for the operator's namespace, applies
+// them once before the controllers start (so that SecondarySchedulers are not reported
+// refused for a moment at every start), and registers the controller that keeps them in
+// place. The operator still starts when it cannot apply them: it then runs no scheduler
+// and says why in each SecondaryScheduler's status, rather than crash-looping.
+func setUpAdmission(ctx context.Context, mgr ctrl.Manager, config *rest.Config, reconciler *controllers.SecondarySchedulerReconciler, opts options) error {
+	log := ctrl.Log.WithName("setup")
+	if !opts.requireAdmissionPolicy {
+		log.Error(nil, "--require-admission-policy=false: nothing checks who creates SecondarySchedulers, so anyone who may create one runs a scheduler "+
+			"whose ServiceAccount binds and deletes pods in every namespace; for development only")
+		return nil
+	}
+	policies, err := admission.Desired(opts.allowedImages)
+	if err != nil {
+		return fmt.Errorf("--allowed-scheduler-images: %w", err)
+	}
+	direct, err := client.New(config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := policies.Ensure(ctx, direct, direct); err != nil {
+		log.Error(err, "cannot put the admission policies in place; the operator runs no scheduler until they are", "policies", policies.Names())
+	}
+	reconciler.Admission = policies
+	return (&controllers.AdmissionPolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr)
 }

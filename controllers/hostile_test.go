@@ -50,7 +50,8 @@ func TestHostileInputTable(t *testing.T) {
 	guarded := prometheus.TokenProxy(token)
 	s.createNode("hostile-node-" + s.namespace)
 	s.serveLoadOfEveryNode(prometheus)
-	s.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "metrics-token"}, Data: map[string][]byte{"token": []byte(token)}})
+	s.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "metrics-token", Labels: map[string]string{v1.MetricsTokenForLabel: "hostile-load-aware"}},
+		Data: map[string][]byte{"token": []byte(token)}})
 	const configName = "bespoke-config"
 	goodCustomConfig := goodConfig("bespoke", 3)
 	s.create(configMap(configName, map[string]string{"config.yaml": goodCustomConfig}))

@@ -115,18 +115,27 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 	return access, nil, nil
 }
 
-// secretToken reads the bearer token of profile.metrics.tokenSecretRef, watching the Secret.
+// secretToken reads the bearer token of profile.metrics.tokenSecretRef, watching the
+// Secret. Only a Secret labelled as meant for cr (v1.MetricsTokenForLabel) is read: the
+// API server selects it by name and label, so the operator never receives another
+// Secret's data, and an unlabelled Secret is reported exactly as a missing one, so that
+// the reason tells nobody which Secrets exist.
 func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.SecondaryScheduler) (token, version string, problem *schedconfig.Problem, err error) {
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.Profile.LoadMetrics().TokenSecretRef.Name}
 	r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), &key)
-	secret := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, key, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", "", &schedconfig.Problem{Reason: v1.ReasonTokenSecretNotFound, Message: fmt.Sprintf(
-				"Secret %s, named by profile.metrics.tokenSecretRef, does not exist; create it with key token holding a bearer token for the metrics provider", key)}, nil
-		}
+	secrets := &corev1.SecretList{}
+	if err := r.APIReader.List(ctx, secrets, client.InNamespace(key.Namespace),
+		client.MatchingFields{"metadata.name": key.Name}, client.MatchingLabels{v1.MetricsTokenForLabel: cr.Name}); err != nil {
 		return "", "", nil, fmt.Errorf("read Secret %s: %w", key, err)
 	}
+	if len(secrets.Items) != 1 {
+		return "", "", &schedconfig.Problem{Reason: v1.ReasonTokenSecretNotFound, Message: fmt.Sprintf(
+			"Secret %s, named by profile.metrics.tokenSecretRef, does not exist or is not labelled %s=%s; the operator reads only a Secret so labelled, "+
+				"which says its token may be sent to this scheduler's metrics provider. Create it with key token holding a bearer token for the provider, "+
+				"and have someone who may read and change it label it: kubectl -n %s label secret %s %s=%s",
+			key, v1.MetricsTokenForLabel, cr.Name, key.Namespace, key.Name, v1.MetricsTokenForLabel, cr.Name)}, nil
+	}
+	secret := &secrets.Items[0]
 	token = strings.TrimSpace(string(secret.Data["token"]))
 	if token == "" {
 		return "", "", &schedconfig.Problem{Reason: v1.ReasonTokenKeyMissing, Message: fmt.Sprintf(

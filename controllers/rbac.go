@@ -44,3 +44,12 @@ package controllers
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheuses,verbs=list
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheusrules,verbs=get;list;create;update;patch;delete
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+
+// The admission policies that check, in the API server, who may create or change a
+// SecondaryScheduler (internal/admission): the operator keeps them in place, since an OLM
+// bundle cannot carry them, and watches only its own by label. It may change only the one
+// it names; create cannot be limited to names, and a policy can refuse requests but grant
+// nothing. The policy reads no parameter object: one would need get on every object of
+// its kind in the cluster.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=update,resourceNames=secondary-scheduler-operator-authority

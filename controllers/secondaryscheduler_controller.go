@@ -30,6 +30,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
@@ -72,6 +73,10 @@ type SecondarySchedulerReconciler struct {
 	MetricsTokenClusterRoles []string
 	// MaxConcurrentReconciles is how many SecondarySchedulers are reconciled at once.
 	MaxConcurrentReconciles int
+	// Admission are the admission policies that must be in place before the operator
+	// applies anything for a SecondaryScheduler; nil only with the development flag
+	// --require-admission-policy=false.
+	Admission *admission.Policies
 
 	// serverVersion keeps the cluster's Kubernetes version between reconciles.
 	serverVersion versionCache
@@ -161,7 +166,14 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	case cr.EffectiveManagementState() == v1.Unmanaged:
 		err = r.reconcileUnmanaged(ctx, cr, status, conditions)
 	default:
-		next, err = r.reconcileManaged(ctx, cr, status, conditions)
+		var problem *schedconfig.Problem
+		if problem, err = r.admissionProblem(ctx, cr); problem != nil {
+			err = r.refuse(ctx, cr, status, conditions, problem)
+			break
+		}
+		if err == nil {
+			next, err = r.reconcileManaged(ctx, cr, status, conditions)
+		}
 	}
 	if err != nil {
 		return nil, outcome{}, err

@@ -602,10 +602,20 @@ func TestMetricsTokenStaysSecret(t *testing.T) {
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: guarded.URL, TokenSecretRef: &corev1.LocalObjectReference{Name: "prometheus-token"}}}},
 	}
-	s.create(cr)
-	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonTokenSecretNotFound)
+	// The Secret exists but is not labelled as meant for this scheduler: the operator
+	// does not read it, and says so in the words it uses for a missing one, which tell
+	// nobody whether a Secret of that name exists.
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prometheus-token"}, Data: map[string][]byte{"other": []byte("x")}}
 	s.create(secret)
+	s.create(cr)
+	notFound := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonTokenSecretNotFound)
+	s.g.Expect(notFound.Message).To(ContainSubstring("does not exist or is not labelled " + v1.MetricsTokenForLabel + "=tokened"))
+	// Labelled for another scheduler: still not this one's. A change of spec makes the
+	// reconcile that reports it a new generation's, which comes after the label.
+	s.update(secret, func() { secret.Labels = map[string]string{v1.MetricsTokenForLabel: "someone-else"} })
+	s.update(cr, func() { cr.Spec.LogLevel = v1.Debug })
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonTokenSecretNotFound)
+	s.update(secret, func() { secret.Labels = map[string]string{v1.MetricsTokenForLabel: cr.Name} })
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonTokenKeyMissing)
 	s.update(secret, func() { secret.Data = map[string][]byte{"token": []byte(token)} })
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +48,9 @@ func CacheOptions(schedulerNamespaces []string) cache.Options {
 		ByObject: map[client.Object]cache.ByObject{
 			&v1.SecondaryScheduler{}: {Namespaces: map[string]cache.Config{cache.AllNamespaces: {}}},
 			&corev1.Node{}:           {Transform: trimNode},
+			// The admission policies the operator keeps, and no one else's.
+			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Label: ours},
+			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Label: ours},
 		},
 	}
 	// The scheduler's pods, for observe: few, and each change of theirs worth a look.
@@ -135,6 +139,12 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	}
 	// A pod that cannot pull its image or crashes changes only its own status.
 	controller = controller.Watches(&corev1.Pod{}, ownerOf)
+	if r.Admission != nil {
+		// Whether any scheduler may run hangs on the admission policies.
+		for _, kind := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
+			controller = controller.Watches(kind, handler.EnqueueRequestsFromMapFunc(r.everySecondaryScheduler))
+		}
+	}
 	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))
 	// A PriorityClass's existence is all the operator reads of it.
 	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}

@@ -31,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
@@ -223,19 +224,38 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		return nil, err
 	}
 	clientset := kubernetes.NewForConfigOrDie(config)
+	// As main.go does: the admission policies in place before the controllers start, with
+	// the operator's own permissions, and kept in place after.
+	policies, err := admission.Desired(nil)
+	if err != nil {
+		return nil, err
+	}
+	direct, err := client.New(config, client.Options{Scheme: testScheme})
+	if err != nil {
+		return nil, err
+	}
+	if err := policies.Ensure(ctx, direct, direct); err != nil {
+		return nil, fmt.Errorf("put the admission policies in place as the operator: %w", err)
+	}
+	if err := (&AdmissionPolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
 	reconciler := &SecondarySchedulerReconciler{
 		Client:           countApplies(mgr.GetClient()),
 		APIReader:        mgr.GetAPIReader(),
 		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
 		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		SecretWatches:    refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{}),
-		CABundleWatches:  refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		MetricsProber:    &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
-		Clock:            operatorClock,
-		Tenancy:          tenancy.Policy{Namespaces: schedulerNamespaces},
+		SecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
+			// Only Secrets meant for a scheduler's metrics provider reach the operator.
+			refwatch.WithLabelSelector(v1.MetricsTokenForLabel)),
+		CABundleWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		MetricsProber:   &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
+		Clock:           operatorClock,
+		Tenancy:         tenancy.Policy{Namespaces: schedulerNamespaces},
 		// Tests make their Prometheus Services in these namespaces or give an address.
 		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring", "observability", "rules-monitoring"},
+		Admission:            policies,
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err

@@ -105,6 +105,15 @@ const (
 	// not exist, so the API server would refuse the scheduler's pods; the running
 	// scheduler is left as it is.
 	ReasonPriorityClassNotFound ConditionReason = "PriorityClassNotFound"
+	// ReasonAdmissionPolicyMissing: the operator's admission policies, which check at
+	// admission that whoever creates or changes a SecondaryScheduler may run schedulers and
+	// read what it names, are not in place as the operator renders them, so the operator
+	// applies nothing: the scheduler keeps running as it was.
+	ReasonAdmissionPolicyMissing ConditionReason = "AdmissionPolicyMissing"
+	// ReasonCreatedBeforeAdmissionPolicy: the SecondaryScheduler was created before the
+	// operator's admission policies were in place, so nobody checked that its author may
+	// run schedulers; the operator runs nothing for it until a cluster admin recreates it.
+	ReasonCreatedBeforeAdmissionPolicy ConditionReason = "CreatedBeforeAdmissionPolicy"
 )
 
 // Reasons of Degraded while the scheduler runs as specified but cannot do its job well.

@@ -213,6 +213,13 @@ const (
 	SignalFxProvider MetricProvider = "SignalFx"
 )
 
+// MetricsTokenForLabel marks a Secret as meant for the metrics provider of the
+// SecondaryScheduler its value names, in the Secret's namespace. The operator reads the
+// Secret of profile.metrics.tokenSecretRef only when it carries this label with that
+// value, and sends its token only there: whoever labels a Secret decides where its token
+// may go, so that naming a Secret is not enough to have the operator send it elsewhere.
+const MetricsTokenForLabel = "operator.secondary-scheduler.io/metrics-token-for"
+
 // LoadMetrics says where a load-aware scheduler reads node load: through its built-in
 // load-watcher from a provider, or from an external load-watcher service.
 // +kubebuilder:validation:XValidation:rule="!has(self.watcherAddress) || (!has(self.address) && !has(self.insecureSkipVerify))",message="watcherAddress (an external load-watcher) excludes address and insecureSkipVerify, which configure the built-in one"
@@ -250,8 +257,12 @@ type LoadMetrics struct {
 	InsecureSkipVerify *bool `json:"insecureSkipVerify,omitempty"`
 
 	// TokenSecretRef names a Secret in this namespace whose key token holds a bearer token
-	// for the provider. The scheduler gets it through a Secret, never a ConfigMap, and
-	// restarts when it changes (load-watcher reads it once, at start).
+	// for the provider. The Secret must carry the label
+	// operator.secondary-scheduler.io/metrics-token-for set to this SecondaryScheduler's
+	// name, which says that its token is meant to be sent to this scheduler's metrics
+	// provider: the operator reads no other Secret. The scheduler gets it through a
+	// Secret, never a ConfigMap, and restarts when it changes (load-watcher reads it once,
+	// at start).
 	// +optional
 	TokenSecretRef *corev1.LocalObjectReference `json:"tokenSecretRef,omitempty"`
 

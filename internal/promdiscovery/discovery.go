@@ -45,15 +45,15 @@ type OperatedPrometheus struct {
 	RuleSelector *metav1.LabelSelector
 }
 
-// DefaultNamespaces are where discovery looks when the cluster admin names no namespaces:
-// openshift-monitoring (OpenShift's cluster monitoring, with thanos-querier); monitoring
-// (kube-prometheus, and the namespace most installation guides use); prometheus and
-// kube-prometheus-stack (the usual targets of the prometheus-community Helm charts of those
-// names); observability (common for whole monitoring stacks). Each is a namespace a
-// cluster admin creates for monitoring: discovery trusts whatever Service it finds there
-// with a scheduler's metrics token, so a namespace where tenants can create Services must
-// never be among them.
-var DefaultNamespaces = []string{"openshift-monitoring", "monitoring", "prometheus", "kube-prometheus-stack", "observability"}
+// DefaultNamespaces are where discovery looks when the cluster admin names no namespaces
+// (the operator adds its own namespace): openshift-monitoring, OpenShift's cluster
+// monitoring, with thanos-querier. Discovery trusts whatever Service it finds there with a
+// scheduler's metrics token, so a namespace must be one that exists and that no tenant can
+// create or write to: OpenShift reserves the openshift- prefix. Common names such as
+// monitoring or prometheus are not defaults, since where they do not exist whoever may
+// create a namespace (on OpenShift, any self-provisioning user) could take them; an admin
+// lists them with the operator's --prometheus-namespaces.
+var DefaultNamespaces = []string{"openshift-monitoring"}
 
 // openShiftMonitoring is the namespace of OpenShift's cluster monitoring.
 const openShiftMonitoring = "openshift-monitoring"

@@ -58,6 +58,21 @@ func apiServer(t *testing.T, forbidden []string) interceptor.Funcs {
 	}
 }
 
+// monitoringNamespaces are namespaces a cluster admin might list for discovery, each
+// searched as the well-known installation that uses it.
+var monitoringNamespaces = []string{"openshift-monitoring", "monitoring", "prometheus", "kube-prometheus-stack", "observability"}
+
+// TestDefaultNamespacesNoTenantCanCreate: discovery sends schedulers' metrics tokens to what
+// it finds, so by default it searches only namespaces a tenant cannot create where they do
+// not exist. OpenShift reserves the openshift- prefix; nothing reserves monitoring.
+func TestDefaultNamespacesNoTenantCanCreate(t *testing.T) {
+	for _, namespace := range DefaultNamespaces {
+		if !strings.HasPrefix(namespace, "openshift-") {
+			t.Errorf("default discovery namespace %s is not reserved: whoever may create namespaces could create it and receive metrics tokens", namespace)
+		}
+	}
+}
+
 func TestFind(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -72,7 +87,7 @@ func TestFind(t *testing.T) {
 		{
 			name:       "OpenShift monitoring, https with a token",
 			objects:    []client.Object{service("openshift-monitoring", "thanos-querier", nil, 9091), service("monitoring", "prometheus-k8s", nil, 9090)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			wantURL:    "https://thanos-querier.openshift-monitoring.svc:9091",
 			wantSource: "Service openshift-monitoring/thanos-querier (OpenShift monitoring)",
 		},
@@ -86,14 +101,14 @@ func TestFind(t *testing.T) {
 		{
 			name:       "kube-prometheus, the web port",
 			objects:    []client.Object{service("monitoring", "prometheus-k8s", nil, 9090), service("prometheus", "prometheus-server", nil, 80)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			wantURL:    "http://prometheus-k8s.monitoring.svc:9090",
 			wantSource: "Service monitoring/prometheus-k8s (kube-prometheus)",
 		},
 		{
 			name:       "kube-prometheus-stack",
 			objects:    []client.Object{service("observability", "stack-kube-prometheus-prometheus", nil, 9090)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			wantURL:    "http://stack-kube-prometheus-prometheus.observability.svc:9090",
 			wantSource: "Service observability/stack-kube-prometheus-prometheus (kube-prometheus-stack)",
 		},
@@ -115,27 +130,27 @@ func TestFind(t *testing.T) {
 			name: "well-known Services in a tenant namespace are not found",
 			objects: []client.Object{service("team", "prometheus-server", nil, 80), service("team", "x-kube-prometheus-prometheus", nil, 9090),
 				service("team", "prom", map[string]string{"app.kubernetes.io/name": "prometheus"}, 9090), service("team", "prometheus-k8s", nil, 9090)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 		},
 		{
 			name: "a tenant's Service that sorts first loses to the listed namespace's",
 			objects: []client.Object{service("a-team", "prometheus-server", nil, 80), service("monitoring", "prometheus-server", nil, 9090),
 				service("a-team", "prometheus-operated", nil, 9090), prometheus("a-team", "k8s")},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			wantURL:    "http://prometheus-server.monitoring.svc:9090",
 			wantSource: "Service monitoring/prometheus-server (the Prometheus Helm chart)",
 		},
 		{
 			name:       "a Prometheus Operator Prometheus wins over well-known Services",
 			objects:    []client.Object{service("monitoring", "prometheus-k8s", nil, 9090), service("observability", "prometheus-operated", nil, 9090), prometheus("observability", "main")},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			wantURL:    "http://prometheus-operated.observability.svc:9090",
 			wantSource: "Prometheus observability/main (Prometheus Operator), Service prometheus-operated",
 		},
 		{
 			name:       "a Prometheus in a tenant namespace is not found",
 			objects:    []client.Object{service("team", "prometheus-operated", nil, 9090), prometheus("team", "main"), service("monitoring", "prometheus-k8s", nil, 9090)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			wantURL:    "http://prometheus-k8s.monitoring.svc:9090",
 			wantSource: "Service monitoring/prometheus-k8s (kube-prometheus)",
 		},
@@ -151,7 +166,7 @@ func TestFind(t *testing.T) {
 		{
 			name:       "forbidden namespaces skipped and reported, found in the next",
 			objects:    []client.Object{service("openshift-monitoring", "thanos-querier", nil, 9091), service("monitoring", "prometheus-k8s", nil, 9090), service("prometheus", "prometheus-server", nil, 80)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			forbidden:  []string{"openshift-monitoring", "monitoring"},
 			wantURL:    "http://prometheus-server.prometheus.svc:80",
 			wantSource: "Service prometheus/prometheus-server (the Prometheus Helm chart)",
@@ -198,23 +213,23 @@ func TestFindOperated(t *testing.T) {
 		{
 			name:       "in a listed namespace, through a Service selecting its pods",
 			objects:    []client.Object{prometheus("monitoring", "k8s"), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "k8s-web"}, Spec: corev1.ServiceSpec{Selector: map[string]string{"prometheus": "k8s"}}}},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			wantSource: "Prometheus monitoring/k8s (Prometheus Operator), Service k8s-web (selects its pods)",
 		},
 		{
 			name:       "thanos-querier is no Prometheus Operator Prometheus",
 			objects:    []client.Object{service("openshift-monitoring", "thanos-querier", nil, 9091)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 		},
 		{
 			name:       "in a tenant namespace: not found",
 			objects:    []client.Object{prometheus("team", "k8s"), service("team", "prometheus-operated", nil, 9090)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 		},
 		{
 			name:       "a forbidden namespace is skipped",
 			objects:    []client.Object{prometheus("monitoring", "k8s"), service("monitoring", "prometheus-operated", nil, 9090), prometheus("observability", "main"), service("observability", "prometheus-operated", nil, 9090)},
-			namespaces: DefaultNamespaces,
+			namespaces: monitoringNamespaces,
 			forbidden:  []string{"monitoring"},
 			wantSource: "Prometheus observability/main (Prometheus Operator), Service prometheus-operated",
 		},

@@ -26,6 +26,9 @@ type Watches struct {
 	restClient rest.Interface
 	resource   string
 	objectType runtime.Object
+	// labelSelector, when set, narrows each watch to the object when it carries these
+	// labels: the operator then never receives the object otherwise.
+	labelSelector string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -38,11 +41,21 @@ type Watches struct {
 	watches map[types.NamespacedName]context.CancelFunc
 }
 
+// Option changes what Watches watch.
+type Option func(*Watches)
+
+// WithLabelSelector has each watch deliver its object only while it matches selector (a
+// label selector in its text form, such as "key" for "has the label key"). An object
+// that comes to match, or stops matching, is an event like any change.
+func WithLabelSelector(selector string) Option {
+	return func(w *Watches) { w.labelSelector = selector }
+}
+
 // New watches objects of resource (for example "configmaps", whose objects have type
 // objectType) through restClient, a client of their API group version.
-func New(restClient rest.Interface, resource string, objectType runtime.Object) *Watches {
+func New(restClient rest.Interface, resource string, objectType runtime.Object, options ...Option) *Watches {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Watches{
+	w := &Watches{
 		restClient: restClient,
 		resource:   resource,
 		objectType: objectType,
@@ -52,6 +65,10 @@ func New(restClient rest.Interface, resource string, objectType runtime.Object) 
 		referenced: map[types.NamespacedName]types.NamespacedName{},
 		watches:    map[types.NamespacedName]context.CancelFunc{},
 	}
+	for _, option := range options {
+		option(w)
+	}
+	return w
 }
 
 // Start runs until ctx ends, then stops every watch. It makes Watches a manager Runnable.
@@ -112,6 +129,7 @@ func (w *Watches) stopIfUnreferenced(object types.NamespacedName) {
 func (w *Watches) watch(object types.NamespacedName) context.CancelFunc {
 	byName := func(options *metav1.ListOptions) {
 		options.FieldSelector = fields.OneTermEqualSelector("metadata.name", object.Name).String()
+		options.LabelSelector = w.labelSelector
 	}
 	listWatch := toolscache.NewFilteredListWatchFromClient(w.restClient, w.resource, object.Namespace, byName)
 	informer := toolscache.NewSharedIndexInformer(listWatch, w.objectType, 0, toolscache.Indexers{})

@@ -94,6 +94,10 @@ var allowedRules = []allowedRule{
 	{managerRole, monitoring, []string{"prometheuses"}, nil, []string{"list"}},
 	{managerRole, monitoring, []string{"prometheusrules"}, nil, []string{"get", "list", "create", "update", "patch", "delete"}},
 	{managerRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
+	{managerRole, "admissionregistration.k8s.io", []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}, nil,
+		[]string{"get", "list", "watch", "create"}},
+	{managerRole, "admissionregistration.k8s.io", []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
+		[]string{render.AuthorityPolicyName}, []string{"update"}},
 
 	// The operator, in each namespace where it runs schedulers.
 	{schedulerNamespaceRole, "apps", []string{"deployments"}, nil, allVerbs},
@@ -119,6 +123,7 @@ var allowedRules = []allowedRule{
 	{schedulerMetricsReader, core, []string{"nodes"}, nil, readVerbs},
 	{operatorMetricsReader, "", []string{"/metrics"}, nil, []string{"get"}},
 	{adminRole, ourGroup, []string{"secondaryschedulers"}, nil, []string{"create", "delete", "get", "list", "patch", "update", "watch"}},
+	{adminRole, ourGroup, []string{"secondaryschedulers/" + render.RunSubresource}, nil, []string{"create", "update"}},
 	{adminRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"get"}},
 	{viewerRole, ourGroup, []string{"secondaryschedulers"}, nil, readVerbs},
 	{viewerRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"get"}},
