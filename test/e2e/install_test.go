@@ -307,6 +307,7 @@ var _ = Describe("Installing the operator", func() {
 		c.waitOperatorRunning(namespace)
 
 		c.expectSchedulerServes(namespace, "bin-packing")
+		c.expectAuthorityAtAdmission(namespace, "bin-packing", false)
 
 		By("killing the leading operator: a replica takes over once the lease expires")
 		holder := c.leaderOf(namespace)
@@ -336,6 +337,7 @@ var _ = Describe("Installing the operator", func() {
 		c.waitOperatorRunning(namespace)
 
 		c.expectSchedulerServes(namespace, "bin-packing")
+		c.expectAuthorityAtAdmission(namespace, "bin-packing", true)
 		c.expectOperatorConfined(namespace, nil, clusterRulesOf(bundle))
 
 		// OLM refuses an OperatorGroup of all namespaces: under it, the namespaced
@@ -361,6 +363,7 @@ var _ = Describe("Installing the operator", func() {
 		for _, target := range targets {
 			c.expectSchedulerServes(target, "packer-"+target)
 		}
+		c.expectAuthorityAtAdmission(targets[1], "packer-"+targets[1], true)
 		Expect(c.client.Create(ctx, binPacking(namespace, "not-a-target"))).To(Succeed())
 		c.kubectl("-n", namespace, "wait", "--for=condition=Degraded", "secondaryscheduler/not-a-target", "--timeout=60s")
 		Expect(c.kubectl("-n", namespace, "get", "secondaryscheduler/not-a-target", "-o", "jsonpath={.status.conditions[?(@.type=='Degraded')].reason}")).
