@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,9 @@ const (
 	otherToken = "other-token"
 	badToken   = "bad-token"
 )
+
+// unboundUser is a user the fake API server authenticates but allows nothing.
+var unboundUser = authenticationv1.UserInfo{Username: "system:serviceaccount:monitoring:unbound"}
 
 // scraper is the user goodToken and otherToken authenticate as.
 var scraper = authenticationv1.UserInfo{
@@ -145,6 +149,26 @@ func (a *fakeAPIServer) decode(r *http.Request, into any) bool {
 	return true
 }
 
+// tokenReviewsOf returns how many TokenReviews of token the API server answered.
+func (a *fakeAPIServer) tokenReviewsOf(token string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, review := range a.tokenReviews {
+		if review.Token == token {
+			n++
+		}
+	}
+	return n
+}
+
+// authenticate makes the API server authenticate token as user.
+func (a *fakeAPIServer) authenticate(token string, user authenticationv1.UserInfo) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.users[token] = user
+}
+
 // reviews returns how many reviews of each kind the API server answered.
 func (a *fakeAPIServer) reviews() (tokenReviews, accessReviews int) {
 	a.mu.Lock()
@@ -212,7 +236,17 @@ type harness struct {
 	filter  http.Handler
 }
 
+// unlimitedReviews lets tests of the cache review every request, as the worst case a
+// review budget allows would over a long enough time.
+var unlimitedReviews = reviewLimit{perSecond: rate.Inf}
+
+// newHarness returns a harness reviewing within the budget FilterProvider has.
 func newHarness(t *testing.T) *harness {
+	t.Helper()
+	return newHarnessReviewingWithin(t, defaultReviewLimit)
+}
+
+func newHarnessReviewingWithin(t *testing.T, limit reviewLimit) *harness {
 	t.Helper()
 	api, server := newFakeAPIServer(t)
 	h := &harness{
@@ -222,7 +256,7 @@ func newHarness(t *testing.T) *harness {
 		handler: &metricsHandler{},
 		logs:    &logBuffer{},
 	}
-	filter, err := newFilterProvider(h.clock)(jsonConfig(server), server.Client())
+	filter, err := newFilterProvider(h.clock, limit)(jsonConfig(server), server.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,13 +278,27 @@ func newHarness(t *testing.T) *harness {
 // if any, and returns the answer's status and body.
 func (h *harness) do(method, path, authorization string) (int, string) {
 	h.t.Helper()
+	answer := h.send(method, path, authorization)
+	return answer.Code, answer.Body.String()
+}
+
+// send sends method path through the filter with the Authorization header authorization,
+// if any, and returns the whole answer.
+func (h *harness) send(method, path, authorization string) *httptest.ResponseRecorder {
+	h.t.Helper()
 	request := httptest.NewRequestWithContext(h.t.Context(), method, path, nil)
 	if authorization != "" {
 		request.Header.Set("Authorization", authorization)
 	}
 	recorder := httptest.NewRecorder()
 	h.filter.ServeHTTP(recorder, request)
-	return recorder.Code, recorder.Body.String()
+	return recorder
+}
+
+// junkToken is the i-th of distinct tokens the API server does not authenticate, unless
+// told to.
+func junkToken(i int) string {
+	return fmt.Sprintf("junk-token-%d", i)
 }
 
 func TestFilter(t *testing.T) {
@@ -496,7 +544,7 @@ func TestAuthorizationErrorIsNotCached(t *testing.T) {
 		h.api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(server.Close)
-	filter, err := newFilterProvider(h.clock)(jsonConfig(server), server.Client())
+	filter, err := newFilterProvider(h.clock, defaultReviewLimit)(jsonConfig(server), server.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,56 +565,271 @@ func TestAuthorizationErrorIsNotCached(t *testing.T) {
 	}
 }
 
-func TestCacheIsBounded(t *testing.T) {
-	clock := clocktesting.NewFakeClock(time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC))
-	g := &guard{clock: clock, decisions: map[decisionKey]decision{}}
-	key := func(i int) decisionKey { return decisionKey{verb: "get", path: fmt.Sprintf("/metrics/%d", i)} }
-
-	// Half denied, half allowed; once the denied ones expire, a new decision makes
-	// room by dropping them alone.
-	for i := range MaxCacheEntries {
-		o := forbidden
-		if i%2 == 0 {
-			o = allowed
-		}
-		g.remember(key(i), decision{outcome: o})
+func TestAllowedDecisionSurvivesRefusals(t *testing.T) {
+	tests := []struct {
+		name  string
+		limit reviewLimit
+		// refusedUser, when set, is the user the API server authenticates the
+		// refused tokens as; unset, it authenticates none of them.
+		refusedUser *authenticationv1.UserInfo
+		// wantAllReviewed says that every refused token is reviewed, and so cached: the
+		// cache, not the review budget, is what keeps the allowed decision.
+		wantAllReviewed bool
+	}{
+		{name: "tokens the API server does not authenticate, every one reviewed", limit: unlimitedReviews, wantAllReviewed: true},
+		{name: "tokens of a user allowed nothing, every one reviewed", limit: unlimitedReviews, refusedUser: &unboundUser, wantAllReviewed: true},
+		{name: "tokens the API server does not authenticate, the review budget spent by them", limit: defaultReviewLimit},
 	}
-	if len(g.decisions) != MaxCacheEntries {
-		t.Fatalf("cache holds %d decisions, want %d", len(g.decisions), MaxCacheEntries)
-	}
-	clock.Step(DeniedTTL)
-	g.remember(key(MaxCacheEntries), decision{outcome: allowed})
-	if want := MaxCacheEntries/2 + 1; len(g.decisions) != want {
-		t.Errorf("after expiring the denied decisions, cache holds %d, want %d", len(g.decisions), want)
-	}
-	if _, ok := g.cached(key(0)); !ok {
-		t.Error("an unexpired allowed decision was dropped while expired ones made room")
-	}
-
-	// Full of unexpired decisions: everything goes.
-	for i := MaxCacheEntries + 1; len(g.decisions) < MaxCacheEntries; i++ {
-		g.remember(key(i), decision{outcome: allowed})
-	}
-	g.remember(key(-1), decision{outcome: allowed})
-	if len(g.decisions) != 1 {
-		t.Errorf("cache full of unexpired decisions holds %d after one more, want 1", len(g.decisions))
-	}
-	if _, ok := g.cached(key(-1)); !ok {
-		t.Error("the newest decision is not cached")
-	}
-
-	// Replacing a decision already cached does not flush a full cache.
-	for i := 0; len(g.decisions) < MaxCacheEntries; i++ {
-		g.remember(key(i), decision{outcome: allowed})
-	}
-	g.remember(key(-1), decision{outcome: forbidden})
-	if len(g.decisions) != MaxCacheEntries {
-		t.Errorf("replacing a cached decision left %d, want %d", len(g.decisions), MaxCacheEntries)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarnessReviewingWithin(t, tt.limit)
+			if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+goodToken); status != http.StatusOK {
+				t.Fatalf("first scrape = %d %q, want 200", status, body)
+			}
+			// Far more refusals than either cache holds, within DeniedTTL and AllowedTTL.
+			refusals := 4 * max(MaxRefusedDecisions, MaxAllowedDecisions)
+			for i := range refusals {
+				if tt.refusedUser != nil {
+					h.api.authenticate(junkToken(i), *tt.refusedUser)
+				}
+				if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+junkToken(i)); status == http.StatusOK {
+					t.Fatalf("refused token %d = %d %q", i, status, body)
+				}
+			}
+			if tokenReviews, _ := h.api.reviews(); tt.wantAllReviewed && tokenReviews != 1+refusals {
+				t.Fatalf("API server answered %d TokenReviews, want %d: every refused token should have been reviewed", tokenReviews, 1+refusals)
+			}
+			h.clock.Step(AllowedTTL - time.Second)
+			if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+goodToken); status != http.StatusOK {
+				t.Errorf("scrape after %d refusals = %d %q, want 200", refusals, status, body)
+			}
+			if reviews := h.api.tokenReviewsOf(goodToken); reviews != 1 {
+				t.Errorf("the scraper's token was reviewed %d times, want 1: its allowed decision should have been served from the cache", reviews)
+			}
+		})
 	}
 }
 
-func TestConcurrentRequests(t *testing.T) {
+func TestReviewBudget(t *testing.T) {
+	// burst is as many requests as the budget holds, and more, each with a token no
+	// decision covers.
+	const burst = ReviewBurst + 40
+	tests := []struct {
+		name string
+		// before runs on a fresh harness, then the clock moves by advance, then the burst.
+		before            func(h *harness)
+		advance           time.Duration
+		wantReviewsBefore int
+		// wantReviewsInBurst is how many of the burst's requests the API server reviews;
+		// every other one is answered 429.
+		wantReviewsInBurst int
+	}{
+		{name: "a burst is reviewed up to ReviewBurst", wantReviewsInBurst: ReviewBurst},
+		{
+			name: "a spent budget refills at ReviewsPerSecond",
+			before: func(h *harness) {
+				for i := range ReviewBurst {
+					h.do(http.MethodGet, "/metrics", "Bearer "+junkToken(burst+i))
+				}
+			},
+			advance:            time.Second,
+			wantReviewsBefore:  ReviewBurst,
+			wantReviewsInBurst: ReviewsPerSecond,
+		},
+		{
+			name: "requests without a bearer token are refused without a review, spending no budget",
+			before: func(h *harness) {
+				for range burst {
+					for _, authorization := range []string{"", "Basic dXNlcjpwYXNz", "Bearer ", goodToken, "Bearer a b"} {
+						if status, body := h.do(http.MethodGet, "/metrics", authorization); status != http.StatusUnauthorized {
+							h.t.Errorf("Authorization %q = %d %q, want 401", authorization, status, body)
+						}
+					}
+				}
+			},
+			wantReviewsInBurst: ReviewBurst,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			if tt.before != nil {
+				tt.before(h)
+			}
+			h.clock.Step(tt.advance)
+			tokenReviews, accessReviews := h.api.reviews()
+			if tokenReviews != tt.wantReviewsBefore || accessReviews != 0 {
+				t.Fatalf("before the burst the API server answered %d TokenReviews and %d SubjectAccessReviews, want %d and 0",
+					tokenReviews, accessReviews, tt.wantReviewsBefore)
+			}
+
+			tooMany := 0
+			for i := range burst {
+				answer := h.send(http.MethodGet, "/metrics", "Bearer "+junkToken(i))
+				switch answer.Code {
+				case http.StatusUnauthorized:
+				case http.StatusTooManyRequests:
+					tooMany++
+					// At five reviews a second, the next is to spare within a second.
+					if retryAfter := answer.Header().Get("Retry-After"); retryAfter != "1" {
+						t.Errorf("request %d answered 429 with Retry-After %q, want 1", i, retryAfter)
+					}
+				default:
+					t.Errorf("request %d = %d %q, want 401 or 429", i, answer.Code, answer.Body)
+				}
+			}
+			afterBurst, _ := h.api.reviews()
+			if got := afterBurst - tokenReviews; got != tt.wantReviewsInBurst {
+				t.Errorf("API server answered %d TokenReviews for %d requests, want %d", got, burst, tt.wantReviewsInBurst)
+			}
+			if want := burst - tt.wantReviewsInBurst; tooMany != want {
+				t.Errorf("%d requests answered 429, want %d", tooMany, want)
+			}
+
+			// A refusal cached in the burst is served with the budget spent.
+			if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+junkToken(0)); status != http.StatusUnauthorized {
+				t.Errorf("a refused token again, budget spent = %d %q, want 401 from the cache", status, body)
+			}
+			if got, _ := h.api.reviews(); got != afterBurst {
+				t.Errorf("a refused token again cost %d TokenReviews, want none", got-afterBurst)
+			}
+		})
+	}
+}
+
+func TestRenewalIsNotThrottledByJunk(t *testing.T) {
 	h := newHarness(t)
+	if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+goodToken); status != http.StatusOK {
+		t.Fatalf("first scrape = %d %q, want 200", status, body)
+	}
+	h.clock.Step(AllowedTTL)
+	// Junk keeps the budget of new reviews spent.
+	for i := range 10 * ReviewBurst {
+		h.do(http.MethodGet, "/metrics", "Bearer "+junkToken(i))
+	}
+	if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+goodToken); status != http.StatusOK {
+		t.Errorf("scrape once its allowed decision expired, junk having spent the budget of new reviews = %d %q, want 200", status, body)
+	}
+	if reviews := h.api.tokenReviewsOf(goodToken); reviews != 2 {
+		t.Errorf("the scraper's token was reviewed %d times, want 2: its expired decision renewed", reviews)
+	}
+	// A token never allowed before is new, however much it looks like the scraper's.
+	if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+otherToken); status != http.StatusTooManyRequests {
+		t.Errorf("a new token of the scraper, budget spent = %d %q, want 429", status, body)
+	}
+
+	// A renewal refused takes the key out of the allowed: its next review is new again.
+	h.api.allow("get /metrics", false)
+	h.clock.Step(AllowedTTL)
+	if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+goodToken); status != http.StatusForbidden {
+		t.Errorf("scrape once its permission was revoked = %d %q, want 403", status, body)
+	}
+	h.api.allow("get /metrics", true)
+	h.clock.Step(DeniedTTL)
+	for i := range 10 * ReviewBurst {
+		h.do(http.MethodGet, "/metrics", "Bearer "+junkToken(i))
+	}
+	if status, body := h.do(http.MethodGet, "/metrics", "Bearer "+goodToken); status != http.StatusTooManyRequests {
+		t.Errorf("scrape of a token last refused, budget spent = %d %q, want 429: it is no renewal", status, body)
+	}
+}
+
+func TestCacheIsBounded(t *testing.T) {
+	key := func(i int) decisionKey { return decisionKey{verb: "get", path: fmt.Sprintf("/metrics/%d", i)} }
+	tests := []struct {
+		name string
+		// remember is the outcome of each decision remembered, of key(0), key(1) and so on.
+		remember []outcome
+		// touch are keys looked up, which makes them recently used, once the first
+		// MaxAllowedDecisions decisions are remembered.
+		touch []int
+		// wantAllowed and wantRefused are how many decisions each cache holds after.
+		wantAllowed, wantRefused int
+		// wantCached and wantGone are keys whose decision is still cached, or not.
+		wantCached, wantGone []int
+	}{
+		{
+			name:        "refusals beyond their bound evict the oldest refusals, never an allowed decision",
+			remember:    append([]outcome{allowed}, outcomes(forbidden, 2*MaxRefusedDecisions)...),
+			wantAllowed: 1, wantRefused: MaxRefusedDecisions,
+			wantCached: []int{0, 2 * MaxRefusedDecisions}, wantGone: []int{1, MaxRefusedDecisions},
+		},
+		{
+			name:        "unauthenticated refusals alike",
+			remember:    append([]outcome{allowed}, outcomes(unauthenticated, 2*MaxRefusedDecisions)...),
+			wantAllowed: 1, wantRefused: MaxRefusedDecisions,
+			wantCached: []int{0, 2 * MaxRefusedDecisions}, wantGone: []int{1},
+		},
+		{
+			name:        "allowed decisions beyond their bound evict the least recently used",
+			remember:    outcomes(allowed, MaxAllowedDecisions+1),
+			wantAllowed: MaxAllowedDecisions,
+			wantCached:  []int{1, MaxAllowedDecisions}, wantGone: []int{0},
+		},
+		{
+			name:        "an allowed decision in use is kept",
+			remember:    outcomes(allowed, MaxAllowedDecisions+1),
+			touch:       []int{0},
+			wantAllowed: MaxAllowedDecisions,
+			wantCached:  []int{0, MaxAllowedDecisions}, wantGone: []int{1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuard(clocktesting.NewFakeClock(time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)), defaultReviewLimit)
+			for i, o := range tt.remember {
+				g.remember(key(i), decision{outcome: o})
+				if i == MaxAllowedDecisions-1 {
+					for _, k := range tt.touch {
+						g.cached(key(k))
+					}
+				}
+			}
+			if allowed, refused := g.allowedDecisions.Len(), g.refusedDecisions.Len(); allowed != tt.wantAllowed || refused != tt.wantRefused {
+				t.Errorf("caches hold %d allowed and %d refused decisions, want %d and %d", allowed, refused, tt.wantAllowed, tt.wantRefused)
+			}
+			for _, k := range tt.wantCached {
+				if _, ok, _ := g.cached(key(k)); !ok {
+					t.Errorf("decision %d is not cached, want it kept", k)
+				}
+			}
+			for _, k := range tt.wantGone {
+				if _, ok, _ := g.cached(key(k)); ok {
+					t.Errorf("decision %d is cached, want it evicted", k)
+				}
+			}
+		})
+	}
+}
+
+func TestKeyIsInOneCache(t *testing.T) {
+	g := newGuard(clocktesting.NewFakeClock(time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)), defaultReviewLimit)
+	key := decisionKey{verb: "get", path: "/metrics"}
+	for _, o := range []outcome{allowed, forbidden, allowed, unauthenticated} {
+		g.remember(key, decision{outcome: o})
+		d, ok, _ := g.cached(key)
+		if !ok || d.outcome != o {
+			t.Errorf("after remembering %v, cached %v %v, want %v", o, d.outcome, ok, o)
+		}
+		if allowed, refused := g.allowedDecisions.Len(), g.refusedDecisions.Len(); allowed+refused != 1 {
+			t.Errorf("after remembering %v, caches hold %d allowed and %d refused decisions, want 1 in all", o, allowed, refused)
+		}
+	}
+}
+
+// outcomes returns n times o.
+func outcomes(o outcome, n int) []outcome {
+	all := make([]outcome, n)
+	for i := range all {
+		all[i] = o
+	}
+	return all
+}
+
+func TestConcurrentRequests(t *testing.T) {
+	// Concurrent requests of one key may each miss the cache and be reviewed, more than
+	// ReviewBurst of them; what is checked here is the cache, not the budget.
+	h := newHarnessReviewingWithin(t, unlimitedReviews)
 	var wg sync.WaitGroup
 	statuses := make([]int, 64)
 	for i := range statuses {
