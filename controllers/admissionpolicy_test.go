@@ -36,7 +36,9 @@ func TestFailsClosedWithoutAdmissionPolicy(t *testing.T) {
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: render.AuthorityPolicyName}}
 	s.g.Expect(adminClient.Delete(s.ctx, binding)).To(Succeed())
 
-	s.update(running, func() { running.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 3, corev1.ResourceMemory: 1}} })
+	s.update(running, func() {
+		running.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 3, corev1.ResourceMemory: 1}}
+	})
 	missing := s.expectCondition(running, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonAdmissionPolicyMissing)
 	s.g.Expect(missing.Message).To(ContainSubstring("ValidatingAdmissionPolicyBinding " + render.AuthorityPolicyName + " does not exist"))
 	s.expectCondition(running, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)

@@ -1,6 +1,7 @@
 // Package controllers holds the reconciler of SecondarySchedulers. A reconcile runs in
 // stages, each in its own file, so that where the cluster may change is plain to see:
-// gather.go reads the facts (the user's configuration, the Prometheus to read, the names
+// admissionpolicy.go checks that the admission policy vetted who asked for the scheduler
+// (and, in a controller of its own, keeps that policy in place); gather.go reads the facts (the user's configuration, the Prometheus to read, the names
 // claimed) and writes nothing; internal/render turns them into objects; ownership.go
 // checks that no object of those names is someone else's; credentials.go requests a
 // metrics token when one is due; apply.go writes the objects; observe.go
@@ -166,14 +167,7 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	case cr.EffectiveManagementState() == v1.Unmanaged:
 		err = r.reconcileUnmanaged(ctx, cr, status, conditions)
 	default:
-		var problem *schedconfig.Problem
-		if problem, err = r.admissionProblem(ctx, cr); problem != nil {
-			err = r.refuse(ctx, cr, status, conditions, problem)
-			break
-		}
-		if err == nil {
-			next, err = r.reconcileManaged(ctx, cr, status, conditions)
-		}
+		next, err = r.reconcileManaged(ctx, cr, status, conditions)
 	}
 	if err != nil {
 		return nil, outcome{}, err
@@ -217,11 +211,18 @@ func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, c
 }
 
 // reconcileManaged runs the stages of a reconcile in order, each visible here:
-// gather (read only) -> render (pure) -> ownership check, while the finalizer is added ->
-// credentials -> apply -> observe. Nothing in the cluster but cr's finalizer changes
-// before the ownership check has passed.
+// admission check and gather (read only) -> render (pure) -> ownership check, while the
+// finalizer is added -> credentials -> apply -> observe. Nothing in the cluster but cr's
+// finalizer changes before the ownership check has passed, and nothing at all unless the
+// admission policy checked who created or changed cr.
 func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (outcome, error) {
+	if problem, err := r.admissionProblem(ctx, cr); problem != nil || err != nil {
+		if err != nil {
+			return outcome{}, err
+		}
+		return outcome{}, r.refuse(ctx, cr, status, conditions, problem)
+	}
 	found, problem, err := r.gather(ctx, cr)
 	if err != nil {
 		return outcome{}, err

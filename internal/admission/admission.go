@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -27,47 +29,73 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
-// Policies are the admission policies and bindings an operator keeps in place, as
-// rendered for its namespace.
+// Policies are the admission policy and binding an operator keeps in place, as rendered.
 type Policies struct {
-	policies []*admissionregistrationv1.ValidatingAdmissionPolicy
-	bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// objects are *ValidatingAdmissionPolicy and *ValidatingAdmissionPolicyBinding, in
+	// the order they are written: a binding after its policy.
+	objects []client.Object
 }
 
 // Desired renders the policies, with the scheduler images a cluster admin allows (none:
 // any image).
 func Desired(allowedImages []string) (*Policies, error) {
-	objects, err := render.AdmissionPolicies(allowedImages)
+	rendered, err := render.AdmissionPolicies(allowedImages)
 	if err != nil {
 		return nil, fmt.Errorf("render the admission policies: %w", err)
 	}
 	desired := &Policies{}
-	for _, object := range objects {
-		switch object.GetKind() {
-		case "ValidatingAdmissionPolicy":
-			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, policy); err != nil {
-				return nil, fmt.Errorf("convert ValidatingAdmissionPolicy %s: %w", object.GetName(), err)
-			}
-			desired.policies = append(desired.policies, policy)
-		case "ValidatingAdmissionPolicyBinding":
-			binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, binding); err != nil {
-				return nil, fmt.Errorf("convert ValidatingAdmissionPolicyBinding %s: %w", object.GetName(), err)
-			}
-			desired.bindings = append(desired.bindings, binding)
-		default:
+	for _, object := range rendered {
+		typed := emptyOf(object.GetKind())
+		if typed == nil {
 			return nil, fmt.Errorf("admission asset %s has unexpected kind %s", object.GetName(), object.GetKind())
 		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, typed); err != nil {
+			return nil, fmt.Errorf("convert %s %s: %w", object.GetKind(), object.GetName(), err)
+		}
+		desired.objects = append(desired.objects, typed)
 	}
 	return desired, nil
 }
 
-// Names are the names of the policies (and of their bindings, which share them).
+// emptyOf is an empty object of kind, one of the two kinds of Policies; nil for others.
+func emptyOf(kind string) client.Object {
+	switch kind {
+	case "ValidatingAdmissionPolicy":
+		return &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	case "ValidatingAdmissionPolicyBinding":
+		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	}
+	return nil
+}
+
+// specOf points at object's spec, for comparing and copying.
+func specOf(object client.Object) any {
+	switch typed := object.(type) {
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		return &typed.Spec
+	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+		return &typed.Spec
+	}
+	return nil
+}
+
+// asRendered reports whether live has want's spec and labels.
+func asRendered(live, want client.Object) bool {
+	for key, value := range want.GetLabels() {
+		if live.GetLabels()[key] != value {
+			return false // the operator's cache, which selects by label, would miss it
+		}
+	}
+	return equality.Semantic.DeepEqual(specOf(live), specOf(want))
+}
+
+// Names are the names of the policies and bindings.
 func (p *Policies) Names() []string {
-	names := make([]string, 0, len(p.policies))
-	for _, policy := range p.policies {
-		names = append(names, policy.Name)
+	names := make([]string, 0, len(p.objects))
+	for _, object := range p.objects {
+		if !slices.Contains(names, object.GetName()) {
+			names = append(names, object.GetName())
+		}
 	}
 	return names
 }
@@ -89,9 +117,8 @@ func (e *NotInPlaceError) Error() string {
 
 // InPlace is what Check found: every policy and binding as rendered.
 type InPlace struct {
-	// Since is when the authority policy took effect at the earliest: the newer of the
-	// creation times of its policy and its binding. A SecondaryScheduler created before
-	// was not checked at admission.
+	// Since is when the policies took effect at the earliest: the newest creation time
+	// among them. A SecondaryScheduler created before was not checked at admission.
 	Since metav1.Time
 }
 
@@ -99,88 +126,36 @@ type InPlace struct {
 // when one is missing or differs from the rendering; another error when reading failed.
 func (p *Policies) Check(ctx context.Context, reader client.Reader) (*InPlace, error) {
 	found := &InPlace{}
-	noteAuthority := func(object client.Object) {
-		if object.GetName() == render.AuthorityPolicyName && found.Since.Before(ptrTo(object.GetCreationTimestamp())) {
-			found.Since = object.GetCreationTimestamp()
+	for _, want := range p.objects {
+		live := emptyOf(kindOf(want))
+		err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
+		if apierrors.IsNotFound(err) {
+			return nil, &NotInPlaceError{Kind: kindOf(want), Name: want.GetName(), Missing: true}
 		}
-	}
-	for _, want := range p.policies {
-		live := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-		if err := get(ctx, reader, want, live); err != nil {
-			return nil, err
+		if err != nil {
+			return nil, fmt.Errorf("read %s %s: %w", kindOf(want), want.GetName(), err)
 		}
-		if !labelled(live, want) || !equality.Semantic.DeepEqual(live.Spec, want.Spec) {
-			return nil, &NotInPlaceError{Kind: "ValidatingAdmissionPolicy", Name: want.Name}
+		if !asRendered(live, want) {
+			return nil, &NotInPlaceError{Kind: kindOf(want), Name: want.GetName()}
 		}
-		noteAuthority(live)
-	}
-	for _, want := range p.bindings {
-		live := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-		if err := get(ctx, reader, want, live); err != nil {
-			return nil, err
+		if created := live.GetCreationTimestamp(); found.Since.Before(&created) {
+			found.Since = created
 		}
-		if !labelled(live, want) || !equality.Semantic.DeepEqual(live.Spec, want.Spec) {
-			return nil, &NotInPlaceError{Kind: "ValidatingAdmissionPolicyBinding", Name: want.Name}
-		}
-		noteAuthority(live)
 	}
 	return found, nil
 }
 
-func ptrTo(t metav1.Time) *metav1.Time { return &t }
-
-// get reads want's namesake into live, a missing one as a *NotInPlaceError.
-func get(ctx context.Context, reader client.Reader, want, live client.Object) error {
-	err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
-	if apierrors.IsNotFound(err) {
-		return &NotInPlaceError{Kind: kindName(want), Name: want.GetName(), Missing: true}
-	}
-	if err != nil {
-		return fmt.Errorf("read %s %s: %w", kindName(want), want.GetName(), err)
-	}
-	return nil
-}
-
-// labelled reports whether live carries want's labels, which the operator's cache
-// selects by: an unlabelled one would be invisible to it.
-func labelled(live, want client.Object) bool {
-	for key, value := range want.GetLabels() {
-		if live.GetLabels()[key] != value {
-			return false
-		}
-	}
-	return true
-}
-
 // Ensure creates the policies and bindings that are missing and replaces the spec of
-// those that differ, policies before bindings. A whole spec is written, not applied:
-// server-side apply would keep fields someone else added, such as a selector that
-// narrows a binding. It reads through reader, which should be the API server's rather
-// than a cache selecting by label: an object whose label was removed would be missing
-// from the cache and yet in the way of its creation.
+// those that differ, in order. A whole spec is written, not applied: server-side apply
+// would keep fields someone else added, such as a selector that narrows a binding. The
+// update carries the resourceVersion read, so a change made meanwhile is read again, not
+// overwritten. It reads through reader, which should be the API server rather than a
+// cache selecting by label: an object whose label was removed would be missing from the
+// cache and yet in the way of its creation.
 func (p *Policies) Ensure(ctx context.Context, reader client.Reader, writer client.Writer) error {
 	var failed []string
-	for _, want := range p.policies {
-		live := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-		if err := ensure(ctx, reader, writer, want, live, func() bool {
-			if equality.Semantic.DeepEqual(live.Spec, want.Spec) && labelled(live, want) {
-				return false
-			}
-			live.Spec = *want.Spec.DeepCopy()
-			return true
-		}); err != nil {
-			failed = append(failed, err.Error())
-		}
-	}
-	for _, want := range p.bindings {
-		live := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-		if err := ensure(ctx, reader, writer, want, live, func() bool {
-			if equality.Semantic.DeepEqual(live.Spec, want.Spec) && labelled(live, want) {
-				return false
-			}
-			live.Spec = *want.Spec.DeepCopy()
-			return true
-		}); err != nil {
+	for _, want := range p.objects {
+		if err := ensure(ctx, reader, writer, want); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}
@@ -190,43 +165,40 @@ func (p *Policies) Ensure(ctx context.Context, reader client.Reader, writer clie
 	return nil
 }
 
-// ensure creates want when live (its namesake, read into live) is missing, or updates
-// live when mutate, which makes live's spec want's, reports a change. The update carries
-// live's resourceVersion, so a change made meanwhile is read again, not overwritten.
-func ensure(ctx context.Context, reader client.Reader, writer client.Writer, want, live client.Object, mutate func() bool) error {
+func ensure(ctx context.Context, reader client.Reader, writer client.Writer, want client.Object) error {
+	live := emptyOf(kindOf(want))
 	err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
 	if apierrors.IsNotFound(err) {
 		if err := writer.Create(ctx, want.DeepCopyObject().(client.Object)); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create %s %s: %w", kindName(want), want.GetName(), err)
+			return fmt.Errorf("create %s %s: %w", kindOf(want), want.GetName(), err)
 		}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s %s: %w", kindName(want), want.GetName(), err)
+		return fmt.Errorf("read %s %s: %w", kindOf(want), want.GetName(), err)
 	}
-	if !mutate() {
+	if asRendered(live, want) {
 		return nil
 	}
+	updated := want.DeepCopyObject().(client.Object)
+	updated.SetResourceVersion(live.GetResourceVersion())
 	labels := live.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	for key, value := range want.GetLabels() {
-		labels[key] = value
-	}
-	live.SetLabels(labels)
-	if err := writer.Update(ctx, live); err != nil {
-		return fmt.Errorf("update %s %s: %w", kindName(want), want.GetName(), err)
+	maps.Copy(labels, want.GetLabels())
+	updated.SetLabels(labels)
+	updated.SetAnnotations(live.GetAnnotations())
+	if err := writer.Update(ctx, updated); err != nil {
+		return fmt.Errorf("update %s %s: %w", kindOf(want), want.GetName(), err)
 	}
 	return nil
 }
 
-func kindName(object client.Object) string {
-	switch object.(type) {
-	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+// kindOf is the kind of one of Policies' objects, whose typed objects carry none.
+func kindOf(object client.Object) string {
+	if _, ok := object.(*admissionregistrationv1.ValidatingAdmissionPolicy); ok {
 		return "ValidatingAdmissionPolicy"
-	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
-		return "ValidatingAdmissionPolicyBinding"
 	}
-	return fmt.Sprintf("%T", object)
+	return "ValidatingAdmissionPolicyBinding"
 }
