@@ -56,8 +56,11 @@ func AdmissionPolicies(allowedImages []string) ([]*unstructured.Unstructured, er
 		}
 		if node.GetKind() == "ValidatingAdmissionPolicy" {
 			allowed, err := node.Pipe(yaml.Lookup("spec", "variables", "[name=allowedImages]"))
-			if err != nil || allowed == nil {
-				return nil, fmt.Errorf("%s has no variable allowedImages: %v", asset, err)
+			if err != nil {
+				return nil, fmt.Errorf("%s: look up variable allowedImages: %w", asset, err)
+			}
+			if allowed == nil {
+				return nil, fmt.Errorf("%s has no variable allowedImages", asset)
 			}
 			if err := setValue(allowed, "["+strings.Join(literals, ", ")+"]", "expression"); err != nil {
 				return nil, err
