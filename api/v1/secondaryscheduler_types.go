@@ -517,7 +517,9 @@ type SecondarySchedulerSpec struct {
 	// SchedulerConfig is the name of a ConfigMap in this namespace whose key config.yaml
 	// holds a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1). Setting it
 	// without a profile means profile type Custom. The operator sets leaderElection and
-	// fills clientConnection when unset; the rest is used as written. Edits roll out.
+	// fills clientConnection's rate limits when unset; a clientConnection.kubeconfig is
+	// refused (the scheduler connects as its ServiceAccount); the rest is used as written.
+	// Edits roll out.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	SchedulerConfig string `json:"schedulerConfig,omitempty"`

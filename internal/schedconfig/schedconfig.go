@@ -114,10 +114,27 @@ func Parse(data []byte, schedulerName, source string) (*schedulerconfigv1.KubeSc
 	if err != nil {
 		return nil, problemf(v1.ReasonInvalidConfig, "key %s of %s is not a valid %s: %v", ConfigKey, source, Kind, err)
 	}
+	if err := checkConnection(config, source); err != nil {
+		return nil, err
+	}
 	if err := checkProfiles(config, schedulerName, source); err != nil {
 		return nil, err
 	}
 	return config, nil
+}
+
+// checkConnection refuses a kubeconfig path. The scheduler must reach this cluster as
+// its own ServiceAccount, through the in-cluster configuration: a kubeconfig, which can
+// name any server and any token file (the ServiceAccount's own token included), would let
+// the configuration's author send the scheduler's credentials to an address of theirs,
+// whatever image the admission policy allows. Rate limits and content types may stay.
+func checkConnection(config *schedulerconfigv1.KubeSchedulerConfiguration, source string) error {
+	if kubeconfig := config.ClientConnection.Kubeconfig; kubeconfig != "" {
+		return problemf(v1.ReasonInvalidConfig,
+			"the configuration in %s sets clientConnection.kubeconfig (%q); the scheduler connects to this cluster as its own ServiceAccount, so remove kubeconfig (qps, burst and contentType may stay)",
+			source, shorten(kubeconfig))
+	}
+	return nil
 }
 
 func decodeStrict(data []byte) (*schedulerconfigv1.KubeSchedulerConfiguration, error) {

@@ -138,6 +138,10 @@ func TestParse(t *testing.T) {
 		{"profile name of 63 characters with dots", validConfig + "- schedulerName: " + strings.Repeat("a.", 31) + "b\n", "", ""},
 		{"very long profile name is cut in the message", validConfig + "- schedulerName: " + strings.Repeat("a", 5000) + "\n", v1.ReasonInvalidConfig,
 			strings.Repeat("a", 100) + `...", which is not a valid scheduler name`},
+		{"clientConnection.kubeconfig", validConfig + "clientConnection:\n  kubeconfig: /etc/kubernetes/scheduler.conf\n", v1.ReasonInvalidConfig,
+			`sets clientConnection.kubeconfig ("/etc/kubernetes/scheduler.conf"); the scheduler connects to this cluster as its own ServiceAccount`},
+		{"clientConnection rate limits and content type", validConfig + "clientConnection:\n  qps: 200\n  burst: 400\n  contentType: application/json\n", "", ""},
+		{"empty clientConnection.kubeconfig", validConfig + "clientConnection:\n  kubeconfig: \"\"\n", "", ""},
 		{"64 profiles", profilesConfig(packerNames(64)...), "", ""},
 		{"65 profiles", profilesConfig(packerNames(65)...), v1.ReasonInvalidConfig, "has 65 profiles; at most 64 are accepted"},
 	}
