@@ -11,7 +11,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -74,69 +73,67 @@ func namespacesOf(cr *v1.SecondaryScheduler, kind childKind) []string {
 	}
 }
 
+// maxConcurrentDeletes bounds the delete requests one reconcile has in flight: a
+// scheduler has about a dozen objects, and hundreds of SecondarySchedulers deleted at once
+// must not each open a dozen requests.
+const maxConcurrentDeletes = 8
+
 // deleteChildren deletes cr's objects of the given kinds, those that are provably its own
-// and nothing else, concurrently. Objects in cr's namespace are listed from the cache and
-// deleted one by one, each with a precondition on its UID: one created a moment ago that
-// the cache has not seen yet is deleted at the reconcile its watch event brings, or by the
-// garbage collector, through its owner reference. The others (cluster-scoped ones, the
-// RoleBinding in kube-system), which nothing else deletes and which no cache may miss,
-// are deleted by the API server in one request per kind and namespace, selected by cr's
-// owner labels, its UID included: for these, which no owner reference can point to cr,
-// those labels are what makes them cr's (ownedBy), and one request replaces a LIST and a
-// DELETE per object.
+// and nothing else (deleteOwned), concurrently.
 func (r *SecondarySchedulerReconciler) deleteChildren(ctx context.Context, cr *v1.SecondaryScheduler, kinds []childKind) error {
 	var doomed []client.Object
-	var collections []func(context.Context) error
 	for _, kind := range kinds {
 		for _, namespace := range namespacesOf(cr, kind) {
-			if namespace != cr.Namespace {
-				collections = append(collections, func(ctx context.Context) error {
-					return r.deleteCollection(ctx, cr, kind, namespace)
-				})
-				continue
-			}
-			if !r.Tenancy.Allows(namespace) {
-				continue // not readable; what is there, cr owns, and the garbage collector takes
-			}
-			list := kind.list()
-			if err := r.List(ctx, list, client.InNamespace(namespace), ownerSelector(cr)); err != nil {
-				return fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
-			}
-			if err := meta.EachListItem(list, func(item runtime.Object) error {
-				doomed = append(doomed, item.(client.Object))
-				return nil
-			}); err != nil {
+			objects, err := r.listLabelled(ctx, cr, kind, namespace)
+			if err != nil {
 				return err
 			}
+			doomed = append(doomed, objects...)
 		}
 	}
-	group, groupCtx := errgroup.WithContext(ctx)
-	group.Go(func() error { return r.deleteAll(groupCtx, cr, doomed) })
-	for _, deleteCollection := range collections {
-		group.Go(func() error { return deleteCollection(groupCtx) })
-	}
-	return group.Wait()
+	return r.deleteAll(ctx, cr, doomed)
 }
 
-// deleteCollection deletes cr's objects of kind in namespace ("" for a cluster-scoped
-// kind) in one request: those carrying all of cr's owner labels, its UID included.
-func (r *SecondarySchedulerReconciler) deleteCollection(ctx context.Context, cr *v1.SecondaryScheduler, kind childKind, namespace string) error {
-	if cr.UID == "" {
-		return nil // nothing can carry the owner labels of a resource without a UID (ownedBy)
+// listLabelled lists cr's objects of kind in namespace ("" for a cluster-scoped kind),
+// as their labels say: deleteOwned proves each before it goes. Those in cr's namespace
+// come from the cache: one created a moment ago that the cache has not seen yet is
+// deleted at the reconcile its watch event brings, or by the garbage collector, through
+// its owner reference. The others (cluster-scoped ones, the RoleBinding in kube-system),
+// which nothing else deletes and which no cache may miss, are listed from the API server,
+// selected by cr's owner labels, its UID included.
+func (r *SecondarySchedulerReconciler) listLabelled(ctx context.Context, cr *v1.SecondaryScheduler, kind childKind, namespace string) ([]client.Object, error) {
+	list := kind.list()
+	switch {
+	case namespace == cr.Namespace:
+		if !r.Tenancy.Allows(namespace) {
+			return nil, nil // not readable; what is there, cr owns, and the garbage collector takes
+		}
+		if err := r.List(ctx, list, client.InNamespace(namespace), ownerSelector(cr)); err != nil {
+			return nil, fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
+		}
+	case cr.UID == "":
+		return nil, nil // nothing can carry the owner labels of a resource without a UID (ownedBy)
+	default:
+		options := []client.ListOption{ownedBySelector(cr)}
+		if namespace != "" {
+			options = append(options, client.InNamespace(namespace))
+		}
+		if err := r.APIReader.List(ctx, list, options...); err != nil {
+			return nil, fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
+		}
 	}
-	options := []client.DeleteAllOfOption{ownedBySelector(cr), client.PropagationPolicy(metav1.DeletePropagationBackground)}
-	if namespace != "" {
-		options = append(options, client.InNamespace(namespace))
-	}
-	if err := r.DeleteAllOf(ctx, kind.object(), options...); err != nil {
-		return fmt.Errorf("delete the scheduler's %ss: %w", kind.name, err)
-	}
-	return nil
+	var objects []client.Object
+	err := meta.EachListItem(list, func(item runtime.Object) error {
+		objects = append(objects, item.(client.Object))
+		return nil
+	})
+	return objects, err
 }
 
-// deleteAll deletes those of objects that are cr's, concurrently.
+// deleteAll deletes those of objects that are cr's, a few at a time.
 func (r *SecondarySchedulerReconciler) deleteAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []client.Object) error {
 	group, groupCtx := errgroup.WithContext(ctx)
+	group.SetLimit(maxConcurrentDeletes)
 	for _, object := range objects {
 		group.Go(func() error { return deleteOwned(groupCtx, r.Client, cr, object) })
 	}

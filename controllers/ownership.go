@@ -3,9 +3,11 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,9 +69,7 @@ func (r *SecondarySchedulerReconciler) checkOwnershipAndAddFinalizer(ctx context
 	var problem *schedconfig.Problem
 	group, groupCtx := errgroup.WithContext(ctx)
 	group.Go(func() error {
-		patch := client.MergeFrom(withFinalizer.DeepCopy())
-		controllerutil.AddFinalizer(withFinalizer, Finalizer)
-		if err := r.Patch(groupCtx, withFinalizer, patch); err != nil {
+		if err := addFinalizer(groupCtx, r.Client, withFinalizer, Finalizer); err != nil {
 			return fmt.Errorf("add finalizer: %w", err)
 		}
 		return nil
@@ -123,27 +123,52 @@ func (r *SecondarySchedulerReconciler) checkOwnershipOf(ctx context.Context, cr 
 	}
 	if !ownedBy(existing, cr) {
 		return nil, &schedconfig.Problem{Reason: v1.ReasonObjectNameTaken, Message: fmt.Sprintf(
-			"%s %s already exists and does not belong to this SecondaryScheduler (uid %s); the operator will not take it over, change it or delete it. "+
+			"%s %s already exists and does not belong to this SecondaryScheduler (uid %s)%s; the operator will not take it over, change it or delete it. "+
 				"Delete or rename it, or give this SecondaryScheduler another name",
-			object.GetKind(), key, cr.UID)}, nil
+			object.GetKind(), strings.TrimPrefix(key.String(), "/"), cr.UID, bindingNote(existing))}, nil
 	}
 	return nil, nil, nil
 }
 
 // ownedBy reports whether object is provably cr's: it carries cr's owner labels,
 // including its UID (so that a SecondaryScheduler recreated under the same name does not
-// inherit what its predecessor left), and a namespaced object's controller reference,
-// when it has one, is cr.
+// inherit what its predecessor left), a namespaced object's controller reference, when it
+// has one, is cr, and a binding is one the operator renders for cr, roleRef and subjects
+// included: labels can be put on any binding by whoever may update it, and a binding that
+// grants anything else is not the operator's to change or delete.
 func ownedBy(object client.Object, cr *v1.SecondaryScheduler) bool {
 	labels := object.GetLabels()
 	if labels[render.LabelOwnerNamespace] != cr.Namespace || labels[render.LabelOwnerName] != cr.Name ||
 		labels[render.LabelOwnerUID] != string(cr.UID) || cr.UID == "" {
 		return false
 	}
-	if controller := metav1.GetControllerOfNoCopy(object); controller != nil {
-		return controller.UID == cr.UID
+	if controller := metav1.GetControllerOfNoCopy(object); controller != nil && controller.UID != cr.UID {
+		return false
+	}
+	if binding, ok := bindingOf(object); ok {
+		rendered, err := render.IsRenderedBinding(cr, binding)
+		return err == nil && rendered
 	}
 	return true
+}
+
+// bindingOf reads a RoleBinding or ClusterRoleBinding for render.IsRenderedBinding.
+func bindingOf(object client.Object) (render.Binding, bool) {
+	switch binding := object.(type) {
+	case *rbacv1.RoleBinding:
+		return render.Binding{Kind: "RoleBinding", Namespace: binding.Namespace, Name: binding.Name, RoleRef: binding.RoleRef, Subjects: binding.Subjects}, true
+	case *rbacv1.ClusterRoleBinding:
+		return render.Binding{Kind: "ClusterRoleBinding", Name: binding.Name, RoleRef: binding.RoleRef, Subjects: binding.Subjects}, true
+	}
+	return render.Binding{}, false
+}
+
+// bindingNote says, for a binding, what besides labels makes it the operator's.
+func bindingNote(object client.Object) string {
+	if _, ok := bindingOf(object); ok {
+		return " (a binding is the operator's only with its owner labels and the roleRef and subjects the operator renders)"
+	}
+	return ""
 }
 
 // ownedBySelector selects the objects whose labels make them cr's (ownedBy's label check),

@@ -23,10 +23,10 @@ package controllers
 
 // A scheduler's ServiceAccount is bound cluster-wide to the scheduler roles. Creating a
 // ClusterRoleBinding is bounded by the bind verb below: the operator can bind only these
-// roles, which it does not itself hold. It creates and edits no ClusterRole.
-// deletecollection deletes a scheduler's ClusterRoleBindings, selected by its owner labels,
-// in one request when it goes.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;list;watch;create;update;patch;delete;deletecollection
+// roles, which it does not itself hold. It creates and edits no ClusterRole. It deletes
+// bindings one by one, each proven its own first (no deletecollection: a delete by label
+// would take whatever carries the labels).
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=system:kube-scheduler;system:volume-scheduler
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-metrics-reader;cluster-monitoring-view
 

@@ -118,9 +118,10 @@ func (r *SecondarySchedulerReconciler) othersRecordingRules(ctx context.Context,
 
 // pruneRecordingRules deletes cr's PrometheusRules but the one in desired, if any. They
 // live in the Prometheus' namespace, where no owner reference reaches, so they are found
-// by label, uncached.
+// by cr's owner labels, its UID included, uncached, and each is deleted only when it is
+// provably cr's, with a precondition on its UID (deleteOwned).
 func (r *SecondarySchedulerReconciler) pruneRecordingRules(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) error {
-	if !mayHaveRecordingRules(cr) {
+	if !mayHaveRecordingRules(cr) || cr.UID == "" {
 		// Most schedulers never had any: the list would be a request per reconcile, and
 		// a 404 in a cluster without the Prometheus Operator.
 		return nil
@@ -133,22 +134,19 @@ func (r *SecondarySchedulerReconciler) pruneRecordingRules(ctx context.Context, 
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(prometheusRuleGVK.GroupVersion().WithKind("PrometheusRuleList"))
-	if err := r.APIReader.List(ctx, list, ownerSelector(cr)); err != nil {
+	if err := r.APIReader.List(ctx, list, ownedBySelector(cr)); err != nil {
 		if meta.IsNoMatchError(err) || promdiscovery.IsMissingKind(err) {
 			return nil
 		}
 		return fmt.Errorf("list the scheduler's PrometheusRules: %w", err)
 	}
+	var unwanted []client.Object
 	for i := range list.Items {
-		rule := &list.Items[i]
-		if rule.GetNamespace()+"/"+rule.GetName() == keep {
-			continue
-		}
-		if err := r.Delete(ctx, rule); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete PrometheusRule %s: %w", client.ObjectKeyFromObject(rule), err)
+		if rule := &list.Items[i]; rule.GetNamespace()+"/"+rule.GetName() != keep {
+			unwanted = append(unwanted, rule)
 		}
 	}
-	return nil
+	return r.deleteAll(ctx, cr, unwanted)
 }
 
 // mayHaveRecordingRules reports whether cr asks for recording rules or its status says it

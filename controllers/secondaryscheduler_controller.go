@@ -106,11 +106,11 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	ctx = logf.IntoContext(ctx, log)
 
 	if !cr.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, cr)
+		return requeueOnConflict(r.finalize(ctx, cr))
 	}
 	status, outcome, err := r.reconcile(ctx, cr)
 	if err != nil {
-		return ctrl.Result{}, err
+		return requeueOnConflict(err)
 	}
 	if err := r.writeStatus(ctx, cr, status); err != nil {
 		if apierrors.IsConflict(err) {
@@ -122,6 +122,16 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	r.warnOfImageSkew(cr, status, outcome)
 	r.announceScoring(cr, status)
 	return ctrl.Result{RequeueAfter: outcome.requeueAfter}, nil
+}
+
+// requeueOnConflict returns err, but for a conflict on the SecondaryScheduler (a
+// finalizer patch refused because the resource changed since it was read), which is no
+// failure: its newest version is reconciled in a second.
+func requeueOnConflict(err error) (ctrl.Result, error) {
+	if isSecondarySchedulerConflict(err) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // outcome is what a reconcile that wrote status asks for next.
@@ -452,9 +462,7 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 	if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
 		return err
 	}
-	patch := client.MergeFrom(cr.DeepCopy())
-	controllerutil.RemoveFinalizer(cr, Finalizer)
-	if err := r.Patch(ctx, cr, patch); client.IgnoreNotFound(err) != nil {
+	if err := removeFinalizer(ctx, r.Client, cr, Finalizer); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
 	logf.FromContext(ctx).V(1).Info("deleted the scheduler's objects")

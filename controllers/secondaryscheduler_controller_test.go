@@ -826,11 +826,25 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	}
 	s.g.Consistently(ourRules).Should(Equal([]string{ruleKey.Name}))
 
+	// Someone's PrometheusRule that carries the scheduler's owner name, but not its UID,
+	// is not the scheduler's to prune.
+	s.g.Expect(s.get(cr)).To(Succeed())
+	decoy := &unstructured.Unstructured{}
+	decoy.SetGroupVersionKind(prometheusRuleGVK)
+	decoy.SetNamespace(s.namespace)
+	decoy.SetName("team-rules")
+	decoy.SetLabels(map[string]string{render.LabelManagedBy: render.ManagedByValue,
+		render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name, render.LabelOwnerUID: "not-" + string(cr.UID)})
+	s.create(decoy)
+
 	// Rules no longer asked for are deleted; the other scheduler then installs its own.
 	s.update(cr, func() { cr.Spec.Profile.Metrics.InstallRecordingRules = false })
 	s.g.Eventually(ourRules).Should(Equal([]string{render.RecordingRuleName(second)}))
 	s.g.Expect(adminClient.Delete(s.ctx, second)).To(Succeed())
 	s.g.Eventually(ourRules).Should(BeEmpty(), "the finalizer deletes them with their SecondaryScheduler")
+	s.g.Expect(adminClient.Delete(s.ctx, cr)).To(Succeed())
+	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(cr)) }).Should(BeTrue(), "the finalizer lets the resource go")
+	s.expectUnchanged(decoy)
 }
 
 // The samples users copy from, and the examples the OLM bundle shows in OperatorHub's

@@ -94,6 +94,66 @@ func TestSecurityRemovedDeletesOnlyOurs(t *testing.T) {
 	s.expectUnchanged(decoy, decoyBinding, theirs)
 }
 
+// A binding is the operator's only as it renders it: one that carries a scheduler's owner
+// labels, its UID included, but grants another role or to another subject is neither
+// deleted with the scheduler nor pruned, and the scheduler's own binding, once someone
+// adds a subject to it, is no longer its to change.
+func TestSecurityBindingsAreOursOnlyAsRendered(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("labelled-bindings")
+	s.create(cr)
+	s.markDeploymentReady(cr)
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.g.Expect(s.get(cr)).To(Succeed())
+	labels := render.OwnerLabels(cr)
+	alice := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "alice"}}
+	schedulerAccount := []rbacv1.Subject{{Kind: "ServiceAccount", Name: render.SchedulerName(cr), Namespace: cr.Namespace}}
+	forged := []client.Object{
+		// A platform team's grant that someone labelled as the scheduler's.
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "view-for-alice:" + s.namespace, Labels: labels},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}, Subjects: alice},
+		// The scheduler's role, granted to another ServiceAccount.
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "scheduler-for-default:" + s.namespace, Labels: labels},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kube-scheduler"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: s.namespace}}},
+		// The scheduler's ServiceAccount, bound to a role the operator never binds.
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "edit-for-scheduler:" + s.namespace, Labels: labels},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"}, Subjects: schedulerAccount},
+		// In kube-system, which no owner reference reaches.
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: render.AuthenticationReaderNamespace, Name: "reader-for-alice:" + s.namespace, Labels: labels},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"}, Subjects: alice},
+		// In the scheduler's namespace, without an owner reference: not rendered, so
+		// pruning would delete it were labels proof.
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "view-for-alice", Labels: labels},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}, Subjects: alice},
+	}
+	s.create(forged...)
+	t.Cleanup(func() {
+		for _, object := range forged {
+			_ = adminClient.Delete(s.ctx, object)
+		}
+	})
+
+	// Someone adds a subject to the scheduler's own binding: it grants more than the
+	// operator renders, and the operator says so rather than change it back or delete it.
+	tampered := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "volume-scheduler")}}
+	s.update(tampered, func() { tampered.Subjects = append(tampered.Subjects, alice...) })
+	t.Cleanup(func() { _ = adminClient.Delete(s.ctx, tampered) })
+	taken := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonObjectNameTaken)
+	s.g.Expect(taken.Message).To(ContainSubstring("ClusterRoleBinding " + tampered.Name + " already exists and does not belong to this SecondaryScheduler"))
+	s.g.Expect(taken.Message).To(ContainSubstring("roleRef and subjects the operator renders"))
+	s.g.Expect(s.get(tampered)).To(Succeed())
+
+	s.g.Expect(adminClient.Delete(s.ctx, cr)).To(Succeed())
+	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(cr)) }).Should(BeTrue(), "the finalizer lets the resource go")
+	// The finalizer has run: what it deleted is gone, and what it did not, it left as it was.
+	s.g.Expect(s.clusterScopedChildren(cr)).To(ConsistOf(
+		"ClusterRoleBinding/view-for-alice:"+s.namespace, "ClusterRoleBinding/scheduler-for-default:"+s.namespace,
+		"ClusterRoleBinding/edit-for-scheduler:"+s.namespace, "ClusterRoleBinding/"+tampered.Name,
+		"RoleBinding/kube-system/reader-for-alice:"+s.namespace))
+	s.expectUnchanged(slices.Concat(forged, []client.Object{tampered})...)
+}
+
 // A foreign ServiceAccount under the metrics ServiceAccount's name stops the scheduler
 // before any of its identity exists: no binding, no token. Once it is gone, the
 // operator makes its own and requests one token.

@@ -2,7 +2,6 @@ package rbacallowlist
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -71,10 +70,9 @@ const (
 
 var (
 	readVerbs = []string{"get", "list", "watch"}
-	allVerbs  = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-	// withDeleteCollection is allVerbs for kinds whose objects of one scheduler that no
-	// owner reference reaches are deleted in one request, by label.
-	withDeleteCollection = append(slices.Clone(allVerbs), "deletecollection")
+	// allVerbs has no deletecollection: the operator deletes one object at a time, each
+	// proven its own, never whatever carries a label.
+	allVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 )
 
 // allowedRules is every permission config/rbac grants. docs/security.md justifies each.
@@ -88,7 +86,7 @@ var allowedRules = []allowedRule{
 	{managerRole, core, []string{"nodes"}, nil, readVerbs},
 	{managerRole, "scheduling.k8s.io", []string{"priorityclasses"}, nil, readVerbs},
 	{managerRole, core, []string{"services"}, nil, []string{"get", "list"}},
-	{managerRole, rbacGroup, []string{"clusterrolebindings"}, nil, withDeleteCollection},
+	{managerRole, rbacGroup, []string{"clusterrolebindings"}, nil, allVerbs},
 	{managerRole, rbacGroup, []string{"clusterroles"},
 		[]string{"system:kube-scheduler", "system:volume-scheduler", "secondary-scheduler-metrics-reader", "cluster-monitoring-view"}, []string{"bind"}},
 	{managerRole, monitoring, []string{"prometheuses"}, nil, []string{"list"}},
@@ -109,7 +107,7 @@ var allowedRules = []allowedRule{
 	{schedulerNamespaceRole, "policy", []string{"poddisruptionbudgets"}, nil, allVerbs},
 
 	// The operator, in kube-system: the schedulers' authentication reader RoleBindings.
-	{kubeSystemRole, rbacGroup, []string{"rolebindings"}, nil, withDeleteCollection},
+	{kubeSystemRole, rbacGroup, []string{"rolebindings"}, nil, allVerbs},
 	{kubeSystemRole, rbacGroup, []string{"roles"}, []string{"extension-apiserver-authentication-reader"}, []string{"bind"}},
 
 	// The operator's own leader election and /metrics endpoint.

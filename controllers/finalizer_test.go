@@ -1,0 +1,82 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+// A finalizer patch written from a stale read is refused by the API server, so a
+// finalizer another controller added meanwhile is never dropped; from a fresh read it
+// changes only the operator's finalizer. Checked on a ConfigMap, which the operator does
+// not reconcile, so that nothing but the test writes it.
+func TestFinalizerPatchesKeepOthersFinalizers(t *testing.T) {
+	s := newScenario(t)
+	const ours, theirs, later = "example.com/ours", "example.com/theirs", "example.com/later"
+	object := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "finalized"}}
+	s.create(object)
+	t.Cleanup(func() {
+		_ = s.get(object)
+		object.Finalizers = nil
+		_ = adminClient.Update(s.ctx, object)
+	})
+	finalizers := func() []string {
+		current := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: object.Namespace, Name: object.Name}}
+		s.g.Expect(s.get(current)).To(Succeed())
+		return current.Finalizers
+	}
+
+	stale := object.DeepCopy()
+	s.update(object, func() { object.Finalizers = append(object.Finalizers, theirs) })
+	err := addFinalizer(s.ctx, adminClient, stale, ours)
+	s.g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "a patch from a stale read: %v", err)
+	s.g.Expect(finalizers()).To(Equal([]string{theirs}))
+	s.g.Expect(s.get(object)).To(Succeed())
+	s.g.Expect(addFinalizer(s.ctx, adminClient, object, ours)).To(Succeed())
+	s.g.Expect(finalizers()).To(Equal([]string{theirs, ours}))
+
+	stale = object.DeepCopy()
+	s.update(object, func() { object.Finalizers = append(object.Finalizers, later) })
+	err = removeFinalizer(s.ctx, adminClient, stale, ours)
+	s.g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "a patch from a stale read: %v", err)
+	s.g.Expect(finalizers()).To(Equal([]string{theirs, ours, later}))
+	s.g.Expect(s.get(object)).To(Succeed())
+	s.g.Expect(removeFinalizer(s.ctx, adminClient, object, ours)).To(Succeed())
+	s.g.Expect(finalizers()).To(Equal([]string{theirs, later}))
+}
+
+// Only a conflict on a SecondaryScheduler is taken for a resource changed since it was
+// read, and requeued without an error.
+func TestRequeueOnConflict(t *testing.T) {
+	ours := schema.GroupResource{Group: v1.GroupVersion.Group, Resource: "secondaryschedulers"}
+	tests := []struct {
+		name        string
+		err         error
+		wantRequeue bool
+	}{
+		{"conflict on the SecondaryScheduler", apierrors.NewConflict(ours, "packer", fmt.Errorf("the object has been modified")), true},
+		{"wrapped", fmt.Errorf("remove finalizer: %w", apierrors.NewConflict(ours, "packer", fmt.Errorf("modified"))), true},
+		{"conflict on another kind", apierrors.NewConflict(schema.GroupResource{Resource: "secrets"}, "token", fmt.Errorf("modified")), false},
+		{"not found", apierrors.NewNotFound(ours, "packer"), false},
+		{"other error", fmt.Errorf("connection refused"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			result, err := requeueOnConflict(tt.err)
+			if requeued := err == nil && result.RequeueAfter > 0; requeued != tt.wantRequeue {
+				t.Errorf("requeueOnConflict(%v) = %+v, %v; want requeue %v", tt.err, result, err, tt.wantRequeue)
+			}
+			if !tt.wantRequeue && !errors.Is(err, tt.err) {
+				t.Errorf("the error is not returned as it is: %v", err)
+			}
+		})
+	}
+}
