@@ -1,6 +1,8 @@
 package render
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
@@ -395,4 +398,99 @@ func containsRequirement(requirements []corev1.NodeSelectorRequirement, want cor
 		}
 	}
 	return false
+}
+
+// profileTypesOfTheCRD are the profile types the API server accepts, read from the CRD,
+// so that a profile type added there is checked here without anyone listing it.
+func profileTypesOfTheCRD(t *testing.T) []v1.ProfileType {
+	t.Helper()
+	crd, err := yaml.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", "operator.secondary-scheduler.io_secondaryschedulers.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enum, err := crd.Pipe(yaml.Lookup("spec", "versions", "[name=v1]", "schema", "openAPIV3Schema",
+		"properties", "spec", "properties", "profile", "properties", "type", "enum"))
+	if err != nil || enum == nil {
+		t.Fatalf("no enum of spec.profile.type in the CRD: %v", err)
+	}
+	values := enum.YNode().Content
+	types := make([]v1.ProfileType, 0, len(values))
+	for _, value := range values {
+		types = append(types, v1.ProfileType(value.Value))
+	}
+	if len(types) < 5 {
+		t.Fatalf("the CRD lists %d profile types: %v", len(types), types)
+	}
+	return types
+}
+
+// Every profile type the API accepts, and the request-based stand-in the failsafe renders
+// for each load-aware one, keeps its pods inside spec.nodePool: every profile of the
+// configuration has NodeAffinity args whose every term requires the pool. A profile
+// without them would place pods on nodes that belong to another scheduler's pool.
+func TestNodePoolReachesEveryProfile(t *testing.T) {
+	pool := &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "batch"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "zone", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}}}}
+	want := []corev1.NodeSelectorRequirement{expression("pool", corev1.NodeSelectorOpIn, "batch"), expression("zone", corev1.NodeSelectorOpIn, "a", "b")}
+	for _, profileType := range profileTypesOfTheCRD(t) {
+		for _, byRequests := range []bool{false, true} {
+			if byRequests && !profileType.IsLoadAware() {
+				continue
+			}
+			name := string(profileType)
+			if byRequests {
+				name += " scoring by requests"
+			}
+			t.Run(name, func(t *testing.T) {
+				cr := secondaryScheduler("pooled", func(cr *v1.SecondaryScheduler) {
+					cr.Spec.NodePool = pool
+					cr.Spec.Profile = &v1.Profile{Type: profileType}
+					if profileType == v1.CustomProfile {
+						cr.Spec.Profile, cr.Spec.SchedulerConfig = nil, "cm"
+					}
+				})
+				config, err := SchedulerConfig(cr, Facts{ScoreByRequests: byRequests, PrometheusAddress: "http://prometheus.monitoring.svc:9090",
+					CustomConfig: []byte(customConfig + nodeAffinityProfile)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				parsed, err := schedconfig.Parse([]byte(config), "", "the rendered configuration")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, profile := range parsed.Profiles {
+					terms := addedAffinityTerms(t, profile)
+					if len(terms) == 0 {
+						t.Errorf("profile %s: no addedAffinity; its pods could go to any node", *profile.SchedulerName)
+					}
+					for i, term := range terms {
+						for _, requirement := range want {
+							if !slices.ContainsFunc(term.MatchExpressions, func(r corev1.NodeSelectorRequirement) bool { return cmp.Equal(r, requirement) }) {
+								t.Errorf("profile %s, term %d: %v lacks the pool's %v", *profile.SchedulerName, i, term.MatchExpressions, requirement)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// addedAffinityTerms are the required node selector terms of a profile's NodeAffinity args.
+func addedAffinityTerms(t *testing.T, profile schedulerconfigv1.KubeSchedulerProfile) []corev1.NodeSelectorTerm {
+	t.Helper()
+	for _, plugin := range profile.PluginConfig {
+		if plugin.Name != nodeAffinityPlugin {
+			continue
+		}
+		args, ok := plugin.Args.Object.(*schedulerconfigv1.NodeAffinityArgs)
+		if !ok {
+			t.Fatalf("profile %s: NodeAffinity args decoded as %T", *profile.SchedulerName, plugin.Args.Object)
+		}
+		if args.AddedAffinity == nil || args.AddedAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+			return nil
+		}
+		return args.AddedAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	}
+	return nil
 }
