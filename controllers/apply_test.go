@@ -20,9 +20,7 @@ import (
 func TestAReconcileThatChangesNothingWritesNothing(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("steady")
-	s.create(cr)
-	s.markDeploymentReady(cr)
-	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.createRunning(cr)
 	before := appliesIn(s.namespace)
 	s.g.Expect(before).To(HaveKey("Deployment/"+s.namespace+"/"+render.SchedulerName(cr)), "the operator's applies are counted")
 

@@ -85,6 +85,15 @@ func (s *scenario) create(objects ...client.Object) {
 	}
 }
 
+// createRunning creates cr and plays its Deployment's controller until the scheduler is
+// Available: what most tests start from.
+func (s *scenario) createRunning(cr *v1.SecondaryScheduler) {
+	s.t.Helper()
+	s.create(cr)
+	s.markDeploymentReady(cr)
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+}
+
 func isClusterScoped(object client.Object) bool {
 	switch object.(type) {
 	case *corev1.Namespace, *corev1.Node, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *apiextensionsv1.CustomResourceDefinition,

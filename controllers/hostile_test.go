@@ -265,9 +265,7 @@ func (s *scenario) eventNotes(cr *v1.SecondaryScheduler, reason v1.ConditionReas
 func TestStatusAvailableMeansCurrentConfiguration(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("current")
-	s.create(cr)
-	s.markDeploymentReady(cr)
-	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.createRunning(cr)
 	s.expectCondition(cr, v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonReconciled)
 	oldHash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
 
@@ -406,9 +404,7 @@ func TestStatusHighlyAvailableNeedsALeader(t *testing.T) {
 func TestStatusAvailableOnceTheCurrentConfigurationLeads(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("handover")
-	s.create(cr)
-	s.markDeploymentReady(cr)
-	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.createRunning(cr)
 	oldHash := s.deployment(cr).Spec.Template.Annotations[render.PodTemplateHashAnnotation]
 
 	s.update(cr, func() { cr.Spec.LogLevel = v1.Debug })

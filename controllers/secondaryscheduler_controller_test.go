@@ -287,9 +287,7 @@ func TestSchedulerNameConflictOlderWins(t *testing.T) {
 func TestIdleOperatorWritesNothing(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("quiet")
-	s.create(cr)
-	s.markDeploymentReady(cr)
-	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.createRunning(cr)
 	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonRolloutComplete)
 
 	snapshot := func() map[string]string {

@@ -62,9 +62,7 @@ func TestSecurityRemovedDeletesOnlyOurs(t *testing.T) {
 	s.expectUnchanged(theirs)
 
 	running := binPacking("running")
-	s.create(running)
-	s.markDeploymentReady(running)
-	s.expectCondition(running, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.createRunning(running)
 	s.g.Expect(s.get(running)).To(Succeed())
 	forged := map[string]string{
 		render.LabelManagedBy:      render.ManagedByValue,
@@ -101,9 +99,7 @@ func TestSecurityRemovedDeletesOnlyOurs(t *testing.T) {
 func TestSecurityBindingsAreOursOnlyAsRendered(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("labelled-bindings")
-	s.create(cr)
-	s.markDeploymentReady(cr)
-	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.createRunning(cr)
 	s.g.Expect(s.get(cr)).To(Succeed())
 	labels := render.OwnerLabels(cr)
 	alice := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "alice"}}

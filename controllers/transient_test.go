@@ -24,9 +24,7 @@ import (
 func TestTransientFailureWritesNoStatus(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("transient")
-	s.create(cr)
-	s.markDeploymentReady(cr)
-	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.createRunning(cr)
 	s.g.Expect(s.get(cr)).To(Succeed())
 	applied := cr.Generation
 	s.g.Expect(cr.Status.ObservedGeneration).To(Equal(applied))

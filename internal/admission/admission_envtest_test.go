@@ -197,6 +197,21 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		expectOutcome(t, users[schedulerAdmin].Create(ctx, binPacking("default-image", nil)), "")
 	})
 
+	// expectSeenAndRestored: Check reports what was changed, Ensure undoes it, and Check
+	// passes again.
+	expectSeenAndRestored := func(t *testing.T, changed string) {
+		t.Helper()
+		if _, err := policies.Check(ctx, admin); !isNotInPlace(err) {
+			t.Fatalf("Check of %s = %v, want a NotInPlaceError", changed, err)
+		}
+		if err := policies.Ensure(ctx, admin, admin); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := policies.Check(ctx, admin); err != nil {
+			t.Fatalf("after Ensure, Check = %v, want nil", err)
+		}
+	}
+
 	t.Run("a narrowed binding is seen and restored", func(t *testing.T) {
 		binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 		if err := admin.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, binding); err != nil {
@@ -208,15 +223,7 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		if err := admin.Update(ctx, binding); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := policies.Check(ctx, admin); !isNotInPlace(err) {
-			t.Fatalf("Check of a narrowed binding = %v, want a NotInPlaceError", err)
-		}
-		if err := policies.Ensure(ctx, admin, admin); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := policies.Check(ctx, admin); err != nil {
-			t.Fatalf("after Ensure, Check = %v, want nil", err)
-		}
+		expectSeenAndRestored(t, "a narrowed binding")
 	})
 
 	t.Run("a removed label is restored", func(t *testing.T) {
@@ -228,15 +235,7 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		if err := admin.Update(ctx, policy); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := policies.Check(ctx, admin); !isNotInPlace(err) {
-			t.Fatalf("Check of an unlabelled policy = %v, want a NotInPlaceError", err)
-		}
-		if err := policies.Ensure(ctx, admin, admin); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := policies.Check(ctx, admin); err != nil {
-			t.Fatalf("after Ensure, Check = %v, want nil", err)
-		}
+		expectSeenAndRestored(t, "an unlabelled policy")
 	})
 }
 
