@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,9 +76,10 @@ func TestHostileInputTable(t *testing.T) {
 	// of it elsewhere would be found by the searches below.
 	s.g.Expect(s.renderedConfig(loadAware)).To(ContainSubstring("token: " + token))
 	s.expectTokenHidden(token)
-	deployments := map[string]deploymentSnapshot{}
+	baselines := map[string]*v1.SecondarySchedulerSpec{}
 	for _, cr := range running {
-		deployments[cr.Name] = s.snapshotDeployment(cr)
+		s.g.Expect(s.get(cr)).To(Succeed())
+		baselines[cr.Name] = cr.Spec.DeepCopy()
 	}
 
 	invalidImage := func(image string) func(*v1.SecondaryScheduler) {
@@ -133,6 +135,9 @@ func TestHostileInputTable(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			s := s.forSubtest(t)
+			// Each row starts from the healthy baseline, whatever the row before it left
+			// (a change it failed to undo), so that one failure does not cascade.
+			deployments := s.restoreBaseline(running, baselines, configName, goodCustomConfig)
 			cr := row.target
 			s.g.Expect(s.get(cr)).To(Succeed())
 			before := cr.DeepCopy()
@@ -186,6 +191,31 @@ func TestHostileInputTable(t *testing.T) {
 			s.expectTokenHidden(token)
 		})
 	}
+}
+
+// restoreBaseline puts the specs of running and the Custom configuration back as they
+// were when all ran healthy, waits until they do again, and snapshots their Deployments.
+func (s *scenario) restoreBaseline(running []*v1.SecondaryScheduler, baselines map[string]*v1.SecondarySchedulerSpec,
+	configName, goodConfig string) map[string]deploymentSnapshot {
+	s.t.Helper()
+	for _, cr := range running {
+		s.g.Expect(s.get(cr)).To(Succeed())
+		if !equality.Semantic.DeepEqual(cr.Spec, *baselines[cr.Name]) {
+			s.update(cr, func() { cr.Spec = *baselines[cr.Name].DeepCopy() })
+		}
+	}
+	userConfig := configMapIn(s.namespace, configName)
+	s.g.Expect(s.get(userConfig)).To(Succeed())
+	if userConfig.Data["config.yaml"] != goodConfig || len(userConfig.BinaryData) > 0 {
+		s.update(userConfig, func() { userConfig.Data, userConfig.BinaryData = map[string]string{"config.yaml": goodConfig}, nil })
+	}
+	snapshots := map[string]deploymentSnapshot{}
+	for _, cr := range running {
+		s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+		s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+		snapshots[cr.Name] = s.snapshotDeployment(cr)
+	}
+	return snapshots
 }
 
 // forSubtest is s for a subtest t: its failures fail t.
