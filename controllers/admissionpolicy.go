@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -19,38 +18,37 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
 
-// admissionProblem is why cr may run no scheduler as far as admission goes, nil when it
-// may: the operator's admission policies must be in place, as rendered, since they alone
+// checkAdmission refuses cr when it may run no scheduler as far as admission goes: the operator's admission policies must be in place, as rendered, since they alone
 // check that whoever creates or changes a SecondaryScheduler may run schedulers; and cr
 // must not have been created before they were, unchecked, unless the operator already ran
 // it then (a scheduler of an earlier release keeps running). It reads the policies from
 // the cache and writes nothing.
-func (r *SecondarySchedulerReconciler) admissionProblem(ctx context.Context, cr *v1.SecondaryScheduler) (*schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) checkAdmission(ctx context.Context, cr *v1.SecondaryScheduler) error {
 	if r.Admission == nil {
-		return nil, nil // --require-admission-policy=false, for development only
+		return nil // --require-admission-policy=false, for development only
 	}
 	inPlace, err := r.Admission.Check(ctx, r.Client)
 	var notInPlace *admission.NotInPlaceError
 	if errors.As(err, &notInPlace) {
-		return &schedconfig.Problem{Reason: v1.ReasonAdmissionPolicyMissing, Message: fmt.Sprintf(
+		return refusal.New(v1.ReasonAdmissionPolicyMissing,
 			"the operator's admission policies are not in place (%v), so nothing checks that whoever creates or changes a SecondaryScheduler may run schedulers; "+
 				"the operator applies nothing until they are. It keeps them in place itself: see its log for why it cannot "+
 				"(it needs create, and update on %v, of validatingadmissionpolicies and validatingadmissionpolicybindings)",
-			notInPlace, r.Admission.Names())}, nil
+			notInPlace, r.Admission.Names())
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if cr.Status.ConfigHash == "" && cr.CreationTimestamp.Before(&inPlace.Since) {
-		return &schedconfig.Problem{Reason: v1.ReasonCreatedBeforeAdmissionPolicy, Message: fmt.Sprintf(
+		return refusal.New(v1.ReasonCreatedBeforeAdmissionPolicy,
 			"this SecondaryScheduler was created at %s, before the operator's admission policies were in place (%s), so nobody checked that its author may run schedulers; "+
 				"the operator runs nothing for it. Someone allowed to run schedulers (ClusterRole secondary-scheduler-operator-secondaryscheduler-admin-role) deletes and recreates it",
-			cr.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), inPlace.Since.UTC().Format("2006-01-02T15:04:05Z"))}, nil
+			cr.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), inPlace.Since.UTC().Format("2006-01-02T15:04:05Z"))
 	}
-	return nil, nil
+	return nil
 }
 
 // everySecondaryScheduler wakes every SecondaryScheduler: when the admission policies

@@ -16,8 +16,8 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/drift"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
 // apply writes, with server-side apply, every object of the rendered scheduler that the
@@ -26,10 +26,10 @@ import (
 // every field of it intact is left alone: a reconcile that changes nothing writes
 // nothing. The objects are applied concurrently, in waves (applyWave): what is
 // referenced before what references it. A refusal of the API server for the object's
-// content is the user's to fix and returned as a problem. It returns the scheduler's
+// content is the user's to fix and returned as a refusal. It returns the scheduler's
 // Deployment as it now is.
 func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered, rendered *render.Result,
-	live liveObjects) (*appsv1.Deployment, *schedconfig.Problem, error) {
+	live liveObjects) (*appsv1.Deployment, error) {
 	var waves [applyWaves][]*unstructured.Unstructured
 	var deployment *unstructured.Unstructured
 	for _, object := range rendered.Objects {
@@ -41,27 +41,26 @@ func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.Seconda
 		waves[wave] = append(waves[wave], object)
 	}
 	for _, wave := range waves {
-		if problem, err := r.applyAll(ctx, wave, live); problem != nil || err != nil {
-			return nil, problem, err
+		if err := r.applyAll(ctx, wave, live); err != nil {
+			return nil, err
 		}
 	}
 	var applied *appsv1.Deployment
 	if deployment != nil {
-		var problem *schedconfig.Problem
 		var err error
-		if applied, problem, err = r.applyDeployment(ctx, deployment, live); problem != nil || err != nil {
-			return nil, problem, err
+		if applied, err = r.applyDeployment(ctx, deployment, live); err != nil {
+			return nil, err
 		}
 	}
 	if err := r.pruneChildren(ctx, cr, rendered.Objects); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if found.recordingRules(cr) != "" || cr.Status.Metrics != nil && cr.Status.Metrics.RecordingRules != "" {
 		if err := r.pruneRecordingRules(ctx, cr, rendered.Objects); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return applied, nil, nil
+	return applied, nil
 }
 
 // applyWaves is how many waves of objects are applied before the Deployment.
@@ -80,46 +79,56 @@ func applyWave(object *unstructured.Unstructured) int {
 	}
 }
 
-// applyAll applies objects concurrently; the first problem, in their order, is returned.
-func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, objects []*unstructured.Unstructured, live liveObjects) (*schedconfig.Problem, error) {
-	problems := make([]*schedconfig.Problem, len(objects))
+// applyAll applies objects concurrently, maxConcurrentApplies at a time. A transient
+// failure is returned before any refusal; of refusals, the first in objects' order.
+func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, objects []*unstructured.Unstructured, live liveObjects) error {
+	refusals := make([]error, len(objects))
 	group, groupCtx := errgroup.WithContext(ctx)
+	group.SetLimit(maxConcurrentApplies)
 	for i, object := range objects {
 		group.Go(func() error {
-			var err error
-			_, problems[i], err = r.applyIfChanged(groupCtx, object, live[objectID(object)])
+			_, err := r.applyIfChanged(groupCtx, object, live[objectID(object)])
+			if refusal.Is(err) {
+				refusals[i] = err // the others are still applied, as before a refusal was known
+				return nil
+			}
 			return err
 		})
 	}
 	if err := group.Wait(); err != nil {
-		return nil, err
+		return err
 	}
-	for _, problem := range problems {
-		if problem != nil {
-			return problem, nil
+	for _, refused := range refusals {
+		if refused != nil {
+			return refused
 		}
 	}
-	return nil, nil
+	return nil
 }
+
+// maxConcurrentApplies bounds the requests one reconcile issues at once: a wave holds a
+// dozen objects at most today, and the bound keeps a future one from flooding the API
+// server beside MaxConcurrentReconciles others.
+const maxConcurrentApplies = 8
 
 // applyDeployment applies the scheduler's Deployment if it changed and returns it as
 // the API server answered, or as the cache holds it when nothing changed: observe must
 // see the pod template just applied, which the cache may not have yet.
 func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, object *unstructured.Unstructured,
-	live liveObjects) (*appsv1.Deployment, *schedconfig.Problem, error) {
+	live liveObjects) (*appsv1.Deployment, error) {
 	cached := live[objectID(object)]
-	applied, problem, err := r.applyIfChanged(ctx, object, cached)
-	if problem != nil || err != nil {
-		return nil, problem, err
+	applied, err := r.applyIfChanged(ctx, object, cached)
+	if err != nil {
+		return nil, err
 	}
 	if applied == nil {
-		return cached.(*appsv1.Deployment), nil, nil
+		return cached.(*appsv1.Deployment), nil
 	}
 	deployment := &appsv1.Deployment{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(applied.Object, deployment); err != nil {
-		return nil, nil, fmt.Errorf("read the applied Deployment: %w", err)
+		return nil, fmt.Errorf("read the applied Deployment: %w", err)
 	}
-	return deployment, nil, nil
+	return deployment, nil
 }
 
 // applyIfChanged applies desired unless cached, the object as the cache holds it (nil
@@ -127,11 +136,11 @@ func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, obje
 // object as the API server answered, nil when nothing was applied. desired is not
 // modified.
 func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, desired *unstructured.Unstructured,
-	cached client.Object) (*unstructured.Unstructured, *schedconfig.Problem, error) {
+	cached client.Object) (*unstructured.Unstructured, error) {
 	object := desired.DeepCopy()
 	hash, err := drift.Hash(object.Object)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	annotations := object.GetAnnotations()
 	if annotations == nil {
@@ -142,23 +151,22 @@ func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, desir
 	if cached != nil {
 		current, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cached)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read cached %s %s: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
+			return nil, fmt.Errorf("read cached %s %s: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
 		}
 		// Typed objects from the cache carry no apiVersion and kind.
 		current["apiVersion"], current["kind"] = object.GetAPIVersion(), object.GetKind()
 		if drift.Unchanged(current, object.Object) {
-			return nil, nil, nil
+			return nil, nil
 		}
 		if err := r.replaceClusterIPService(ctx, cached); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	problem, err := r.applyObject(ctx, object)
-	if problem != nil || err != nil {
-		return nil, problem, err
+	if err := r.applyObject(ctx, object); err != nil {
+		return nil, err
 	}
 	logf.FromContext(ctx).V(2).Info("applied", "kind", object.GetKind(), "object", client.ObjectKeyFromObject(object))
-	return object, nil, nil
+	return object, nil
 }
 
 // replaceClusterIPService deletes the scheduler's Service when it still has the cluster
@@ -180,22 +188,23 @@ func (r *SecondarySchedulerReconciler) replaceClusterIPService(ctx context.Conte
 }
 
 // applyObject applies one object as the operator's field owner. object becomes what the
-// API server answered.
-func (r *SecondarySchedulerReconciler) applyObject(ctx context.Context, object *unstructured.Unstructured) (*schedconfig.Problem, error) {
+// API server answered. A refusal of the API server for the object's content is returned
+// as a refusal.
+func (r *SecondarySchedulerReconciler) applyObject(ctx context.Context, object *unstructured.Unstructured) error {
 	key := client.ObjectKeyFromObject(object)
 	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner(FieldOwner), client.ForceOwnership)
 	switch {
 	case err == nil:
-		return nil, nil
+		return nil
 	case apierrors.IsConflict(err):
 		// A precondition failed (the kept metrics token changed since it was read):
 		// nothing is wrong, the next reconcile reads it anew.
-		return nil, fmt.Errorf("apply %s %s: changed meanwhile: %w", object.GetKind(), key, err)
+		return fmt.Errorf("apply %s %s: changed meanwhile: %w", object.GetKind(), key, err)
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
-		return &schedconfig.Problem{Reason: v1.ReasonApplyFailed, Message: fmt.Sprintf(
+		return refusal.New(v1.ReasonApplyFailed,
 			"the API server refused %s %s: %s; if it is a permission, a cluster admin grants it (docs/security.md), otherwise correct the field it names",
-			object.GetKind(), key, apiErrorSummary(err))}, nil
+			object.GetKind(), key, apiErrorSummary(err))
 	default:
-		return nil, fmt.Errorf("apply %s %s: %w", object.GetKind(), key, err)
+		return fmt.Errorf("apply %s %s: %w", object.GetKind(), key, err)
 	}
 }

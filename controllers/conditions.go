@@ -2,13 +2,13 @@ package controllers
 
 import (
 	"fmt"
-	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 )
 
 // conditionSetter sets conditions on a status with the resource's generation.
@@ -71,26 +71,31 @@ func setProgressing(conditions *conditionSetter, deployment *appsv1.Deployment) 
 	conditions.set(v1.ConditionProgressing, false, v1.ReasonRolloutComplete, fmt.Sprintf("all %d scheduler pods run the current configuration", want))
 }
 
-// setDegradedFromScheduler sets Degraded once the desired scheduler was applied: pods of
-// the current template that say why they cannot become ready (an image that cannot be
-// pulled, a crash, no node) degrade it at once, and a rollout past its deadline does;
-// nothing else does.
-func setDegradedFromScheduler(conditions *conditionSetter, seen observed) {
-	if problem := seen.podProblem; problem != nil {
+// setDegraded sets Degraded for a scheduler that was applied: True with the foremost of
+// the problems found (internal/reasons ranks them, whatever the order they were found
+// in), False when none was.
+func setDegraded(conditions *conditionSetter, problems ...*reasons.Finding) {
+	if problem := reasons.Foremost(problems...); problem != nil {
 		conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message)
 		return
 	}
-	if deployment := seen.deployment; deployment != nil {
-		for _, condition := range deployment.Status.Conditions {
-			if condition.Type == appsv1.DeploymentProgressing && condition.Reason == "ProgressDeadlineExceeded" {
-				conditions.set(v1.ConditionDegraded, true, v1.ReasonRolloutStalled, fmt.Sprintf(
-					"the scheduler's Deployment %s/%s stopped progressing: %s; look at its pods' events and logs",
-					deployment.Namespace, deployment.Name, condition.Message))
-				return
-			}
+	conditions.set(v1.ConditionDegraded, false, v1.ReasonAsExpected, "the scheduler is configured as specified")
+}
+
+// rolloutStalled is the problem of a Deployment past its progress deadline, nil for one
+// that progresses (or none).
+func rolloutStalled(deployment *appsv1.Deployment) *reasons.Finding {
+	if deployment == nil {
+		return nil
+	}
+	for _, condition := range deployment.Status.Conditions {
+		if condition.Type == appsv1.DeploymentProgressing && condition.Reason == "ProgressDeadlineExceeded" {
+			return &reasons.Finding{Reason: v1.ReasonRolloutStalled, Message: fmt.Sprintf(
+				"the scheduler's Deployment %s/%s stopped progressing: %s; look at its pods' events and logs",
+				deployment.Namespace, deployment.Name, condition.Message)}
 		}
 	}
-	conditions.set(v1.ConditionDegraded, false, v1.ReasonAsExpected, "the scheduler is configured as specified")
+	return nil
 }
 
 // appendToMessage adds a sentence to the message of a condition already set.
@@ -110,19 +115,6 @@ func changedConditions(before, after []metav1.Condition) []metav1.Condition {
 		}
 	}
 	return changed
-}
-
-// isBad reports whether a condition asks for the user's attention.
-func isBad(condition metav1.Condition) bool {
-	switch v1.ConditionType(condition.Type) {
-	case v1.ConditionDegraded:
-		return condition.Status == metav1.ConditionTrue
-	case v1.ConditionAvailable:
-		return condition.Status == metav1.ConditionFalse &&
-			(condition.Reason == string(v1.ReasonNoReadyScheduler) || slices.Contains(podProblemOrder, v1.ConditionReason(condition.Reason)))
-	default:
-		return false
-	}
 }
 
 // setReconcilingAndStalled derives the kstatus conditions from the others, so that

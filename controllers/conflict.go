@@ -9,35 +9,35 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
 
-// schedulerNameConflict returns a problem when an older SecondaryScheduler claims one of
+// checkSchedulerNames refuses cr when an older SecondaryScheduler claims one of
 // names, the scheduler names cr's configuration serves: two schedulers binding the same
 // pods would fight over them, so the older keeps the name and the newer waits until the
 // older is gone. A name is claimed by a resource's spec, or by the profiles of its Custom
 // configuration once the operator has read them (status.schedulerNames).
-func (r *SecondarySchedulerReconciler) schedulerNameConflict(ctx context.Context, cr *v1.SecondaryScheduler, names []string) (*schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) checkSchedulerNames(ctx context.Context, cr *v1.SecondaryScheduler, names []string) error {
 	for _, name := range names {
 		claimants, err := r.claimants(ctx, name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i := range claimants {
 			other := &claimants[i]
 			// A resource where no scheduler may run claims nothing: else it could hold
 			// a name that a scheduler in an allowed namespace needs.
 			if other.UID != cr.UID && older(other, cr) && r.Tenancy.Allows(other.Namespace) {
-				return &schedconfig.Problem{Reason: v1.ReasonSchedulerNameConflict, Message: fmt.Sprintf(
+				return refusal.New(v1.ReasonSchedulerNameConflict,
 					"SecondaryScheduler %s/%s, created earlier, already runs scheduler %s; scheduler names are cluster-wide "+
 						"(pods in every namespace name one in spec.schedulerName), and the name defaults to metadata.name, so "+
 						"resources of the same name in different namespaces conflict; choose another scheduler name "+
 						"(spec.schedulerName cannot be changed, so recreate this resource; for a Custom configuration rename its profile), or delete the other one",
-					other.Namespace, other.Name, name)}, nil
+					other.Namespace, other.Name, name)
 			}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // claimants lists the SecondarySchedulers that claim schedulerName.

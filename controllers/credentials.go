@@ -5,7 +5,6 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
 // credentials gives a scheduler that authenticates with a bound ServiceAccount token a
@@ -15,40 +14,39 @@ import (
 // cost another. It returns the scheduler rendered with the token. Without a bound token
 // it returns rendered as it is.
 func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered,
-	rendered *render.Result) (*render.Result, *schedconfig.Problem, error) {
+	rendered *render.Result) (*render.Result, error) {
 	identity := found.access.identity
 	if identity == nil {
-		return rendered, nil, nil
+		return rendered, nil
 	}
 	if identity.Token != nil {
 		valid, err := r.tokenStillValid(ctx, cr, identity.Token)
 		if err != nil || valid {
-			return rendered, nil, err
+			return rendered, err
 		}
 		identity.Token = nil
 	}
 	for _, object := range rendered.Objects {
 		if render.IsMetricsIdentityObject(cr, object) {
-			if problem, err := r.applyObject(ctx, object); problem != nil || err != nil {
-				return nil, problem, err
+			if err := r.applyObject(ctx, object); err != nil {
+				return nil, err
 			}
 		}
 	}
-	token, problem, err := r.requestToken(ctx, cr, found.access.auth)
-	if problem != nil || err != nil {
-		return nil, problem, err
+	token, err := r.requestToken(ctx, cr, found.access.auth)
+	if err != nil {
+		return nil, err
 	}
 	identity.Token = token // found.facts.MetricsIdentity is this identity
-	rendered, problem = renderScheduler(cr, found)
-	if problem != nil {
-		return nil, problem, nil
+	if rendered, err = renderScheduler(cr, found); err != nil {
+		return nil, err
 	}
 	for _, object := range rendered.Objects {
 		if render.IsMetricsTokenSecret(cr, object) {
-			if problem, err := r.applyObject(ctx, object); problem != nil || err != nil {
-				return nil, problem, err
+			if err := r.applyObject(ctx, object); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return rendered, nil, nil
+	return rendered, nil
 }

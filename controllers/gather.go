@@ -22,6 +22,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/imageref"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
@@ -48,97 +49,96 @@ type gathered struct {
 
 // gather reads everything cr's scheduler depends on: the user's configuration and the
 // names it claims, the nodes it may run on and place pods on, its PriorityClass, the
-// Prometheus to read and how to reach it, the cluster's version. A
-// problem is returned for what only the user (or a cluster admin) can fix; an error for
-// what is worth a retry. It writes nothing. cr is in a namespace where schedulers may run
+// Prometheus to read and how to reach it, the cluster's version. What only the user
+// (or a cluster admin) can fix is returned as a refusal, any other error is worth a
+// retry. It writes nothing. cr is in a namespace where schedulers may run
 // (reconcile refuses the others before anything is read).
-func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.SecondaryScheduler) (*gathered, *schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) gather(ctx context.Context, cr *v1.SecondaryScheduler) (*gathered, error) {
 	if cr.Spec.SchedulerImage != "" {
 		if err := imageref.Validate(cr.Spec.SchedulerImage); err != nil {
-			return nil, &schedconfig.Problem{Reason: v1.ReasonInvalidImage, Message: fmt.Sprintf(
+			return nil, refusal.New(v1.ReasonInvalidImage,
 				"spec.schedulerImage %q is not an image reference: %v; give one like registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.7, or leave it empty for the default",
-				usertext.Cut(cr.Spec.SchedulerImage, 80), err)}, nil
+				usertext.Cut(cr.Spec.SchedulerImage, 80), err)
 		}
 	}
 	found := &gathered{schedulerNames: []string{cr.EffectiveSchedulerName()}}
-	custom, problem, err := r.customConfig(ctx, cr)
-	if problem != nil || err != nil {
-		return nil, problem, err
+	custom, err := r.customConfig(ctx, cr)
+	if err != nil {
+		return nil, err
 	}
 	if custom != nil {
 		found.facts.CustomConfig, found.schedulerNames = custom.data, schedconfig.ProfileNames(custom.config)
 		found.customConfigSource = custom.source
-		if problem := customMetrics(custom, found); problem != nil {
-			return nil, problem, nil
+		if err := customMetrics(custom, found); err != nil {
+			return nil, err
 		}
 	}
-	if problem, err := r.schedulerNameConflict(ctx, cr, found.schedulerNames); problem != nil || err != nil {
-		return nil, problem, err
+	if err := r.checkSchedulerNames(ctx, cr, found.schedulerNames); err != nil {
+		return nil, err
 	}
-	if found.placement, problem, err = r.gatherPlacement(ctx, cr); problem != nil || err != nil {
-		return nil, problem, err
+	if found.placement, err = r.gatherPlacement(ctx, cr); err != nil {
+		return nil, err
 	}
 	found.facts.PlacementNodes = found.placement.matching + found.placement.hosting
-	if found.facts.PriorityClassName, problem, err = r.priorityClassName(ctx, cr); problem != nil || err != nil {
-		return nil, problem, err
+	if found.facts.PriorityClassName, err = r.priorityClassName(ctx, cr); err != nil {
+		return nil, err
 	}
-	if problem, err := r.gatherMetrics(ctx, cr, found); problem != nil || err != nil {
-		return nil, problem, err
+	if err := r.gatherMetrics(ctx, cr, found); err != nil {
+		return nil, err
 	}
 	// The version chooses the default image, and tells whether any image is outside the
 	// version-skew policy: without spec.schedulerImage it is needed, with one it only
 	// informs.
 	if found.facts.KubernetesMinor, err = r.kubernetesMinor(); err != nil {
 		if cr.Spec.SchedulerImage == "" {
-			return nil, &schedconfig.Problem{Reason: v1.ReasonDiscoveryFailed, Message: fmt.Sprintf(
-				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err)}, nil
+			return nil, refusal.New(v1.ReasonDiscoveryFailed,
+				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err)
 		}
 		logf.FromContext(ctx).V(1).Info("the cluster's Kubernetes version is unknown: the version skew of spec.schedulerImage is not checked", "error", err.Error())
 	}
-	return found, nil, nil
+	return found, nil
 }
 
 // gatherMetrics finds the Prometheus a load-aware scheduler reads, the recording rules to
 // install for it, and the token and CA bundle that reach it.
-func (r *SecondarySchedulerReconciler) gatherMetrics(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered) (*schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) gatherMetrics(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered) error {
 	var err error
 	if cr.Spec.Profile.ReadsPrometheus() {
 		found.prometheus, err = r.prometheusEndpoint(ctx, cr)
 		var forbidden *forbiddenError
 		if errors.As(err, &forbidden) {
-			return &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
+			return refusal.New(v1.ReasonPrometheusNotFound,
 				"profile.metrics gives no Prometheus address and none was found (searched: %s), but %v; "+
-					"set spec.profile.metrics.address, or grant the operator get and list on them", r.searched(), forbidden)}, nil
+					"set spec.profile.metrics.address, or grant the operator get and list on them", r.searched(), forbidden)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if found.prometheus == nil {
-			return &schedconfig.Problem{Reason: v1.ReasonPrometheusNotFound, Message: fmt.Sprintf(
-				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", r.searched())}, nil
+			return refusal.New(v1.ReasonPrometheusNotFound,
+				"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", r.searched())
 		}
 		found.facts.PrometheusAddress = found.prometheus.URL
 		// The failsafe decided from the probes of earlier reconciles (status is its memory).
 		found.facts.ScoreByRequests = cr.Spec.Profile.LoadMetrics().ScoresByRequestsWhenUnavailable() &&
 			cr.Status.Metrics != nil && cr.Status.Metrics.Scoring == v1.ScoringByRequests
 		if found.recordingRulesPlan, err = r.planRecordingRules(ctx, cr, found.prometheus); err != nil {
-			return nil, err
+			return err
 		}
 		found.facts.RecordingRules = found.recordingRulesPlan.target
 	}
 	// How a Custom configuration's scheduler reaches its metrics, customMetrics found in it.
 	customAccess := found.access
-	var problem *schedconfig.Problem
-	if found.access, problem, err = r.metricsAccess(ctx, cr, found.prometheus); problem != nil || err != nil {
-		return problem, err
+	if found.access, err = r.metricsAccess(ctx, cr, found.prometheus); err != nil {
+		return err
 	}
 	if customAccess != nil {
 		found.access = customAccess
-		return nil, nil
+		return nil
 	}
 	found.facts.MetricsToken, found.facts.MetricsTokenVersion = found.access.token, found.access.tokenVersion
 	found.facts.MetricsIdentity, found.facts.TrustedCA = found.access.identity, found.access.trustedCA
-	return nil, nil
+	return nil
 }
 
 // customConfiguration is the user's configuration of profile Custom, checked.
@@ -154,10 +154,10 @@ type customConfiguration struct {
 
 // customConfig reads and checks the user's configuration of profile Custom; nil for the
 // other profiles.
-func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.SecondaryScheduler) (*customConfiguration, *schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.SecondaryScheduler) (*customConfiguration, error) {
 	if cr.EffectiveProfile() != v1.CustomProfile {
 		r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), nil)
-		return nil, nil, nil
+		return nil, nil
 	}
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.SchedulerConfig}
 	r.ConfigMapWatches.Reference(client.ObjectKeyFromObject(cr), &key)
@@ -165,26 +165,22 @@ func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.
 	source := "ConfigMap " + key.String()
 	if err := r.APIReader.Get(ctx, key, configMap); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, &schedconfig.Problem{Reason: v1.ReasonConfigMapNotFound, Message: fmt.Sprintf(
+			return nil, refusal.New(v1.ReasonConfigMapNotFound,
 				"%s, named by spec.schedulerConfig, does not exist; create it with key %s holding a KubeSchedulerConfiguration, or correct spec.schedulerConfig.",
-				source, schedconfig.ConfigKey)}, nil
+				source, schedconfig.ConfigKey)
 		}
-		return nil, nil, fmt.Errorf("read %s: %w", source, err)
+		return nil, fmt.Errorf("read %s: %w", source, err)
 	}
 	data, err := schedconfig.FromConfigMap(configMap, source)
-	if problem, ok := schedconfig.AsProblem(err); ok {
-		return nil, problem, nil
-	} else if err != nil {
-		return nil, nil, err
+	if err != nil {
+		return nil, err
 	}
 	config, err := schedconfig.Parse(data, cr.Spec.SchedulerName, source)
-	if problem, ok := schedconfig.AsProblem(err); ok {
-		return nil, problem, nil
-	} else if err != nil {
-		return nil, nil, err
+	if err != nil {
+		return nil, err
 	}
 	return &customConfiguration{data: data, config: config, source: source,
-		version: string(configMap.UID) + "/" + configMap.ResourceVersion}, nil, nil
+		version: string(configMap.UID) + "/" + configMap.ResourceVersion}, nil
 }
 
 // customMetrics finds where the Trimaran plugins of a Custom configuration read load, as
@@ -192,17 +188,20 @@ func (r *SecondarySchedulerReconciler) customConfig(ctx context.Context, cr *v1.
 // placeholder such as ${PROM_URL}, no URL) is refused with its own reason, the first
 // Prometheus is probed with the token and verification the plugin uses, and a
 // configuration holding a token is rendered into a Secret.
-func customMetrics(custom *customConfiguration, found *gathered) *schedconfig.Problem {
+func customMetrics(custom *customConfiguration, found *gathered) error {
 	sources, err := schedconfig.MetricSources(custom.config)
-	if problem, ok := schedconfig.AsProblem(err); ok {
-		return problem
-	} else if err != nil {
-		return &schedconfig.Problem{Reason: v1.ReasonInvalidConfig, Message: err.Error()}
+	if err != nil && !refusal.Is(err) {
+		err = refusal.New(v1.ReasonInvalidConfig, "%s", err.Error())
+	}
+	if err != nil {
+		return err
 	}
 	for _, source := range sources {
-		if problem := source.CheckAddresses(); problem != nil {
-			problem.Message = fmt.Sprintf("key %s of %s: %s", schedconfig.ConfigKey, custom.source, problem.Message)
-			return problem
+		if err := source.CheckAddresses(); err != nil {
+			if refused, ok := refusal.As(err); ok {
+				return refusal.New(refused.Reason, "key %s of %s: %s", schedconfig.ConfigKey, custom.source, refused.Message)
+			}
+			return err
 		}
 		if source.Token != "" && !slices.Contains(found.facts.CustomConfigTokens, source.Token) {
 			found.facts.CustomConfigTokens = append(found.facts.CustomConfigTokens, source.Token)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
@@ -13,20 +14,20 @@ import (
 // maxNamedPlugins bounds how many plugins a message names.
 const maxNamedPlugins = 10
 
-// pluginsNotInImage is the problem of a configuration that enables out-of-tree plugins
+// checkPluginsInImage refuses a configuration that enables out-of-tree plugins
 // (scheduler-plugins' Trimaran, or any plugin Kubernetes does not have) with Kubernetes'
 // own kube-scheduler image, which has the in-tree plugins only: that scheduler would
-// refuse to start ("plugin ... does not exist"). Nil for any other image, whose plugins
-// the operator cannot know, and for a configuration of in-tree plugins only.
-func pluginsNotInImage(cr *v1.SecondaryScheduler, rendered *render.Result, customConfigSource string) *schedconfig.Problem {
+// refuse to start ("plugin ... does not exist"). It accepts any other image, whose plugins
+// the operator cannot know, and a configuration of in-tree plugins only.
+func checkPluginsInImage(cr *v1.SecondaryScheduler, rendered *render.Result, customConfigSource string) error {
 	if rendered.Image.Kind != render.KubeSchedulerImage {
 		return nil
 	}
 	config, err := schedconfig.Parse([]byte(rendered.SchedulerConfig), "", "the rendered configuration")
 	if err != nil {
 		// Not reached: the user's part was parsed before rendering, the rest is the operator's.
-		return &schedconfig.Problem{Reason: v1.ReasonInvalidSpec, Message: fmt.Sprintf(
-			"the rendered scheduler configuration cannot be read back: %v", err)}
+		return refusal.New(v1.ReasonInvalidSpec,
+			"the rendered scheduler configuration cannot be read back: %v", err)
 	}
 	missing := schedconfig.OutOfTreePlugins(config)
 	if len(missing) == 0 {
@@ -36,11 +37,11 @@ func pluginsNotInImage(cr *v1.SecondaryScheduler, rendered *render.Result, custo
 	if customConfigSource != "" {
 		where = "the configuration in " + customConfigSource
 	}
-	return &schedconfig.Problem{Reason: v1.ReasonPluginsNotInImage, Message: fmt.Sprintf(
+	return refusal.New(v1.ReasonPluginsNotInImage,
 		"spec.schedulerImage %s is Kubernetes' own kube-scheduler, which has the in-tree plugins only, but %s enables %s, "+
 			"which it does not have: it would refuse to start. Use an image that has them, such as scheduler-plugins' %s "+
 			"(or leave spec.schedulerImage empty for the default), or enable only in-tree plugins",
-		usertext.Cut(rendered.Image.Reference, 200), where, pluginList(missing), render.DefaultSchedulerImages()[0])}
+		usertext.Cut(rendered.Image.Reference, 200), where, pluginList(missing), render.DefaultSchedulerImages()[0])
 }
 
 // pluginList names plugins for a message, at most maxNamedPlugins of them.

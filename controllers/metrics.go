@@ -23,8 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/failsafe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -247,21 +249,22 @@ func (p *MetricsProber) forget(key types.NamespacedName) {
 }
 
 // setMetricsConditions probes the metrics cr's scheduler reads, reports them, and advances
-// the failsafe of profile.metrics.whenUnavailable. Unusable metrics degrade the
-// scheduler, since it would score every node alike, or by old data, without a word. It
-// returns when to look again: zero when the scheduler reads no probed metrics.
+// the failsafe of profile.metrics.whenUnavailable. It returns the problem that degrades
+// the scheduler, nil for none: unusable metrics do, since it would score every node
+// alike, or by old data, without a word, and so does scoring by requests. It returns
+// when to look again too: zero when the scheduler reads no probed metrics.
 func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context, cr *v1.SecondaryScheduler, desired *gathered,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (time.Duration, error) {
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (*reasons.Finding, time.Duration, error) {
 	endpoint := desired.prometheus
 	if endpoint == nil {
 		meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
 		status.Metrics = nil
 		r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
-		return 0, nil
+		return nil, 0, nil
 	}
 	nodeList := &corev1.NodeList{}
 	if err := r.List(ctx, nodeList); err != nil {
-		return 0, fmt.Errorf("list nodes: %w", err)
+		return nil, 0, fmt.Errorf("list nodes: %w", err)
 	}
 	nodes := make([]string, 0, len(nodeList.Items))
 	for _, node := range nodeList.Items {
@@ -273,42 +276,43 @@ func (r *SecondarySchedulerReconciler) setMetricsConditions(ctx context.Context,
 	staleAfter := metrics.EffectiveStaleAfter()
 	interval := r.MetricsProber.intervalFor(staleAfter)
 	result, probed := r.MetricsProber.probe(client.ObjectKeyFromObject(cr), endpoint.URL, desired.access, nodes, staleAfter, interval)
-	previous := scoringStateOf(status.Metrics)
+	previous := failsafe.StateOf(status.Metrics)
 	status.Metrics = metricsStatusOf(cr, endpoint, desired)
 	if !probed {
-		previous.store(status.Metrics)
-		reportProbing(status, metrics, previous, conditions)
-		return 0, nil // the probe's result brings the next reconcile
+		previous.Store(status.Metrics)
+		// The probe's result brings the next reconcile.
+		return reportProbing(status, metrics, previous, conditions), 0, nil
 	}
 	status.Metrics.NodesWithMetrics, status.Metrics.Nodes = int32(result.NodesWithMetrics), int32(result.Nodes)
 	if result.Reason == v1.ReasonMetricsStale && !result.NewestSample.IsZero() {
 		status.Metrics.NewestSample = &metav1.Time{Time: result.NewestSample.Truncate(time.Second)}
 	}
-	decision := decideScoring(metrics, previous, result, r.now())
-	decision.state.store(status.Metrics)
+	decision := failsafe.Decide(metrics, previous, result, r.now())
+	decision.State.Store(status.Metrics)
 	result = explainProbe(cr, desired, result)
 	conditions.set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
+	var degraded *reasons.Finding
 	switch found := func() string {
-		return strings.TrimSuffix(result.Message, ".") + "." + failsafeNote(metrics, decision.state)
+		return strings.TrimSuffix(result.Message, ".") + "." + failsafe.Note(metrics, decision.State)
 	}; {
 	case !result.Available && result.Reason == v1.ReasonMetricsStale:
-		conditions.set(v1.ConditionDegraded, true, result.Reason, "the load-aware scheduler scores nodes by old data: "+found())
+		degraded = &reasons.Finding{Reason: result.Reason, Message: "the load-aware scheduler scores nodes by old data: " + found()}
 	case !result.Available:
-		conditions.set(v1.ConditionDegraded, true, result.Reason,
-			"the load-aware scheduler runs but cannot see node load, so it scores every node alike: "+found())
-	case decision.state.scoring == v1.ScoringByRequests:
-		conditions.set(v1.ConditionDegraded, true, v1.ReasonScoringByRequests, resumingMessage(metrics, decision.state))
+		degraded = &reasons.Finding{Reason: result.Reason,
+			Message: "the load-aware scheduler runs but cannot see node load, so it scores every node alike: " + found()}
+	case decision.State.Scoring == v1.ScoringByRequests:
+		degraded = &reasons.Finding{Reason: v1.ReasonScoringByRequests, Message: failsafe.ResumingMessage(metrics, decision.State)}
 	}
-	if scoresByRequests := decision.state.scoring == v1.ScoringByRequests; scoresByRequests != desired.facts.ScoreByRequests {
+	if scoresByRequests := decision.State.Scoring == v1.ScoringByRequests; scoresByRequests != desired.facts.ScoreByRequests {
 		// The configuration just applied is the other one: render the new one at once.
-		return time.Millisecond, nil
+		return degraded, time.Millisecond, nil
 	}
 	if result.Reason == v1.ReasonUnauthorized && desired.access.identity != nil && !reportedUnauthorized(cr) {
 		// The operator's own token was refused: once this is reported, the next reconcile
 		// asks the API server, once, whether the token is still valid, and replaces it if not.
-		return time.Second, nil
+		return degraded, time.Second, nil
 	}
-	return minPositive(interval, decision.recheckAfter), nil
+	return degraded, minPositive(interval, decision.RecheckAfter), nil
 }
 
 // announceScoring emits an Event when the failsafe switched how the scheduler scores
@@ -367,11 +371,13 @@ func metricsStatusOf(cr *v1.SecondaryScheduler, endpoint *promdiscovery.Endpoint
 }
 
 // reportProbing says, while the first probe of these metrics runs, that nothing is known
-// of them yet. How the scheduler scores (the failsafe's state) stays as it was.
-func reportProbing(status *v1.SecondarySchedulerStatus, metrics *v1.LoadMetrics, state scoringState, conditions *conditionSetter) {
+// of them yet. How the scheduler scores (the failsafe's state) stays as it was: it
+// returns the problem of scoring by requests, nil when the scheduler scores by load.
+func reportProbing(status *v1.SecondarySchedulerStatus, metrics *v1.LoadMetrics, state failsafe.State, conditions *conditionSetter) *reasons.Finding {
 	conditions.setUnknown(v1.ConditionMetricsAvailable, v1.ReasonMetricsProbing, fmt.Sprintf(
 		"probing the metrics at %s (from %s); the result follows within the probe timeout", status.Metrics.Address, status.Metrics.Source))
-	if state.scoring == v1.ScoringByRequests {
-		conditions.set(v1.ConditionDegraded, true, v1.ReasonScoringByRequests, resumingMessage(metrics, state))
+	if state.Scoring == v1.ScoringByRequests {
+		return &reasons.Finding{Reason: v1.ReasonScoringByRequests, Message: failsafe.ResumingMessage(metrics, state)}
 	}
+	return nil
 }

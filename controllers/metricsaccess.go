@@ -22,6 +22,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
@@ -69,14 +70,14 @@ func (a *metricsAccess) bearerToken() string {
 // provider, watching the user's Secret and ConfigMap. endpoint is the Prometheus found,
 // nil when the scheduler reads no Prometheus.
 func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1.SecondaryScheduler,
-	endpoint *promdiscovery.Endpoint) (*metricsAccess, *schedconfig.Problem, error) {
+	endpoint *promdiscovery.Endpoint) (*metricsAccess, error) {
 	access := &metricsAccess{credentials: "none"}
 	owner := client.ObjectKeyFromObject(cr)
 	metrics := cr.Spec.Profile.LoadMetrics()
 	if metrics == nil || metrics.WatcherAddress != "" || metrics.Provider == v1.KubernetesMetricsServerProvider {
 		r.SecretWatches.Reference(owner, nil)
 		r.CABundleWatches.Reference(owner, nil)
-		return access, nil, nil
+		return access, nil
 	}
 	access.insecureSkipVerify = ptr.Deref(metrics.InsecureSkipVerify, false)
 	// OpenShift's thanos-querier sits behind kube-rbac-proxy and serves a certificate of
@@ -88,31 +89,29 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 	if caRef == nil && onOpenShift {
 		caRef = &v1.ConfigMapKeyReference{Name: openShiftServiceCAConfigMap, Key: openShiftServiceCAKey}
 	}
-	var problem *schedconfig.Problem
 	var err error
-	if access.trustedCA, access.caPEM, problem, err = r.trustedCA(ctx, cr, caRef); problem != nil || err != nil {
-		return nil, problem, err
+	if access.trustedCA, access.caPEM, err = r.trustedCA(ctx, cr, caRef); err != nil {
+		return nil, err
 	}
 	if metrics.TokenSecretRef == nil {
 		r.SecretWatches.Reference(owner, nil)
 	}
 	switch {
 	case metrics.TokenSecretRef != nil:
-		access.token, access.tokenVersion, problem, err = r.secretToken(ctx, cr)
+		access.token, access.tokenVersion, err = r.secretToken(ctx, cr)
 		access.credentials = fmt.Sprintf("Secret %s/%s, key token", cr.Namespace, metrics.TokenSecretRef.Name)
 	case metrics.ServiceAccountToken != nil || onOpenShift:
 		access.auth = ptr.Deref(metrics.ServiceAccountToken, v1.ServiceAccountTokenAuth{})
-		access.identity, problem = r.boundTokenIdentity(ctx, cr, access.auth)
+		access.identity, err = r.boundTokenIdentity(ctx, cr, access.auth)
 		if access.identity != nil {
 			access.credentials = fmt.Sprintf("bound token of ServiceAccount %s/%s (ClusterRole %s)",
 				cr.Namespace, render.MetricsServiceAccountName(cr), access.identity.ClusterRole)
 		}
 	}
-	if problem != nil || err != nil {
-		return nil, problem, err
+	if err != nil {
+		return nil, err
 	}
-
-	return access, nil, nil
+	return access, nil
 }
 
 // secretToken reads the bearer token of profile.metrics.tokenSecretRef, watching the
@@ -120,28 +119,28 @@ func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1
 // API server selects it by name and label, so the operator never receives another
 // Secret's data, and an unlabelled Secret is reported exactly as a missing one, so that
 // the reason tells nobody which Secrets exist.
-func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.SecondaryScheduler) (token, version string, problem *schedconfig.Problem, err error) {
+func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.SecondaryScheduler) (token, version string, err error) {
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.Profile.LoadMetrics().TokenSecretRef.Name}
 	r.SecretWatches.Reference(client.ObjectKeyFromObject(cr), &key)
 	secrets := &corev1.SecretList{}
 	if err := r.APIReader.List(ctx, secrets, client.InNamespace(key.Namespace),
 		client.MatchingFields{"metadata.name": key.Name}, client.MatchingLabels{v1.MetricsTokenForLabel: cr.Name}); err != nil {
-		return "", "", nil, fmt.Errorf("read Secret %s: %w", key, err)
+		return "", "", fmt.Errorf("read Secret %s: %w", key, err)
 	}
 	if len(secrets.Items) != 1 {
-		return "", "", &schedconfig.Problem{Reason: v1.ReasonTokenSecretNotFound, Message: fmt.Sprintf(
+		return "", "", refusal.New(v1.ReasonTokenSecretNotFound,
 			"Secret %s, named by profile.metrics.tokenSecretRef, does not exist or is not labelled %s=%s; the operator reads only a Secret so labelled, "+
 				"which says its token may be sent to this scheduler's metrics provider. Create it with key token holding a bearer token for the provider, "+
 				"and have someone who may read and change it label it: kubectl -n %s label secret %s %s=%s",
-			key, v1.MetricsTokenForLabel, cr.Name, key.Namespace, key.Name, v1.MetricsTokenForLabel, cr.Name)}, nil
+			key, v1.MetricsTokenForLabel, cr.Name, key.Namespace, key.Name, v1.MetricsTokenForLabel, cr.Name)
 	}
 	secret := &secrets.Items[0]
 	token = strings.TrimSpace(string(secret.Data["token"]))
 	if token == "" {
-		return "", "", &schedconfig.Problem{Reason: v1.ReasonTokenKeyMissing, Message: fmt.Sprintf(
-			"Secret %s has no non-empty key token; put the metrics provider's bearer token there", key)}, nil
+		return "", "", refusal.New(v1.ReasonTokenKeyMissing,
+			"Secret %s has no non-empty key token; put the metrics provider's bearer token there", key)
 	}
-	return token, string(secret.UID) + "/" + secret.ResourceVersion, nil, nil
+	return token, string(secret.UID) + "/" + secret.ResourceVersion, nil
 }
 
 // boundTokenIdentity is the metrics ServiceAccount cr's scheduler authenticates as, with
@@ -149,16 +148,16 @@ func (r *SecondarySchedulerReconciler) secretToken(ctx context.Context, cr *v1.S
 // the identity's objects and a new token are made by the credentials step, after the
 // ownership check.
 func (r *SecondarySchedulerReconciler) boundTokenIdentity(ctx context.Context, cr *v1.SecondaryScheduler,
-	auth v1.ServiceAccountTokenAuth) (*render.MetricsIdentity, *schedconfig.Problem) {
+	auth v1.ServiceAccountTokenAuth) (*render.MetricsIdentity, error) {
 	identity := &render.MetricsIdentity{ClusterRole: auth.ClusterRole}
 	if identity.ClusterRole == "" {
 		identity.ClusterRole = render.DefaultMetricsClusterRole
 	}
 	if !slices.Contains(r.metricsTokenClusterRoles(), identity.ClusterRole) {
-		return nil, &schedconfig.Problem{Reason: v1.ReasonClusterRoleNotAllowed, Message: fmt.Sprintf(
+		return nil, refusal.New(v1.ReasonClusterRoleNotAllowed,
 			"profile.metrics.serviceAccountToken.clusterRole is %s, but a cluster admin allows metrics tokens to be bound only to %s "+
 				"(the operator's --metrics-token-cluster-roles flag; the operator also needs the bind verb on each); use one of those, "+
-				"or ask a cluster admin to allow %s", identity.ClusterRole, strings.Join(r.metricsTokenClusterRoles(), ", "), identity.ClusterRole)}
+				"or ask a cluster admin to allow %s", identity.ClusterRole, strings.Join(r.metricsTokenClusterRoles(), ", "), identity.ClusterRole)
 	}
 	identity.Token = r.keptToken(ctx, cr, r.Client)
 	if identity.Token == nil {
@@ -180,31 +179,31 @@ func (r *SecondarySchedulerReconciler) metricsTokenClusterRoles() []string {
 // requestToken asks the TokenRequest API for a token of cr's metrics ServiceAccount,
 // which must exist (the credentials step applied it).
 func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
-	auth v1.ServiceAccountTokenAuth) (*render.BoundToken, *schedconfig.Problem, error) {
+	auth v1.ServiceAccountTokenAuth) (*render.BoundToken, error) {
 	account := &corev1.ServiceAccount{}
 	accountKey := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}
 	if err := r.APIReader.Get(ctx, accountKey, account); err != nil {
-		return nil, nil, fmt.Errorf("read ServiceAccount %s: %w", accountKey, err)
+		return nil, fmt.Errorf("read ServiceAccount %s: %w", accountKey, err)
 	}
 	if !ownedBy(account, cr) {
-		return nil, nil, fmt.Errorf("ServiceAccount %s was replaced by someone else's: %w", accountKey, errWaiting)
+		return nil, fmt.Errorf("ServiceAccount %s was replaced by someone else's: %w", accountKey, errWaiting)
 	}
 	expiration := ptr.Deref(auth.ExpirationSeconds, int64(defaultTokenExpiration/time.Second))
 	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration}}
 	issued := r.now()
 	if err := r.SubResource("token").Create(ctx, account, request); err != nil {
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
-			return nil, &schedconfig.Problem{Reason: v1.ReasonTokenRequestFailed, Message: fmt.Sprintf(
-				"the API server refused a token for ServiceAccount %s: %s", accountKey, apiErrorSummary(err))}, nil
+			return nil, refusal.New(v1.ReasonTokenRequestFailed,
+				"the API server refused a token for ServiceAccount %s: %s", accountKey, apiErrorSummary(err))
 		}
-		return nil, nil, fmt.Errorf("request a token for ServiceAccount %s: %w", accountKey, err)
+		return nil, fmt.Errorf("request a token for ServiceAccount %s: %w", accountKey, err)
 	}
 	expires := request.Status.ExpirationTimestamp.Time
 	token := &render.BoundToken{Token: request.Status.Token, ServiceAccountUID: string(account.UID),
 		ExpiresAt: expires, RenewAt: render.RenewTime(issued, expires)}
 	logf.FromContext(ctx).Info("requested a new metrics token", "serviceAccount", accountKey,
 		"expiresAt", expires.UTC().Format(time.RFC3339), "renewAt", token.RenewAt.UTC().Format(time.RFC3339))
-	return token, nil, nil
+	return token, nil
 }
 
 // apiErrorSummary is an API error's reason and message, which the API server writes (no
@@ -264,11 +263,11 @@ func (r *SecondarySchedulerReconciler) tokenStillValid(ctx context.Context, cr *
 // trustedCA reads the CA bundle of ref, watching its ConfigMap; nil ref means the
 // system roots.
 func (r *SecondarySchedulerReconciler) trustedCA(ctx context.Context, cr *v1.SecondaryScheduler,
-	ref *v1.ConfigMapKeyReference) (*render.TrustedCA, []byte, *schedconfig.Problem, error) {
+	ref *v1.ConfigMapKeyReference) (*render.TrustedCA, []byte, error) {
 	owner := client.ObjectKeyFromObject(cr)
 	if ref == nil {
 		r.CABundleWatches.Reference(owner, nil)
-		return nil, nil, nil, nil
+		return nil, nil, nil
 	}
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: ref.Name}
 	r.CABundleWatches.Reference(owner, &key)
@@ -279,20 +278,20 @@ func (r *SecondarySchedulerReconciler) trustedCA(ctx context.Context, cr *v1.Sec
 	configMap := &corev1.ConfigMap{}
 	if err := r.APIReader.Get(ctx, key, configMap); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil, &schedconfig.Problem{Reason: v1.ReasonCABundleNotFound, Message: fmt.Sprintf(
+			return nil, nil, refusal.New(v1.ReasonCABundleNotFound,
 				"ConfigMap %s, which should hold the CA bundle that signs the metrics provider's certificate, does not exist; "+
-					"create it with key %s, or set profile.metrics.caBundle", key, dataKey)}, nil
+					"create it with key %s, or set profile.metrics.caBundle", key, dataKey)
 		}
-		return nil, nil, nil, fmt.Errorf("read ConfigMap %s: %w", key, err)
+		return nil, nil, fmt.Errorf("read ConfigMap %s: %w", key, err)
 	}
 	pem := []byte(configMap.Data[dataKey])
 	if len(pem) == 0 {
 		pem = configMap.BinaryData[dataKey]
 	}
 	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-		return nil, nil, &schedconfig.Problem{Reason: v1.ReasonCABundleInvalid, Message: fmt.Sprintf(
-			"key %s of ConfigMap %s holds no PEM certificate (its keys: %s); put the CA bundle there as PEM", dataKey, key, schedconfig.ListKeys(configMap))}, nil
+		return nil, nil, refusal.New(v1.ReasonCABundleInvalid,
+			"key %s of ConfigMap %s holds no PEM certificate (its keys: %s); put the CA bundle there as PEM", dataKey, key, schedconfig.ListKeys(configMap))
 	}
 	hash := sha256.Sum256(pem)
-	return &render.TrustedCA{ConfigMap: ref.Name, Key: dataKey, Hash: hex.EncodeToString(hash[:8])}, pem, nil, nil
+	return &render.TrustedCA{ConfigMap: ref.Name, Key: dataKey, Hash: hex.EncodeToString(hash[:8])}, pem, nil
 }

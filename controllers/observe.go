@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
 // observed is what the operator saw of a running scheduler.
@@ -24,7 +24,7 @@ type observed struct {
 	deployment *appsv1.Deployment
 	// podProblem is why no pod of the current template is ready, as its pods tell, nil
 	// when they tell nothing.
-	podProblem *schedconfig.Problem
+	podProblem *reasons.Finding
 	// requeueAfter asks to look again for what no watch reports (a leader elected, a
 	// pod's containers).
 	requeueAfter time.Duration
@@ -107,10 +107,7 @@ func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr 
 // the reason the pods give, if they give one, and what still schedules meanwhile.
 func observeNoReadyPod(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *conditionSetter,
 	deployment *appsv1.Deployment, pods schedulerPods) observed {
-	seen := observed{deployment: deployment, podProblem: podProblem(pods.unready)}
-	if seen.podProblem == nil {
-		seen.podProblem = creationProblem(deployment)
-	}
+	seen := observed{deployment: deployment, podProblem: reasons.Foremost(podProblem(pods.unready), creationProblem(deployment))}
 	seePods := fmt.Sprintf("see kubectl -n %s get pods -l %s=%s", cr.Namespace, render.LabelInstance, cr.Name)
 	switch {
 	case seen.podProblem != nil && pods.old > 0:

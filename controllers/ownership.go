@@ -16,11 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
-// checkOwnership returns a problem when an object the scheduler needs already exists
+// checkOwnership refuses cr when an object the scheduler needs already exists
 // under its name but is not provably cr's: server-side apply would silently take it
 // over. It runs after rendering and before anything is applied or a token requested. The
 // cache holds only the operator's objects, so a miss there is checked against the API
@@ -28,31 +28,41 @@ import (
 // It returns the objects the cache holds as cr's, which apply compares with what it
 // would write.
 func (r *SecondarySchedulerReconciler) checkOwnership(ctx context.Context, cr *v1.SecondaryScheduler,
-	desired []*unstructured.Unstructured) (liveObjects, *schedconfig.Problem, error) {
+	desired []*unstructured.Unstructured) (liveObjects, error) {
 	live := make([]client.Object, len(desired))
-	problems := make([]*schedconfig.Problem, len(desired))
+	refusals := make([]error, len(desired))
 	group, groupCtx := errgroup.WithContext(ctx)
+	group.SetLimit(maxConcurrentReads)
 	for i, object := range desired {
 		group.Go(func() error {
 			var err error
-			live[i], problems[i], err = r.checkOwnershipOf(groupCtx, cr, object)
+			live[i], err = r.checkOwnershipOf(groupCtx, cr, object)
+			if refusal.Is(err) {
+				refusals[i] = err // every name is still looked at: a transient error comes first
+				return nil
+			}
 			return err
 		})
 	}
 	if err := group.Wait(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	found := liveObjects{}
 	for i, object := range desired {
-		if problems[i] != nil {
-			return nil, problems[i], nil
+		if refusals[i] != nil {
+			return nil, refusals[i]
 		}
 		if live[i] != nil {
 			found[objectID(object)] = live[i]
 		}
 	}
-	return found, nil, nil
+	return found, nil
 }
+
+// maxConcurrentReads bounds the reads of the ownership check in flight at once: a new
+// scheduler misses all of its dozen objects in the cache and asks the API server for
+// each, beside the reconciles of other schedulers.
+const maxConcurrentReads = 8
 
 // checkOwnershipAndAddFinalizer runs checkOwnership while it adds the finalizer to cr,
 // when cr lacks it: the finalizer must be there before anything is created, and doing
@@ -60,13 +70,13 @@ func (r *SecondarySchedulerReconciler) checkOwnership(ctx context.Context, cr *v
 // is patched onto a copy, whose finalizers and resourceVersion cr takes once both are
 // done, so that the check reads a cr that does not change under it.
 func (r *SecondarySchedulerReconciler) checkOwnershipAndAddFinalizer(ctx context.Context, cr *v1.SecondaryScheduler,
-	desired []*unstructured.Unstructured) (liveObjects, *schedconfig.Problem, error) {
+	desired []*unstructured.Unstructured) (liveObjects, error) {
 	if controllerutil.ContainsFinalizer(cr, Finalizer) {
 		return r.checkOwnership(ctx, cr, desired)
 	}
 	withFinalizer := cr.DeepCopy()
 	var live liveObjects
-	var problem *schedconfig.Problem
+	var refused error
 	group, groupCtx := errgroup.WithContext(ctx)
 	group.Go(func() error {
 		if err := addFinalizer(groupCtx, r.Client, withFinalizer, Finalizer); err != nil {
@@ -76,14 +86,18 @@ func (r *SecondarySchedulerReconciler) checkOwnershipAndAddFinalizer(ctx context
 	})
 	group.Go(func() error {
 		var err error
-		live, problem, err = r.checkOwnership(groupCtx, cr, desired)
+		live, err = r.checkOwnership(groupCtx, cr, desired)
+		if refusal.Is(err) {
+			// The finalizer patch goes on: cr must take its result whatever the check says.
+			refused, err = err, nil
+		}
 		return err
 	})
 	if err := group.Wait(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cr.Finalizers, cr.ResourceVersion = withFinalizer.Finalizers, withFinalizer.ResourceVersion
-	return live, problem, nil
+	return live, refused
 }
 
 // liveObjects are cr's objects as the cache holds them, by objectID.
@@ -95,9 +109,9 @@ func objectID(object client.Object) string {
 }
 
 // checkOwnershipOf checks one object of the scheduler: it returns the cached object
-// when the cache holds it as cr's, a problem when someone else's has its name.
+// when the cache holds it as cr's, a refusal when someone else's has its name.
 func (r *SecondarySchedulerReconciler) checkOwnershipOf(ctx context.Context, cr *v1.SecondaryScheduler,
-	object *unstructured.Unstructured) (client.Object, *schedconfig.Problem, error) {
+	object *unstructured.Unstructured) (client.Object, error) {
 	key := client.ObjectKeyFromObject(object)
 	var existing client.Object
 	// Typed, so that the read is served by the cache; kinds outside the scheme (the
@@ -106,10 +120,10 @@ func (r *SecondarySchedulerReconciler) checkOwnershipOf(ctx context.Context, cr 
 		existing = typed.(client.Object)
 		err = r.Get(ctx, key, existing)
 		if err == nil && ownedBy(existing, cr) {
-			return existing, nil, nil
+			return existing, nil
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+			return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
 		}
 	} else {
 		metadata := &metav1.PartialObjectMetadata{}
@@ -117,17 +131,17 @@ func (r *SecondarySchedulerReconciler) checkOwnershipOf(ctx context.Context, cr 
 		existing = metadata
 	}
 	if err := r.APIReader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
-		return nil, nil, nil
+		return nil, nil
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+		return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
 	}
 	if !ownedBy(existing, cr) {
-		return nil, &schedconfig.Problem{Reason: v1.ReasonObjectNameTaken, Message: fmt.Sprintf(
+		return nil, refusal.New(v1.ReasonObjectNameTaken,
 			"%s %s already exists and does not belong to this SecondaryScheduler (uid %s)%s; the operator will not take it over, change it or delete it. "+
 				"Delete or rename it, or give this SecondaryScheduler another name",
-			object.GetKind(), strings.TrimPrefix(key.String(), "/"), cr.UID, bindingNote(existing))}, nil
+			object.GetKind(), strings.TrimPrefix(key.String(), "/"), cr.UID, bindingNote(existing))
 	}
-	return nil, nil, nil
+	return nil, nil
 }
 
 // ownedBy reports whether object is provably cr's: it carries cr's owner labels,

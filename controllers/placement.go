@@ -19,8 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
 // placement is what the cluster's nodes offer cr's scheduler: where its own pods may run,
@@ -41,23 +42,23 @@ type placement struct {
 
 // gatherPlacement counts, from the cache, the nodes cr's scheduler pods may run on and
 // those of its node pool. A node pool that is no label selector is the user's to fix.
-func (r *SecondarySchedulerReconciler) gatherPlacement(ctx context.Context, cr *v1.SecondaryScheduler) (placement, *schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) gatherPlacement(ctx context.Context, cr *v1.SecondaryScheduler) (placement, error) {
 	pool, err := render.NodePoolSelector(cr)
 	if err != nil {
-		return placement{}, &schedconfig.Problem{Reason: v1.ReasonInvalidSpec, Message: fmt.Sprintf(
-			"%v; spec.nodePool must be a valid label selector (for example matchLabels: {pool: batch}): correct it, or remove it to place pods on every node", err)}, nil
+		return placement{}, refusal.New(v1.ReasonInvalidSpec,
+			"%v; spec.nodePool must be a valid label selector (for example matchLabels: {pool: batch}): correct it, or remove it to place pods on every node", err)
 	}
 	nodes := &corev1.NodeList{}
 	if err := r.List(ctx, nodes); err != nil {
-		return placement{}, nil, fmt.Errorf("list nodes: %w", err)
+		return placement{}, fmt.Errorf("list nodes: %w", err)
 	}
 	found := countPlacement(cr, pool, nodes.Items)
 	if cr.MaxReplicas() > 1 && found.matching < found.nodes {
 		if found.hosting, err = r.countHosting(ctx, cr, nodes.Items); err != nil {
-			return placement{}, nil, err
+			return placement{}, err
 		}
 	}
-	return found, nil, nil
+	return found, nil
 }
 
 // countHosting counts the Ready nodes that no longer admit cr's scheduler pods but still
@@ -113,24 +114,15 @@ func countPlacement(cr *v1.SecondaryScheduler, pool labels.Selector, nodes []cor
 	return found
 }
 
-// setDegradedFromPlacement sets Degraded when the nodes keep a running scheduler from
-// doing its job. It runs last among the Degraded setters: without a node for its pods or
-// a node to place pods on, nothing else the scheduler does matters.
-func setDegradedFromPlacement(conditions *conditionSetter, cr *v1.SecondaryScheduler, found placement) {
-	if problem := placementProblem(cr, found); problem != nil {
-		conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message)
-	}
-}
-
 // placementProblem is what the nodes keep cr's scheduler from doing, nil when nothing.
 // These are problems of a scheduler that was applied as specified, not refusals: it
 // recovers by itself when nodes change.
-func placementProblem(cr *v1.SecondaryScheduler, found placement) *schedconfig.Problem {
+func placementProblem(cr *v1.SecondaryScheduler, found placement) *reasons.Finding {
 	if found.matching == 0 {
-		return &schedconfig.Problem{Reason: v1.ReasonNoSchedulableNodes, Message: noSchedulableNodesMessage(cr, found)}
+		return &reasons.Finding{Reason: v1.ReasonNoSchedulableNodes, Message: noSchedulableNodesMessage(cr, found)}
 	}
 	if found.pool != nil && found.pool.Nodes == 0 {
-		return &schedconfig.Problem{Reason: v1.ReasonNodePoolEmpty, Message: fmt.Sprintf(
+		return &reasons.Finding{Reason: v1.ReasonNodePoolEmpty, Message: fmt.Sprintf(
 			"spec.nodePool (%s) matches none of the cluster's %d nodes, so the scheduler places no pod: pods with spec.schedulerName: %s stay Pending. "+
 				"Label the nodes meant for it to match the selector, or change spec.nodePool",
 			found.pool.Selector, found.nodes, cr.EffectiveSchedulerName())}

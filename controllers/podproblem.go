@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
@@ -31,36 +31,29 @@ var (
 	cannotRunTerminations = []string{"StartError", "ContainerCannotRun"}
 )
 
-// podProblemOrder ranks the problems of different pods: the one that most surely needs
-// someone to act is reported.
-var podProblemOrder = []v1.ConditionReason{
-	v1.ReasonPodCreationFailed, v1.ReasonImagePullFailed, v1.ReasonSchedulerCannotStart, v1.ReasonSchedulerCrashing, v1.ReasonSchedulerUnschedulable,
-}
-
 // podProblem tells why none of pods, the scheduler's pods of the current template that are
 // not ready, is ready, when a pod says so: an image that cannot be pulled, a container
 // that cannot be created or run, a scheduler that crashes, or a pod no node can take. Nil
-// when none says why (the pods are starting, or their readiness probe fails).
-func podProblem(pods []corev1.Pod) *schedconfig.Problem {
+// when none says why (the pods are starting, or their readiness probe fails). Of
+// different problems, the one that most surely needs someone to act is reported
+// (internal/reasons ranks them); of equal ones, the first pod's by name.
+func podProblem(pods []corev1.Pod) *reasons.Finding {
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	var found *schedconfig.Problem
+	problems := make([]*reasons.Finding, len(sorted))
 	for i := range sorted {
-		problem := problemOfPod(&sorted[i])
-		if problem != nil && (found == nil || slices.Index(podProblemOrder, problem.Reason) < slices.Index(podProblemOrder, found.Reason)) {
-			found = problem
-		}
+		problems[i] = problemOfPod(&sorted[i])
 	}
-	return found
+	return reasons.Foremost(problems...)
 }
 
 // creationProblem is why the scheduler's Deployment creates no pod, when it says so: its
 // ReplicaFailure condition quotes the API server's refusal (a ResourceQuota exceeded, Pod
 // Security admission, a webhook). Nil when it creates them.
-func creationProblem(deployment *appsv1.Deployment) *schedconfig.Problem {
+func creationProblem(deployment *appsv1.Deployment) *reasons.Finding {
 	for _, condition := range deployment.Status.Conditions {
 		if condition.Type == appsv1.DeploymentReplicaFailure && condition.Status == corev1.ConditionTrue {
-			return &schedconfig.Problem{Reason: v1.ReasonPodCreationFailed, Message: fmt.Sprintf(
+			return &reasons.Finding{Reason: v1.ReasonPodCreationFailed, Message: fmt.Sprintf(
 				"the scheduler's pods cannot be created: %s; allow them (the namespace's ResourceQuota, its Pod Security level, "+
 					"admission webhooks) or change what they ask for (spec.resources, spec.priorityClassName)",
 				usertext.Cut(condition.Message, quotedMessageBytes))}
@@ -70,7 +63,7 @@ func creationProblem(deployment *appsv1.Deployment) *schedconfig.Problem {
 }
 
 // problemOfPod is what keeps one pod from being ready, nil when it does not say.
-func problemOfPod(pod *corev1.Pod) *schedconfig.Problem {
+func problemOfPod(pod *corev1.Pod) *reasons.Finding {
 	for _, status := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
 		if problem := problemOfContainer(pod, status); problem != nil {
 			return problem
@@ -78,7 +71,7 @@ func problemOfPod(pod *corev1.Pod) *schedconfig.Problem {
 	}
 	for _, condition := range pod.Status.Conditions {
 		if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse && condition.Reason == corev1.PodReasonUnschedulable {
-			return &schedconfig.Problem{Reason: v1.ReasonSchedulerUnschedulable, Message: fmt.Sprintf(
+			return &reasons.Finding{Reason: v1.ReasonSchedulerUnschedulable, Message: fmt.Sprintf(
 				"no node can take the scheduler's pod %s: %s; its placement comes from spec.nodeSelector, spec.tolerations, spec.affinity, "+
 					"spec.resources and spec.priorityClassName: change them or the nodes",
 				pod.Name, usertext.Cut(strings.TrimSpace(condition.Message), quotedMessageBytes))}
@@ -87,20 +80,20 @@ func problemOfPod(pod *corev1.Pod) *schedconfig.Problem {
 	return nil
 }
 
-func problemOfContainer(pod *corev1.Pod, status corev1.ContainerStatus) *schedconfig.Problem {
+func problemOfContainer(pod *corev1.Pod, status corev1.ContainerStatus) *reasons.Finding {
 	waiting, last := status.State.Waiting, status.LastTerminationState.Terminated
 	if waiting != nil && slices.Contains(imagePullWaitingReasons, waiting.Reason) {
-		return &schedconfig.Problem{Reason: v1.ReasonImagePullFailed, Message: fmt.Sprintf(
+		return &reasons.Finding{Reason: v1.ReasonImagePullFailed, Message: fmt.Sprintf(
 			"pod %s cannot pull image %s: %s: %s; check the image (status.imageSource says where it comes from) and that the nodes can reach its registry",
 			pod.Name, containerImage(pod, status), waiting.Reason, quoted(waiting.Message))}
 	}
 	if last != nil && slices.Contains(cannotRunTerminations, last.Reason) {
-		return &schedconfig.Problem{Reason: v1.ReasonSchedulerCannotStart, Message: fmt.Sprintf(
+		return &reasons.Finding{Reason: v1.ReasonSchedulerCannotStart, Message: fmt.Sprintf(
 			"the scheduler's container in pod %s cannot run: %s (exit code %d): %s; status.imageSource says which binary the image is started as",
 			pod.Name, last.Reason, last.ExitCode, quoted(last.Message))}
 	}
 	if waiting != nil && slices.Contains(cannotStartReasons, waiting.Reason) {
-		return &schedconfig.Problem{Reason: v1.ReasonSchedulerCannotStart, Message: fmt.Sprintf(
+		return &reasons.Finding{Reason: v1.ReasonSchedulerCannotStart, Message: fmt.Sprintf(
 			"the kubelet cannot start the scheduler's container in pod %s: %s: %s",
 			pod.Name, waiting.Reason, quoted(waiting.Message))}
 	}
@@ -115,7 +108,7 @@ func problemOfContainer(pod *corev1.Pod, status corev1.ContainerStatus) *schedco
 			message += "; its last log lines: " + logTail(text, terminationLogTailSize)
 		}
 	}
-	return &schedconfig.Problem{Reason: v1.ReasonSchedulerCrashing, Message: message + fmt.Sprintf(
+	return &reasons.Finding{Reason: v1.ReasonSchedulerCrashing, Message: message + fmt.Sprintf(
 		"; see kubectl -n %s logs %s --previous", pod.Namespace, pod.Name)}
 }
 

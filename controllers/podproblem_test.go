@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 )
 
 // schedulerPodWith is a scheduler pod whose kube-scheduler container has status, as the
@@ -221,7 +221,7 @@ func TestRefusedSchedulerPodsAreReported(t *testing.T) {
 
 // expectProblemSays checks that problem has reason (none when reason is empty) and that
 // its message says each of says; it reports whether there is a problem to check further.
-func expectProblemSays(t *testing.T, problem *schedconfig.Problem, reason v1.ConditionReason, says []string) bool {
+func expectProblemSays(t *testing.T, problem *reasons.Finding, reason v1.ConditionReason, says []string) bool {
 	t.Helper()
 	if reason == "" {
 		if problem != nil {

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
 
 // priorityClassGVK is the kind of PriorityClasses, of which the operator caches metadata
@@ -22,7 +22,7 @@ var priorityClassGVK = schedulingv1.SchemeGroupVersion.WithKind("PriorityClass")
 // which must exist (the API server refuses pods of a missing class, so the running
 // scheduler is kept instead); else the default class the operator ships, when it exists,
 // and none when it does not (the operator runs without its installer, as with make run).
-func (r *SecondarySchedulerReconciler) priorityClassName(ctx context.Context, cr *v1.SecondaryScheduler) (string, *schedconfig.Problem, error) {
+func (r *SecondarySchedulerReconciler) priorityClassName(ctx context.Context, cr *v1.SecondaryScheduler) (string, error) {
 	requested := cr.Spec.PriorityClassName
 	name := requestedPriorityClass(cr)
 	class := &metav1.PartialObjectMetadata{}
@@ -30,15 +30,15 @@ func (r *SecondarySchedulerReconciler) priorityClassName(ctx context.Context, cr
 	err := r.Get(ctx, client.ObjectKey{Name: name}, class)
 	switch {
 	case err == nil:
-		return name, nil, nil
+		return name, nil
 	case !apierrors.IsNotFound(err):
-		return "", nil, fmt.Errorf("read PriorityClass %s: %w", name, err)
+		return "", fmt.Errorf("read PriorityClass %s: %w", name, err)
 	case requested != "":
-		return "", &schedconfig.Problem{Reason: v1.ReasonPriorityClassNotFound, Message: fmt.Sprintf(
+		return "", refusal.New(v1.ReasonPriorityClassNotFound,
 			"PriorityClass %s, named by spec.priorityClassName, does not exist, and the API server refuses pods of a missing class; "+
-				"create it, or remove spec.priorityClassName to use the operator's default class %s", requested, v1.DefaultPriorityClassName)}, nil
+				"create it, or remove spec.priorityClassName to use the operator's default class %s", requested, v1.DefaultPriorityClassName)
 	default:
-		return "", nil, nil
+		return "", nil
 	}
 }
 

@@ -6,6 +6,9 @@
 // checks that no object of those names is someone else's; credentials.go requests a
 // metrics token when one is due; apply.go writes the objects; observe.go
 // reads what runs; and status is written once, only for a generation applied or refused.
+// A stage that finds what only the user can fix returns an internal/refusal error, which
+// stops the stages after it and becomes the Degraded condition; every reason the
+// conditions give is declared, with its precedence, in internal/reasons.
 package controllers
 
 import (
@@ -32,9 +35,10 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
@@ -170,8 +174,7 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	var err error
 	switch {
 	case !r.Tenancy.Allows(cr.Namespace):
-		err = r.refuse(ctx, cr, status, conditions,
-			&schedconfig.Problem{Reason: v1.ReasonNamespaceNotAllowed, Message: r.Tenancy.Refusal(cr.Namespace)})
+		err = r.refuse(ctx, cr, status, conditions, &refusal.Error{Reason: v1.ReasonNamespaceNotAllowed, Message: r.Tenancy.Refusal(cr.Namespace)})
 	case cr.EffectiveManagementState() == v1.Removed:
 		next, err = r.reconcileRemoved(ctx, cr, status, conditions)
 	case cr.EffectiveManagementState() == v1.Unmanaged:
@@ -220,49 +223,18 @@ func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, c
 	return nil
 }
 
-// reconcileManaged runs the stages of a reconcile in order, each visible here:
-// admission check and gather (read only) -> render (pure) -> ownership check, while the
-// finalizer is added -> credentials -> apply -> observe. Nothing in the cluster but cr's
-// finalizer changes before the ownership check has passed, and nothing at all unless the
-// admission policy checked who created or changed cr.
+// reconcileManaged applies the desired scheduler (applyDesired), or reports why it
+// cannot (a refusal, internal/refusal), then observes what runs and derives the
+// conditions from it: Degraded from the foremost problem found, as internal/reasons
+// ranks them.
 func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (outcome, error) {
-	if problem, err := r.admissionProblem(ctx, cr); problem != nil || err != nil {
-		if err != nil {
-			return outcome{}, err
-		}
-		return outcome{}, r.refuse(ctx, cr, status, conditions, problem)
-	}
-	found, problem, err := r.gather(ctx, cr)
-	if err != nil {
-		return outcome{}, err
-	}
-	if problem != nil {
-		return r.refusal(status, problem), r.refuse(ctx, cr, status, conditions, problem)
-	}
-	rendered, problem := renderScheduler(cr, found)
-	var live liveObjects
-	if problem == nil {
-		live, problem, err = r.checkOwnershipAndAddFinalizer(ctx, cr, rendered.Objects)
+	found, rendered, deployment, err := r.applyDesired(ctx, cr)
+	if refused, ok := refusal.As(err); ok {
+		return r.retryAfterRefusal(status, refused), r.refuse(ctx, cr, status, conditions, refused)
 	}
 	if err != nil {
 		return outcome{}, err
-	}
-	if problem == nil {
-		rendered, problem, err = r.credentials(ctx, cr, found, rendered)
-	}
-	if err != nil {
-		return outcome{}, err
-	}
-	var deployment *appsv1.Deployment
-	if problem == nil {
-		deployment, problem, err = r.apply(ctx, cr, found, rendered, live)
-	}
-	if err != nil {
-		return outcome{}, err
-	}
-	if problem != nil {
-		return r.refusal(status, problem), r.refuse(ctx, cr, status, conditions, problem)
 	}
 	status.SchedulerName, status.SchedulerNames = schedulerNameOf(cr, found.schedulerNames), found.schedulerNames
 	status.Image, status.ImageSource, status.ConfigHash = rendered.Image.Reference, rendered.Image.Source, rendered.ConfigHash
@@ -275,12 +247,11 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 		conditions.appendToMessage(v1.ConditionAvailable, rendered.Image.Skew)
 	}
 	setProgressing(conditions, observed.deployment)
-	setDegradedFromScheduler(conditions, observed)
-	metricsRecheck, err := r.setMetricsConditions(ctx, cr, found, status, conditions)
+	metricsProblem, metricsRecheck, err := r.setMetricsConditions(ctx, cr, found, status, conditions)
 	if err != nil {
 		return outcome{}, err
 	}
-	setDegradedFromPlacement(conditions, cr, found.placement)
+	setDegraded(conditions, placementProblem(cr, found.placement), metricsProblem, observed.podProblem, rolloutStalled(observed.deployment))
 	next := outcome{requeueAfter: observed.requeueAfter, imageSkew: rendered.Image.Skew}
 	if metricsRecheck > 0 {
 		// Metrics come and go without an event: probe them again in a while, and renew
@@ -290,26 +261,56 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	return next, nil
 }
 
+// applyDesired runs the stages that end with the desired scheduler applied: admission
+// check and gather (read only) -> render (pure) -> ownership check, while the finalizer
+// is added -> credentials -> apply. A refusal from any stage stops the others: nothing in
+// the cluster but cr's finalizer changes before the ownership check has passed, and
+// nothing at all unless the admission policy checked who created or changed cr.
+func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*gathered, *render.Result, *appsv1.Deployment, error) {
+	if err := r.checkAdmission(ctx, cr); err != nil {
+		return nil, nil, nil, err
+	}
+	found, err := r.gather(ctx, cr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rendered, err := renderScheduler(cr, found)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	live, err := r.checkOwnershipAndAddFinalizer(ctx, cr, rendered.Objects)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if rendered, err = r.credentials(ctx, cr, found, rendered); err != nil {
+		return nil, nil, nil, err
+	}
+	deployment, err := r.apply(ctx, cr, found, rendered, live)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return found, rendered, deployment, nil
+}
+
 // renderScheduler renders cr's scheduler. Rendering is pure, so a failure comes from an
-// input the API accepted but the scheduler cannot use: the user's to fix. So is a
-// configuration that enables plugins the image does not have, which the scheduler would
-// refuse at start.
-func renderScheduler(cr *v1.SecondaryScheduler, found *gathered) (*render.Result, *schedconfig.Problem) {
+// input the API accepted but the scheduler cannot use: the user's to fix, a refusal. So
+// is a configuration that enables plugins the image does not have, which the scheduler
+// would refuse at start.
+func renderScheduler(cr *v1.SecondaryScheduler, found *gathered) (*render.Result, error) {
 	rendered, err := render.Render(cr, found.facts)
 	if err != nil {
-		return nil, &schedconfig.Problem{Reason: v1.ReasonInvalidSpec, Message: fmt.Sprintf(
-			"the scheduler cannot be configured from this spec: %v; correct the field it names", err)}
+		return nil, refusal.New(v1.ReasonInvalidSpec, "the scheduler cannot be configured from this spec: %v; correct the field it names", err)
 	}
-	if problem := pluginsNotInImage(cr, rendered, found.customConfigSource); problem != nil {
-		return nil, problem
+	if err := checkPluginsInImage(cr, rendered, found.customConfigSource); err != nil {
+		return nil, err
 	}
 	return rendered, nil
 }
 
-// refuse reports a problem only the user can fix. Nothing is applied: the scheduler keeps
-// running with its last good configuration.
+// refuse reports a refusal: what only the user can fix. Nothing is applied: the scheduler
+// keeps running with its last good configuration.
 func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.SecondaryScheduler,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter, problem *schedconfig.Problem) error {
+	status *v1.SecondarySchedulerStatus, conditions *conditionSetter, problem *refusal.Error) error {
 	logf.FromContext(ctx).V(1).Info("desired scheduler refused", "reason", problem.Reason, "message", problem.Message)
 	if problem.Reason == v1.ReasonNamespaceNotAllowed {
 		conditions.set(v1.ConditionAvailable, false, problem.Reason, problem.Message)
@@ -318,7 +319,7 @@ func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.Second
 		return nil
 	}
 	conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message+runningNote(status))
-	if metricsProblems[problem.Reason] {
+	if reasons.KeepsFromMetrics(problem.Reason) {
 		conditions.set(v1.ConditionMetricsAvailable, false, problem.Reason, problem.Message)
 		if problem.Reason == v1.ReasonPrometheusNotFound {
 			status.Metrics = nil
@@ -332,15 +333,15 @@ func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.Second
 	return nil
 }
 
-// refusal is when to look again after a problem: a name taken by someone else's object
-// is polled with backoff, and a metrics source looked for again every probe interval,
-// since no event says when they change; other problems wait for the change that fixes
-// them, which the operator watches.
-func (r *SecondarySchedulerReconciler) refusal(status *v1.SecondarySchedulerStatus, problem *schedconfig.Problem) outcome {
+// retryAfterRefusal is when to look again after a refusal: a name taken by someone
+// else's object is polled with backoff, and a metrics source looked for again every probe
+// interval, since no event says when they change; other refusals wait for the change that
+// fixes them, which the operator watches.
+func (r *SecondarySchedulerReconciler) retryAfterRefusal(status *v1.SecondarySchedulerStatus, refused *refusal.Error) outcome {
 	switch {
-	case problem.Reason == v1.ReasonObjectNameTaken:
+	case refused.Reason == v1.ReasonObjectNameTaken:
 		return outcome{requeueAfter: nameTakenRetry(status, r.now())}
-	case metricsProblems[problem.Reason]:
+	case reasons.KeepsFromMetrics(refused.Reason):
 		return outcome{requeueAfter: r.MetricsProber.Interval}
 	}
 	return outcome{}
@@ -376,14 +377,6 @@ func nextMetricsCheck(status *v1.SecondarySchedulerStatus, probeInterval time.Du
 	return max(min(untilRenewal, probeInterval), time.Second)
 }
 
-// metricsProblems are the problems that keep a load-aware scheduler from reading its
-// metrics, which MetricsAvailable reports as well as Degraded.
-var metricsProblems = map[v1.ConditionReason]bool{
-	v1.ReasonPrometheusNotFound: true, v1.ReasonTokenSecretNotFound: true, v1.ReasonTokenKeyMissing: true,
-	v1.ReasonTokenRequestFailed: true, v1.ReasonCABundleNotFound: true, v1.ReasonCABundleInvalid: true,
-	v1.ReasonRecordingRulesNotInstalled: true, v1.ReasonMetricsAddressInvalid: true,
-}
-
 // runningNote tells, after a problem, that the last good scheduler still runs.
 func runningNote(status *v1.SecondarySchedulerStatus) string {
 	if status.ConfigHash == "" {
@@ -414,11 +407,7 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 			// be thousands of Events for hundreds of schedulers created at once.
 			continue
 		}
-		eventType := corev1.EventTypeNormal
-		if isBad(condition) {
-			eventType = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(updated, nil, eventType, condition.Reason, condition.Type, "%s=%s: %s", condition.Type, condition.Status, condition.Message)
+		r.Recorder.Eventf(updated, nil, reasons.EventType(condition), condition.Reason, condition.Type, "%s=%s: %s", condition.Type, condition.Status, condition.Message)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
 
 // MaxConfigBytes is the size of the largest config.yaml the operator accepts. Real
@@ -21,7 +22,7 @@ const MaxConfigBytes = 64 << 10
 // maxListedKeys bounds the keys a message lists: a ConfigMap may have thousands.
 const maxListedKeys = 20
 
-// FromConfigMap returns the text of key config.yaml of configMap, refusing with a Problem
+// FromConfigMap returns the text of key config.yaml of configMap, refusing with a refusal
 // a ConfigMap without the key under data (ReasonConfigKeyMissing, also when the key is
 // only under binaryData) and a text larger than MaxConfigBytes (ReasonConfigTooLarge).
 // source names the ConfigMap in messages, for example "ConfigMap ns/name". The text is
@@ -30,11 +31,11 @@ func FromConfigMap(configMap *corev1.ConfigMap, source string) ([]byte, error) {
 	data, found := configMap.Data[ConfigKey]
 	if !found {
 		if _, binary := configMap.BinaryData[ConfigKey]; binary {
-			return nil, problemf(v1.ReasonConfigKeyMissing,
+			return nil, refusal.New(v1.ReasonConfigKeyMissing,
 				"%s has key %s under binaryData, but a scheduler configuration is text and is read only from data; move it to data (kubectl create configmap --from-file puts a UTF-8 file there)",
 				source, ConfigKey)
 		}
-		return nil, problemf(v1.ReasonConfigKeyMissing,
+		return nil, refusal.New(v1.ReasonConfigKeyMissing,
 			"%s has no key %s (its keys: %s); put the KubeSchedulerConfiguration under %s",
 			source, ConfigKey, ListKeys(configMap), ConfigKey)
 	}
@@ -48,7 +49,7 @@ func checkSize(size int, source string) error {
 	if size <= MaxConfigBytes {
 		return nil
 	}
-	return problemf(v1.ReasonConfigTooLarge,
+	return refusal.New(v1.ReasonConfigTooLarge,
 		"key %s of %s is %d bytes, more than the %d bytes (%d KiB) the operator accepts; shorten it: "+
 			"a scheduler configuration rarely needs more than a few KiB, so drop comments, unused profiles and plugin args left at their defaults",
 		ConfigKey, source, size, MaxConfigBytes, MaxConfigBytes>>10)

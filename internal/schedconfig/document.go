@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
 
 // firstDocument parses the YAML of config.yaml into a node tree with the parser the
@@ -24,10 +25,10 @@ func firstDocument(data []byte, source string) (*yaml.Node, error) {
 		return nil, notAMapping(source)
 	}
 	if err != nil {
-		return nil, problemf(v1.ReasonConfigNotYAML, "key %s of %s is not valid YAML: %v", ConfigKey, source, err)
+		return nil, refusal.New(v1.ReasonConfigNotYAML, "key %s of %s is not valid YAML: %v", ConfigKey, source, err)
 	}
 	if node := firstAnchorOrAlias(&document); node != nil {
-		return nil, problemf(v1.ReasonInvalidConfig,
+		return nil, refusal.New(v1.ReasonInvalidConfig,
 			"key %s of %s uses a YAML anchor or alias (&name or *name, first at line %d); write the values out instead: "+
 				"aliases let a small text expand into a huge configuration, and the operator cannot edit a configuration that holds them",
 			ConfigKey, source, node.Line)
@@ -38,8 +39,8 @@ func firstDocument(data []byte, source string) (*yaml.Node, error) {
 	return document.Content[0], nil
 }
 
-func notAMapping(source string) *Problem {
-	return problemf(v1.ReasonNotKubeSchedulerConfiguration,
+func notAMapping(source string) *refusal.Error {
+	return refusal.New(v1.ReasonNotKubeSchedulerConfiguration,
 		"key %s of %s must be a YAML mapping with apiVersion %s and kind %s", ConfigKey, source, schedulerconfigv1.SchemeGroupVersion, Kind)
 }
 
@@ -76,7 +77,7 @@ func typeMeta(mapping *yaml.Node, source string) (apiVersion, kind string, err e
 			continue
 		}
 		if value.Kind != yaml.ScalarNode {
-			return "", "", problemf(v1.ReasonNotKubeSchedulerConfiguration,
+			return "", "", refusal.New(v1.ReasonNotKubeSchedulerConfiguration,
 				"key %s of %s has a malformed apiVersion or kind: %s at line %d must be a string", ConfigKey, source, key.Value, value.Line)
 		}
 		if value.ShortTag() == yaml.NodeTagNull {

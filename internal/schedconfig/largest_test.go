@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
 
 // largestProfile is a realistic, busy profile: in-tree and scheduler-plugins args, and
@@ -126,7 +128,7 @@ func TestOversizedConfigIsNotParsed(t *testing.T) {
 	config := []byte(laughs + strings.Repeat("# padding\n", MaxConfigBytes/10))
 	var err error
 	allocations := testing.AllocsPerRun(10, func() { _, err = Parse(config, "packer", "test") })
-	if problem, ok := AsProblem(err); !ok || problem.Reason != "ConfigTooLarge" {
+	if problem, ok := refusal.As(err); !ok || problem.Reason != "ConfigTooLarge" {
 		t.Fatalf("want ConfigTooLarge, got %v", err)
 	}
 	if allocations > 10 {

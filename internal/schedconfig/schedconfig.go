@@ -1,14 +1,12 @@
 // Package schedconfig reads a user's KubeSchedulerConfiguration the way kube-scheduler
 // will: strictly, with kube-scheduler's own v1 config types. Every way a config can be
-// unusable for a SecondaryScheduler becomes a Problem with a reason and a message that
+// unusable for a SecondaryScheduler becomes a refusal with a reason and a message that
 // says what to fix, so that nothing the scheduler would refuse is ever rolled out.
 package schedconfig
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +14,7 @@ import (
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
@@ -30,37 +29,6 @@ const Kind = "KubeSchedulerConfiguration"
 // removedVersions are the config API versions that kube-scheduler served once and no
 // longer does; v1 replaced them all (v1beta3, the last, went in Kubernetes 1.29).
 var removedVersions = []string{"v1alpha1", "v1alpha2", "v1beta1", "v1beta2", "v1beta3"}
-
-// Problem is a reason why a configuration cannot be used, in the terms of the
-// SecondaryScheduler's Degraded condition.
-type Problem struct {
-	// Reason is the Degraded condition's reason.
-	Reason v1.ConditionReason
-	// Message says what is wrong and what to do about it.
-	Message string
-}
-
-func (p *Problem) Error() string { return string(p.Reason) + ": " + p.Message }
-
-// AsProblem returns the Problem in err's chain, if any.
-func AsProblem(err error) (*Problem, bool) {
-	var p *Problem
-	ok := errors.As(err, &p)
-	return p, ok
-}
-
-// maxMessageBytes bounds a Problem's message. Messages quote parts of the user's text;
-// a condition message over 32768 bytes would make the API server refuse the status
-// update that reports the problem, so a long one is cut.
-const maxMessageBytes = 4096
-
-func problemf(reason v1.ConditionReason, format string, args ...any) *Problem {
-	message := fmt.Sprintf(format, args...)
-	if len(message) > maxMessageBytes {
-		message = strings.ToValidUTF8(message[:maxMessageBytes], "") + " ... (truncated)"
-	}
-	return &Problem{Reason: reason, Message: message}
-}
 
 // shorten cuts a value quoted from the user's text so that the rest of a message, which
 // says what to do, still fits.
@@ -96,23 +64,23 @@ func Parse(data []byte, schedulerName, source string) (*schedulerconfigv1.KubeSc
 	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil || gv.Group != schedulerconfigv1.GroupName || kind != Kind {
-		return nil, problemf(v1.ReasonNotKubeSchedulerConfiguration,
+		return nil, refusal.New(v1.ReasonNotKubeSchedulerConfiguration,
 			"key %s of %s has apiVersion %q and kind %q; a scheduler configuration has apiVersion %s and kind %s",
 			ConfigKey, source, shorten(apiVersion), shorten(kind), schedulerconfigv1.SchemeGroupVersion, Kind)
 	}
 	if slices.Contains(removedVersions, gv.Version) {
-		return nil, problemf(v1.ReasonUnsupportedConfigVersion,
+		return nil, refusal.New(v1.ReasonUnsupportedConfigVersion,
 			"key %s of %s uses %s, which current kube-schedulers no longer serve; change apiVersion to %s (plugin args keep their fields; see the kube-scheduler configuration migration notes)",
 			ConfigKey, source, apiVersion, schedulerconfigv1.SchemeGroupVersion)
 	}
 	if gv.Version != schedulerconfigv1.SchemeGroupVersion.Version {
-		return nil, problemf(v1.ReasonUnsupportedConfigVersion,
+		return nil, refusal.New(v1.ReasonUnsupportedConfigVersion,
 			"key %s of %s uses unknown version %s; use %s", ConfigKey, source, shorten(apiVersion), schedulerconfigv1.SchemeGroupVersion)
 	}
 
 	config, err := decodeStrict(data)
 	if err != nil {
-		return nil, problemf(v1.ReasonInvalidConfig, "key %s of %s is not a valid %s: %v", ConfigKey, source, Kind, err)
+		return nil, refusal.New(v1.ReasonInvalidConfig, "key %s of %s is not a valid %s: %v", ConfigKey, source, Kind, err)
 	}
 	if err := checkConnection(config, source); err != nil {
 		return nil, err
@@ -130,7 +98,7 @@ func Parse(data []byte, schedulerName, source string) (*schedulerconfigv1.KubeSc
 // whatever image the admission policy allows. Rate limits and content types may stay.
 func checkConnection(config *schedulerconfigv1.KubeSchedulerConfiguration, source string) error {
 	if kubeconfig := config.ClientConnection.Kubeconfig; kubeconfig != "" {
-		return problemf(v1.ReasonInvalidConfig,
+		return refusal.New(v1.ReasonInvalidConfig,
 			"the configuration in %s sets clientConnection.kubeconfig (%q); the scheduler connects to this cluster as its own ServiceAccount, so remove kubeconfig (qps, burst and contentType may stay)",
 			source, shorten(kubeconfig))
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
 
 const validConfig = `apiVersion: kubescheduler.config.k8s.io/v1
@@ -50,12 +51,12 @@ func profilesConfig(names ...string) string {
 	return text.String()
 }
 
-// expectProblem fails t unless err is a Problem of reason whose message contains message.
+// expectProblem fails t unless err is a refusal of reason whose message contains message.
 func expectProblem(t *testing.T, err error, reason v1.ConditionReason, message string) {
 	t.Helper()
-	problem, ok := AsProblem(err)
+	problem, ok := refusal.As(err)
 	if !ok {
-		t.Fatalf("want a Problem with reason %s, got %v", reason, err)
+		t.Fatalf("want a refusal with reason %s, got %v", reason, err)
 	}
 	if problem.Reason != reason || !strings.Contains(problem.Message, message) {
 		t.Errorf("got %s: %s\nwant %s: ...%s...", problem.Reason, problem.Message, reason, message)
@@ -157,9 +158,9 @@ func TestParse(t *testing.T) {
 				}
 				return
 			}
-			problem, ok := AsProblem(err)
+			problem, ok := refusal.As(err)
 			if !ok {
-				t.Fatalf("want a Problem with reason %s, got %v", tt.wantReason, err)
+				t.Fatalf("want a refusal with reason %s, got %v", tt.wantReason, err)
 			}
 			if problem.Reason != tt.wantReason {
 				t.Errorf("reason: want %s, got %s (%s)", tt.wantReason, problem.Reason, problem.Message)
@@ -167,8 +168,8 @@ func TestParse(t *testing.T) {
 			if !strings.Contains(problem.Message, tt.wantMessage) {
 				t.Errorf("message %q does not contain %q", problem.Message, tt.wantMessage)
 			}
-			if len(problem.Message) > maxMessageBytes+len(" ... (truncated)") {
-				t.Errorf("message is %d bytes, more than the %d a condition should carry", len(problem.Message), maxMessageBytes)
+			if len(problem.Message) > refusal.MaxMessageBytes+len(" ... (truncated)") {
+				t.Errorf("message is %d bytes, more than the %d a condition should carry", len(problem.Message), refusal.MaxMessageBytes)
 			}
 		})
 	}
@@ -305,11 +306,11 @@ func FuzzParse(f *testing.F) {
 		for _, schedulerName := range []string{"packer", ""} {
 			config, err := Parse(data, schedulerName, "fuzz")
 			if err != nil {
-				problem, ok := AsProblem(err)
+				problem, ok := refusal.As(err)
 				if !ok {
-					t.Fatalf("error is not a Problem: %v", err)
+					t.Fatalf("error is not a refusal: %v", err)
 				}
-				if len(problem.Message) > maxMessageBytes+len(" ... (truncated)") {
+				if len(problem.Message) > refusal.MaxMessageBytes+len(" ... (truncated)") {
 					t.Fatalf("message of %d bytes", len(problem.Message))
 				}
 				continue

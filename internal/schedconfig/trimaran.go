@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
@@ -119,13 +120,13 @@ func (s MetricSource) ProbedAddress() (string, bool) {
 // CheckAddresses checks the addresses this source reads load from with
 // CheckMetricsAddress: watcherAddress when it is set, otherwise the address of provider
 // Prometheus, which must be set, and of SignalFx, when set.
-func (s MetricSource) CheckAddresses() *Problem {
+func (s MetricSource) CheckAddresses() error {
 	where := fmt.Sprintf("of plugin %s in profile %s", s.Plugin, shorten(s.Profile))
 	switch {
 	case s.WatcherAddress != "":
 		return checkAddress("watcherAddress "+where, s.WatcherAddress, watcherAddresses)
 	case s.Provider == v1.PrometheusProvider && s.Address == "":
-		return problemf(v1.ReasonMetricsAddressInvalid,
+		return refusal.New(v1.ReasonMetricsAddressInvalid,
 			"metricProvider.address %s is empty, so load-watcher queries %s, a Service of that name in the scheduler's own namespace; "+
 				"set it to your Prometheus's URL, for example %s",
 			where, defaultPrometheusAddress, prometheusAddresses.example)
@@ -145,7 +146,7 @@ func (s MetricSource) CheckAddresses() *Problem {
 // point enables it, whatever the point's disabled list says (which only removes default
 // plugins), or when multiPoint enables it and the point disables neither it nor "*".
 // Args that are not a mapping, fields of a wrong type, a metricProvider.type the plugin
-// refuses and two pluginConfig entries for one plugin are Problems (ReasonInvalidConfig):
+// refuses and two pluginConfig entries for one plugin are refusals (ReasonInvalidConfig):
 // the scheduler would not start. Other fields are left to the plugin, which knows them.
 func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]MetricSource, error) {
 	if config == nil {
@@ -208,7 +209,7 @@ func pluginArgs(profile schedulerconfigv1.KubeSchedulerProfile, plugin string) (
 			continue
 		}
 		if found {
-			return nil, problemf(v1.ReasonInvalidConfig,
+			return nil, refusal.New(v1.ReasonInvalidConfig,
 				"profile %s has two pluginConfig entries for %s, which kube-scheduler refuses; merge them into one",
 				shorten(ptr.Deref(profile.SchedulerName, "")), plugin)
 		}
@@ -258,14 +259,14 @@ func decodeMetricSource(profile, plugin string, args []byte) (MetricSource, erro
 
 // checkProvider refuses what the plugin refuses at start: a metricProvider.type other than
 // the three it knows, compared exactly, when it has no load-watcher address.
-func checkProvider(source MetricSource, emptyWatcherAddress bool) *Problem {
+func checkProvider(source MetricSource, emptyWatcherAddress bool) *refusal.Error {
 	known := []v1.MetricProvider{v1.PrometheusProvider, v1.KubernetesMetricsServerProvider, v1.SignalFxProvider}
 	if slices.Contains(known, source.Provider) {
 		return nil
 	}
 	where := fmt.Sprintf("plugin %s in profile %s", source.Plugin, shorten(source.Profile))
 	if source.Provider == "" && emptyWatcherAddress {
-		return problemf(v1.ReasonInvalidConfig,
+		return refusal.New(v1.ReasonInvalidConfig,
 			"the args of %s set watcherAddress to an empty string, which keeps metricProvider.type from defaulting, and the plugin refuses an empty type; "+
 				"remove watcherAddress, or set metricProvider.type to Prometheus, KubernetesMetricsServer or SignalFx", where)
 	}
@@ -275,17 +276,17 @@ func checkProvider(source MetricSource, emptyWatcherAddress bool) *Problem {
 			hint = fmt.Sprintf(" (the type is case-sensitive: write %s)", provider)
 		}
 	}
-	return problemf(v1.ReasonInvalidConfig,
+	return refusal.New(v1.ReasonInvalidConfig,
 		"metricProvider.type of %s is %q, which the plugin refuses, so kube-scheduler would not start; use Prometheus, KubernetesMetricsServer or SignalFx%s",
 		where, shorten(string(source.Provider)), hint)
 }
 
 // argsReader decodes fields of a Trimaran plugin's args one by one, keeping the first
-// one of a wrong type as a Problem. Its messages name the field and the kinds of value,
+// one of a wrong type as a refusal. Its messages name the field and the kinds of value,
 // never the value: a token may be the one of a wrong type.
 type argsReader struct {
 	profile, plugin string
-	problem         *Problem
+	problem         *refusal.Error
 }
 
 // mapping decodes raw as a mapping; absent or null, it is empty.
@@ -313,7 +314,7 @@ func (r *argsReader) decode(field string, raw []byte, into any, want string) {
 		return
 	}
 	if err := json.Unmarshal(raw, into); err != nil {
-		r.problem = problemf(v1.ReasonInvalidConfig,
+		r.problem = refusal.New(v1.ReasonInvalidConfig,
 			"%s of plugin %s in profile %s is %s, but must be %s; kube-scheduler would refuse the configuration",
 			field, r.plugin, shorten(r.profile), jsonKind(raw), want)
 	}
@@ -339,20 +340,20 @@ func jsonKind(raw []byte) string {
 // not expand: ${VAR}, $(VAR), $VAR, {{ .x }}, {var} and <prometheus-url>.
 var placeholder = regexp.MustCompile(`\$\{[^}]*\}?|\$\([^)]*\)?|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*?(\}\}|$)|\{[^{}]*\}|<[^<>]*>?`)
 
-// CheckMetricsAddress returns a Problem (ReasonMetricsAddressInvalid) when address is not
+// CheckMetricsAddress returns a refusal (ReasonMetricsAddressInvalid) when address is not
 // an http or https URL with a host that load-watcher can query: empty, an unresolved
 // placeholder such as ${PROM_URL}, other text, another scheme, or a URL holding
 // credentials (user:password@host). field names the address in the message, for example
 // "metricProvider.address of plugin TargetLoadPacking in profile packer". Messages quote
 // at most a short piece of address, without credentials, query or fragment.
-func CheckMetricsAddress(field, address string) *Problem {
+func CheckMetricsAddress(field, address string) error {
 	return checkAddress(field, address, prometheusAddresses)
 }
 
-func checkAddress(field, address string, kind addressKind) *Problem {
+func checkAddress(field, address string, kind addressKind) error {
 	example := kind.example
-	invalid := func(format string, args ...any) *Problem {
-		return problemf(v1.ReasonMetricsAddressInvalid, "%s "+format, append([]any{field}, args...)...)
+	invalid := func(format string, args ...any) *refusal.Error {
+		return refusal.New(v1.ReasonMetricsAddressInvalid, "%s "+format, append([]any{field}, args...)...)
 	}
 	if strings.TrimSpace(address) == "" {
 		return invalid("is empty; set it to an http or https URL, for example %s", example)

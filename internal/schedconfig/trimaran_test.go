@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
 
 // withProfiles is a configuration whose profiles are the YAML list items in profiles.
@@ -53,7 +54,7 @@ func TestMetricSources(t *testing.T) {
 		name        string
 		config      string
 		want        []MetricSource
-		wantMessage string // set: MetricSources returns a Problem of ReasonInvalidConfig with this text
+		wantMessage string // set: MetricSources returns a refusal of ReasonInvalidConfig with this text
 	}{
 		{"no plugins section", withProfiles("- schedulerName: packer\n"), nil, ""},
 		{"in-tree plugins only", withProfiles(`- schedulerName: packer
@@ -277,10 +278,10 @@ func TestMetricSources(t *testing.T) {
 			sources, err := MetricSources(config)
 			if tt.wantMessage != "" {
 				expectProblem(t, err, v1.ReasonInvalidConfig, tt.wantMessage)
-				if problem, ok := AsProblem(err); ok {
+				if problem, ok := refusal.As(err); ok {
 					for _, secret := range []string{secretToken, "31337424242"} {
 						if strings.Contains(problem.Message, secret) {
-							t.Errorf("message quotes the token: %s", problem.Message)
+							t.Errorf("message quotes the token: %s", problem)
 						}
 					}
 				}
@@ -380,8 +381,8 @@ func TestCheckMetricsAddress(t *testing.T) {
 			}
 			expectProblem(t, problem, v1.ReasonMetricsAddressInvalid, tt.wantMessage)
 			for _, secret := range tt.notQuoted {
-				if problem != nil && strings.Contains(problem.Message, secret) {
-					t.Errorf("message quotes %q: %s", secret, problem.Message)
+				if problem != nil && strings.Contains(problem.Error(), secret) {
+					t.Errorf("message quotes %q: %s", secret, problem)
 				}
 			}
 		})
@@ -426,8 +427,8 @@ func TestMetricSourceCheckAddresses(t *testing.T) {
 				return
 			}
 			expectProblem(t, problem, v1.ReasonMetricsAddressInvalid, tt.wantMessage)
-			if problem != nil && strings.Contains(problem.Message, secretToken) {
-				t.Errorf("message quotes the token: %s", problem.Message)
+			if problem != nil && strings.Contains(problem.Error(), secretToken) {
+				t.Errorf("message quotes the token: %s", problem)
 			}
 		})
 	}
@@ -577,9 +578,9 @@ func FuzzMetricSources(f *testing.F) {
 			t.Helper()
 			var messages []string
 			if err != nil {
-				problem, ok := AsProblem(err)
+				problem, ok := refusal.As(err)
 				if !ok || problem.Reason != v1.ReasonInvalidConfig {
-					t.Fatalf("MetricSources: want a Problem of %s, got %v", v1.ReasonInvalidConfig, err)
+					t.Fatalf("MetricSources: want a refusal of %s, got %v", v1.ReasonInvalidConfig, err)
 				}
 				messages = append(messages, problem.Message)
 			}
@@ -588,9 +589,10 @@ func FuzzMetricSources(f *testing.F) {
 					t.Fatalf("source of plugin %q", source.Plugin)
 				}
 				messages = append(messages, source.String())
-				if problem := source.CheckAddresses(); problem != nil {
-					if problem.Reason != v1.ReasonMetricsAddressInvalid {
-						t.Fatalf("CheckAddresses: reason %s", problem.Reason)
+				if err := source.CheckAddresses(); err != nil {
+					problem, _ := refusal.As(err)
+					if problem == nil || problem.Reason != v1.ReasonMetricsAddressInvalid {
+						t.Fatalf("CheckAddresses: %v", err)
 					}
 					messages = append(messages, problem.Message)
 				}
@@ -599,7 +601,7 @@ func FuzzMetricSources(f *testing.F) {
 				}
 			}
 			for _, message := range messages {
-				if len(message) > maxMessageBytes+len(" ... (truncated)") {
+				if len(message) > refusal.MaxMessageBytes+len(" ... (truncated)") {
 					t.Fatalf("message of %d bytes", len(message))
 				}
 				for _, secret := range secrets {

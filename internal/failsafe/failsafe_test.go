@@ -1,4 +1,4 @@
-package controllers
+package failsafe
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestFailsafeSwitchesWithHysteresis(t *testing.T) {
 	type step struct {
 		after   time.Duration
 		result  metricsprobe.Result
-		scoring v1.ScoringMode
+		Scoring v1.ScoringMode
 		recheck time.Duration // zero: only a new probe can change the decision
 	}
 	tests := []struct {
@@ -81,17 +81,17 @@ func TestFailsafeSwitchesWithHysteresis(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			state := scoringStateOf(nil)
+			state := StateOf(nil)
 			for i, step := range tt.steps {
-				decision := decideScoring(tt.metrics, state, step.result, start.Add(step.after))
-				if decision.state.scoring != step.scoring || decision.recheckAfter != step.recheck {
+				decision := Decide(tt.metrics, state, step.result, start.Add(step.after))
+				if decision.State.Scoring != step.Scoring || decision.RecheckAfter != step.recheck {
 					t.Fatalf("step %d (%s, %s): scoring %s, recheck after %s; want %s, %s",
-						i, step.after, step.result.Reason, decision.state.scoring, decision.recheckAfter, step.scoring, step.recheck)
+						i, step.after, step.result.Reason, decision.State.Scoring, decision.RecheckAfter, step.Scoring, step.recheck)
 				}
-				if step.result.Available != (decision.state.unavailableSince == nil) {
-					t.Fatalf("step %d: unavailableSince %v with metrics available %t", i, decision.state.unavailableSince, step.result.Available)
+				if step.result.Available != (decision.State.UnavailableSince == nil) {
+					t.Fatalf("step %d: UnavailableSince %v with metrics available %t", i, decision.State.UnavailableSince, step.result.Available)
 				}
-				state = decision.state
+				state = decision.State
 			}
 		})
 	}
@@ -103,15 +103,15 @@ func TestFailsafeSwitchesWithHysteresis(t *testing.T) {
 func TestFailsafeStateSurvivesTheStatus(t *testing.T) {
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	metrics := &v1.LoadMetrics{WhenUnavailable: v1.ScoreByRequests}
-	decision := decideScoring(metrics, scoringStateOf(nil), metricsprobe.Result{Reason: v1.ReasonMetricsStale}, start)
-	decision = decideScoring(metrics, decision.state, metricsprobe.Result{Available: true}, start.Add(time.Minute))
+	decision := Decide(metrics, StateOf(nil), metricsprobe.Result{Reason: v1.ReasonMetricsStale}, start)
+	decision = Decide(metrics, decision.State, metricsprobe.Result{Available: true}, start.Add(time.Minute))
 	status := &v1.MetricsStatus{}
-	decision.state.store(status)
+	decision.State.Store(status)
 	if status.Scoring != v1.ScoringByRequests || status.HealthySince == nil || !status.HealthySince.Equal(&metav1.Time{Time: start.Add(time.Minute)}) {
 		t.Fatalf("status after a stale probe and a healthy one: %+v", status)
 	}
-	restarted := decideScoring(metrics, scoringStateOf(status), metricsprobe.Result{Available: true}, start.Add(time.Minute+v1.DefaultResumeAfter))
-	if restarted.state.scoring != v1.ScoringLoadAware {
-		t.Fatalf("after resumeAfter of healthy metrics across a restart: %s", restarted.state.scoring)
+	restarted := Decide(metrics, StateOf(status), metricsprobe.Result{Available: true}, start.Add(time.Minute+v1.DefaultResumeAfter))
+	if restarted.State.Scoring != v1.ScoringLoadAware {
+		t.Fatalf("after resumeAfter of healthy metrics across a restart: %s", restarted.State.Scoring)
 	}
 }

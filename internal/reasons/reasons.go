@@ -1,0 +1,201 @@
+// Package reasons declares every reason the operator gives in a SecondaryScheduler's
+// conditions and Events, once: the conditions it may be the reason of, whether it asks
+// for someone's attention (its Events are Warnings), whether it keeps a load-aware
+// scheduler from its metrics, and where it ranks when several problems of a running
+// scheduler compete for Degraded. The controllers read all of that from here; adding a
+// reason is its constant in api/v1, its entry in table and its line in the README
+// (a test fails when one of the three is missing).
+package reasons
+
+import (
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+// Severity says whether a reason asks for someone's attention, as an Event's type does.
+type Severity string
+
+const (
+	// Normal reasons tell how things are or go.
+	Normal Severity = "Normal"
+	// Warning reasons ask someone to act (or to know that something is wrong).
+	Warning Severity = "Warning"
+)
+
+// Reason is what the operator declares of one reason.
+type Reason struct {
+	Name v1.ConditionReason
+	// Conditions are the conditions it may be the reason of; none for a reason of Events
+	// only.
+	Conditions []v1.ConditionType
+	// Severity is how a condition in its bad state (Available False, Degraded True) with
+	// this reason is told in an Event.
+	Severity Severity
+	// Metrics marks a refusal that keeps a load-aware scheduler from its metrics: it is
+	// reported as MetricsAvailable False too, and looked at again every probe interval.
+	Metrics bool
+}
+
+var (
+	available        = []v1.ConditionType{v1.ConditionAvailable}
+	progressing      = []v1.ConditionType{v1.ConditionProgressing}
+	degraded         = []v1.ConditionType{v1.ConditionDegraded}
+	metricsAvailable = []v1.ConditionType{v1.ConditionMetricsAvailable}
+	// unavailableMetrics: a probe's finding, reported by MetricsAvailable and Degraded.
+	unavailableMetrics = []v1.ConditionType{v1.ConditionMetricsAvailable, v1.ConditionDegraded}
+	// podProblem: a pod of the current configuration says why it is not ready.
+	podProblem = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionDegraded}
+	// everyCondition: a state in which the operator runs no scheduler.
+	everyCondition = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionProgressing, v1.ConditionDegraded,
+		v1.ConditionReconciling, v1.ConditionStalled}
+)
+
+// table holds every reason, in order of precedence: when several problems of a scheduler
+// that was applied compete for Degraded, the one listed first is reported (nodes for the
+// scheduler before its metrics, its metrics before its pods, its pods before a stalled
+// rollout: without a node nothing else matters, and a scheduler blind to load is worse
+// than one still rolling out). Refusals never compete: nothing is applied after one.
+var table = []Reason{
+	// What the nodes keep a running scheduler from doing.
+	{Name: v1.ReasonNoSchedulableNodes, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonNodePoolEmpty, Conditions: degraded, Severity: Warning},
+
+	// What a probe of a load-aware scheduler's metrics found, and the failsafe.
+	{Name: v1.ReasonMetricsStale, Conditions: unavailableMetrics, Severity: Warning},
+	{Name: v1.ReasonPrometheusUnreachable, Conditions: unavailableMetrics, Severity: Warning},
+	{Name: v1.ReasonUnauthorized, Conditions: unavailableMetrics, Severity: Warning},
+	{Name: v1.ReasonRecordingRuleMissing, Conditions: unavailableMetrics, Severity: Warning},
+	{Name: v1.ReasonNodeLabelMismatch, Conditions: unavailableMetrics, Severity: Warning},
+	{Name: v1.ReasonRecordingRulesNotInstalled, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+	{Name: v1.ReasonScoringByRequests, Conditions: degraded, Severity: Warning},
+
+	// Why no pod of the current configuration is ready, the surest need to act first.
+	{Name: v1.ReasonImagePullFailed, Conditions: podProblem, Severity: Warning},
+	{Name: v1.ReasonSchedulerCannotStart, Conditions: podProblem, Severity: Warning},
+	{Name: v1.ReasonSchedulerCrashing, Conditions: podProblem, Severity: Warning},
+	{Name: v1.ReasonSchedulerUnschedulable, Conditions: podProblem, Severity: Warning},
+	// The Deployment's own account, when no pod says more.
+	{Name: v1.ReasonPodCreationFailed, Conditions: podProblem, Severity: Warning},
+	{Name: v1.ReasonRolloutStalled, Conditions: degraded, Severity: Warning},
+
+	// Refusals: the desired scheduler is not applied, the last good one keeps running.
+	{Name: v1.ReasonNamespaceNotAllowed, Conditions: everyCondition, Severity: Warning},
+	{Name: v1.ReasonAdmissionPolicyMissing, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonCreatedBeforeAdmissionPolicy, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonInvalidImage, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonInvalidSpec, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonConfigMapNotFound, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonConfigKeyMissing, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonConfigTooLarge, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonConfigNotYAML, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonNotKubeSchedulerConfiguration, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonUnsupportedConfigVersion, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonInvalidConfig, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonNoProfile, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonProfileNotFound, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonDefaultSchedulerClaimed, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonSchedulerNameConflict, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonPriorityClassNotFound, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonPluginsNotInImage, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonDiscoveryFailed, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonClusterRoleNotAllowed, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonObjectNameTaken, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonApplyFailed, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonPrometheusNotFound, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+	{Name: v1.ReasonMetricsAddressInvalid, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+	{Name: v1.ReasonTokenSecretNotFound, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+	{Name: v1.ReasonTokenKeyMissing, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+	{Name: v1.ReasonTokenRequestFailed, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+	{Name: v1.ReasonCABundleNotFound, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+	{Name: v1.ReasonCABundleInvalid, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+
+	// How a scheduler without a problem is, or gets there.
+	{Name: v1.ReasonNoReadyScheduler, Conditions: available, Severity: Warning},
+	{Name: v1.ReasonSchedulerNotDeployed, Conditions: []v1.ConditionType{v1.ConditionAvailable, v1.ConditionProgressing}, Severity: Normal},
+	{Name: v1.ReasonNoLeader, Conditions: available, Severity: Normal},
+	{Name: v1.ReasonHandingOver, Conditions: available, Severity: Normal},
+	{Name: v1.ReasonSchedulerReady, Conditions: available, Severity: Normal},
+	{Name: v1.ReasonRollingOut, Conditions: progressing, Severity: Normal},
+	{Name: v1.ReasonRolloutComplete, Conditions: progressing, Severity: Normal},
+	{Name: v1.ReasonMetricsProbing, Conditions: metricsAvailable, Severity: Normal},
+	{Name: v1.ReasonMetricsAvailable, Conditions: metricsAvailable, Severity: Normal},
+	{Name: v1.ReasonAsExpected, Conditions: []v1.ConditionType{v1.ConditionDegraded, v1.ConditionStalled}, Severity: Normal},
+	{Name: v1.ReasonReconciled, Conditions: []v1.ConditionType{v1.ConditionReconciling}, Severity: Normal},
+	{Name: v1.ReasonUnmanaged, Conditions: everyCondition, Severity: Normal},
+	{Name: v1.ReasonRemoved, Conditions: everyCondition, Severity: Normal},
+
+	// Reasons of Events only.
+	{Name: v1.ReasonImageVersionSkew, Severity: Warning},
+	{Name: v1.ReasonLoadAwareScoringResumed, Severity: Normal},
+}
+
+// All is every reason, in order of precedence.
+func All() []Reason { return slices.Clone(table) }
+
+// Of is what the table declares of name; ok is false for a reason it lacks.
+func Of(name v1.ConditionReason) (reason Reason, ok bool) {
+	index := rank(name)
+	if index == len(table) {
+		return Reason{Name: name, Severity: Warning}, false
+	}
+	return table[index], true
+}
+
+// rank is name's place in the table, len(table) for a reason it lacks (ranked last).
+func rank(name v1.ConditionReason) int {
+	index := slices.IndexFunc(table, func(reason Reason) bool { return reason.Name == name })
+	if index < 0 {
+		return len(table)
+	}
+	return index
+}
+
+// Finding is a reason with its message: a problem one stage found.
+type Finding struct {
+	Reason  v1.ConditionReason
+	Message string
+}
+
+// Foremost is the finding of highest precedence among findings, nil ones skipped; nil
+// when there is none. Of two with the same reason, the first given wins.
+func Foremost(findings ...*Finding) *Finding {
+	var foremost *Finding
+	for _, finding := range findings {
+		if finding != nil && (foremost == nil || rank(finding.Reason) < rank(foremost.Reason)) {
+			foremost = finding
+		}
+	}
+	return foremost
+}
+
+// KeepsFromMetrics reports whether a refusal for name keeps a load-aware scheduler from
+// its metrics.
+func KeepsFromMetrics(name v1.ConditionReason) bool {
+	reason, _ := Of(name)
+	return reason.Metrics
+}
+
+// IsBad reports whether condition asks for someone's attention: Degraded True, or
+// Available False for a reason of severity Warning. MetricsAvailable False is not: a
+// scheduler whose metrics are unusable is Degraded too, and that tells it.
+func IsBad(condition metav1.Condition) bool {
+	reason, _ := Of(v1.ConditionReason(condition.Reason))
+	switch v1.ConditionType(condition.Type) {
+	case v1.ConditionDegraded:
+		return condition.Status == metav1.ConditionTrue
+	case v1.ConditionAvailable:
+		return condition.Status == metav1.ConditionFalse && reason.Severity == Warning
+	}
+	return false
+}
+
+// EventType is the type of the Event that tells condition's change.
+func EventType(condition metav1.Condition) string {
+	if IsBad(condition) {
+		return string(Warning)
+	}
+	return string(Normal)
+}
