@@ -22,7 +22,7 @@ func TestAReconcileThatChangesNothingWritesNothing(t *testing.T) {
 	cr := binPacking("steady")
 	s.createRunning(cr)
 	before := appliesIn(s.namespace)
-	s.g.Expect(before).To(HaveKey("Deployment/"+s.namespace+"/"+render.SchedulerName(cr)), "the operator's applies are counted")
+	s.g.Expect(before).To(HaveKey("Deployment/"+s.namespace+"/"+render.WorkloadName(cr)), "the operator's applies are counted")
 
 	// A pod of the scheduler stops being ready: a reconcile reports it, and applies nothing.
 	pods := &corev1.PodList{}
@@ -36,7 +36,7 @@ func TestAReconcileThatChangesNothingWritesNothing(t *testing.T) {
 
 	// Someone edits the scheduler's configuration: the operator writes it back, alone.
 	configMap := &corev1.ConfigMap{}
-	s.g.Expect(adminClient.Get(s.ctx, client.ObjectKey{Namespace: s.namespace, Name: render.ConfigMapName(cr)}, configMap)).To(Succeed())
+	s.g.Expect(adminClient.Get(s.ctx, client.ObjectKey{Namespace: s.namespace, Name: render.ConfigObjectName(cr)}, configMap)).To(Succeed())
 	rendered := maps.Clone(configMap.Data)
 	s.update(configMap, func() { configMap.Data = map[string]string{"config.yaml": "edited"} })
 	s.g.Eventually(func() map[string]string {

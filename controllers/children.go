@@ -56,8 +56,10 @@ var allChildKinds = []childKind{
 	clusterRoleBindingKind,
 }
 
-// ownerSelector selects the objects labelled as cr's, in every namespace.
-func ownerSelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
+// ownerNameSelector selects the objects labelled as those of a SecondaryScheduler of cr's
+// namespace and name, whatever its UID: cr's, and those a predecessor of the same name
+// left. It finds; ownedBy (or ownedBySelector, UID included) proves.
+func ownerNameSelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
 	return client.MatchingLabels{render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name}
 }
 
@@ -108,7 +110,7 @@ func (r *SecondarySchedulerReconciler) listLabelled(ctx context.Context, cr *v1.
 		if !r.Tenancy.Allows(namespace) {
 			return nil, nil // not readable; what is there, cr owns, and the garbage collector takes
 		}
-		if err := r.List(ctx, list, client.InNamespace(namespace), ownerSelector(cr)); err != nil {
+		if err := r.List(ctx, list, client.InNamespace(namespace), ownerNameSelector(cr)); err != nil {
 			return nil, fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
 		}
 	case cr.UID == "":
@@ -150,7 +152,7 @@ func (r *SecondarySchedulerReconciler) pruneChildren(ctx context.Context, cr *v1
 	var unwanted []client.Object
 	for _, kind := range allChildKinds {
 		list := kind.list()
-		if err := r.List(ctx, list, ownerSelector(cr)); err != nil {
+		if err := r.List(ctx, list, ownerNameSelector(cr)); err != nil {
 			return fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
 		}
 		err := meta.EachListItem(list, func(item runtime.Object) error {

@@ -129,7 +129,7 @@ func (r *SecondarySchedulerReconciler) gatherMetrics(ctx context.Context, cr *v1
 	}
 	// How a Custom configuration's scheduler reaches its metrics, customMetrics found in it.
 	customAccess := found.access
-	if found.access, err = r.metricsAccess(ctx, cr, found.prometheus); err != nil {
+	if found.access, err = r.gatherMetricsAccess(ctx, cr, found.prometheus); err != nil {
 		return err
 	}
 	if customAccess != nil {

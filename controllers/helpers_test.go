@@ -157,7 +157,7 @@ profiles:
 
 // deployment returns cr's Deployment as it is now, or nil.
 func (s *scenario) deployment(cr *v1.SecondaryScheduler) *appsv1.Deployment {
-	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}}
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.WorkloadName(cr)}}
 	if err := s.get(deployment); err != nil {
 		s.g.Expect(apierrors.IsNotFound(err)).To(gomega.BeTrue(), "get Deployment: %v", err)
 		return nil
@@ -166,7 +166,7 @@ func (s *scenario) deployment(cr *v1.SecondaryScheduler) *appsv1.Deployment {
 }
 
 func (s *scenario) renderedConfig(cr *v1.SecondaryScheduler) string {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.ConfigMapName(cr)}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.ConfigObjectName(cr)}}
 	if err := s.get(cm); err == nil {
 		return cm.Data["config.yaml"]
 	}
@@ -237,7 +237,7 @@ func (s *scenario) markPodsReady(cr *v1.SecondaryScheduler, ready int32) {
 		return nil
 	}).Should(gomega.Succeed())
 	for i := range ready {
-		s.addReadyPod(cr, fmt.Sprintf("%s-%d", render.SchedulerName(cr), i), template)
+		s.addReadyPod(cr, fmt.Sprintf("%s-%d", render.WorkloadName(cr), i), template)
 	}
 	s.g.Eventually(func() error {
 		deployment := s.deployment(cr)
@@ -272,7 +272,7 @@ func (s *scenario) addReadyPod(cr *v1.SecondaryScheduler, name string, template 
 // hour, so that no test outlives it).
 func (s *scenario) holdLease(cr *v1.SecondaryScheduler) {
 	s.t.Helper()
-	s.holdLeaseAs(cr, render.SchedulerName(cr)+"-0_1234")
+	s.holdLeaseAs(cr, render.WorkloadName(cr)+"-0_1234")
 }
 
 // holdLeaseAs makes holder, a kube-scheduler identity (its pod's name, "_", a unique
@@ -294,9 +294,9 @@ func (s *scenario) holdLeaseAs(cr *v1.SecondaryScheduler, holder string) {
 // clusterScopedChildren lists the objects outside cr's namespace that belong to it.
 func (s *scenario) clusterScopedChildren(cr *v1.SecondaryScheduler) []string {
 	crbs := &rbacv1.ClusterRoleBindingList{}
-	s.g.Expect(adminClient.List(s.ctx, crbs, ownerSelector(cr))).To(gomega.Succeed())
+	s.g.Expect(adminClient.List(s.ctx, crbs, ownerNameSelector(cr))).To(gomega.Succeed())
 	rbs := &rbacv1.RoleBindingList{}
-	s.g.Expect(adminClient.List(s.ctx, rbs, client.InNamespace(render.AuthenticationReaderNamespace), ownerSelector(cr))).To(gomega.Succeed())
+	s.g.Expect(adminClient.List(s.ctx, rbs, client.InNamespace(render.AuthenticationReaderNamespace), ownerNameSelector(cr))).To(gomega.Succeed())
 	names := make([]string, 0, len(crbs.Items)+len(rbs.Items))
 	for _, crb := range crbs.Items {
 		names = append(names, "ClusterRoleBinding/"+crb.Name)
@@ -315,7 +315,7 @@ func (s *scenario) namespacedChildren(cr *v1.SecondaryScheduler) []client.Object
 			continue
 		}
 		list := kind.list()
-		s.g.Expect(adminClient.List(s.ctx, list, client.InNamespace(cr.Namespace), ownerSelector(cr))).To(gomega.Succeed())
+		s.g.Expect(adminClient.List(s.ctx, list, client.InNamespace(cr.Namespace), ownerNameSelector(cr))).To(gomega.Succeed())
 		s.g.Expect(meta.EachListItem(list, func(item runtime.Object) error {
 			objects = append(objects, item.(client.Object))
 			return nil

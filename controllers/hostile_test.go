@@ -443,10 +443,10 @@ func TestStatusAvailableOnceTheCurrentConfigurationLeads(t *testing.T) {
 		template = s.deployment(cr).Spec.Template.DeepCopy()
 		return template.Annotations[render.PodTemplateHashAnnotation]
 	}).ShouldNot(Equal(oldHash))
-	next := render.SchedulerName(cr) + "-next"
+	next := render.WorkloadName(cr) + "-next"
 	s.addReadyPod(cr, next, template)
 	available := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonHandingOver)
-	s.g.Expect(available.Message).To(ContainSubstring("but " + render.SchedulerName(cr) + "-0_1234, which is not one of them, holds Lease"))
+	s.g.Expect(available.Message).To(ContainSubstring("but " + render.WorkloadName(cr) + "-0_1234, which is not one of them, holds Lease"))
 
 	// The old pod stops and releases the Lease, which nobody holds for a moment.
 	s.holdLeaseAs(cr, "")

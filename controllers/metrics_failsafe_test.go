@@ -161,7 +161,7 @@ func TestCustomTrimaranConfigIsProbed(t *testing.T) {
 	s.g.Expect(cr.Status.Metrics.Source).To(ContainSubstring("ConfigMap " + s.namespace + "/custom-load-config"))
 	s.g.Expect(cr.Status.Metrics.Credentials).To(ContainSubstring("plain text"))
 
-	rendered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.ConfigMapName(cr)}}
+	rendered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.ConfigObjectName(cr)}}
 	s.g.Expect(s.get(rendered)).To(Succeed(), "the configuration holding a token is a Secret")
 	s.g.Expect(string(rendered.Data["config.yaml"])).To(ContainSubstring("token: " + token))
 	s.expectTokenHidden(token, s.namespace+"/custom-load-config")

@@ -66,10 +66,10 @@ func (a *metricsAccess) bearerToken() string {
 	return a.token
 }
 
-// metricsAccess gathers the token and CA bundle cr's scheduler uses for its metrics
+// gatherMetricsAccess gathers the token and CA bundle cr's scheduler uses for its metrics
 // provider, watching the user's Secret and ConfigMap. endpoint is the Prometheus found,
 // nil when the scheduler reads no Prometheus.
-func (r *SecondarySchedulerReconciler) metricsAccess(ctx context.Context, cr *v1.SecondaryScheduler,
+func (r *SecondarySchedulerReconciler) gatherMetricsAccess(ctx context.Context, cr *v1.SecondaryScheduler,
 	endpoint *promdiscovery.Endpoint) (*metricsAccess, error) {
 	access := &metricsAccess{credentials: "none"}
 	owner := client.ObjectKeyFromObject(cr)

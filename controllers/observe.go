@@ -53,7 +53,7 @@ const leaderRecheck = time.Minute
 func (r *SecondarySchedulerReconciler) observeScheduler(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *conditionSetter, applied *appsv1.Deployment) (observed, error) {
 	deployment := applied
-	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.WorkloadName(cr)}
 	if deployment == nil {
 		deployment = &appsv1.Deployment{}
 		if err := r.Get(ctx, key, deployment); err != nil || !ownedBy(deployment, cr) {

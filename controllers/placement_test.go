@@ -202,7 +202,7 @@ func TestCordonKeepsReplicasUntilTheirPodsGo(t *testing.T) {
 	template := s.deployment(cr).Spec.Template.DeepCopy()
 	for i, node := range nodes {
 		template.Spec.NodeName = node.Name
-		s.addReadyPod(cr, fmt.Sprintf("%s-%d", render.SchedulerName(cr), i), template)
+		s.addReadyPod(cr, fmt.Sprintf("%s-%d", render.WorkloadName(cr), i), template)
 	}
 
 	s.update(nodes[2], func() { nodes[2].Spec.Unschedulable = true })
@@ -210,7 +210,7 @@ func TestCordonKeepsReplicasUntilTheirPodsGo(t *testing.T) {
 		"the cordoned node still runs a replica")
 
 	// The drain evicts the replica; the next look at the nodes counts two.
-	evicted := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.SchedulerName(cr) + "-2"}}
+	evicted := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.WorkloadName(cr) + "-2"}}
 	s.g.Expect(adminClient.Delete(s.ctx, evicted, client.GracePeriodSeconds(0))).To(Succeed())
 	s.update(nodes[2], func() { nodes[2].Labels["drained"] = "true" })
 	s.expectReplicas(cr, 2)
@@ -229,7 +229,7 @@ func TestHighlyAvailablePodDisruptionBudget(t *testing.T) {
 	s.create(cr)
 	s.expectReplicas(cr, 2)
 
-	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.SchedulerName(cr)}}
+	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.WorkloadName(cr)}}
 	s.g.Eventually(func() error { return s.get(budget) }).Should(Succeed())
 	s.g.Expect(budget.Spec.MaxUnavailable).To(Equal(ptr.To(intstr.FromInt32(1))))
 	s.g.Expect(budget.Spec.Selector.MatchLabels).To(Equal(render.PodSelector(cr)))

@@ -39,7 +39,7 @@ func TestRenderedSchedulerSchedulesUnderItsOwnIdentity(t *testing.T) {
 	s.g.Eventually(func() string { return s.renderedConfig(cr) }).ShouldNot(BeEmpty())
 
 	dir := t.TempDir()
-	kubeconfig := s.serviceAccountKubeconfig(dir, render.SchedulerName(cr))
+	kubeconfig := s.serviceAccountKubeconfig(dir, render.WorkloadName(cr))
 	configPath := filepath.Join(dir, "config.yaml")
 	schedulerConfig, err := hostprocess.PointAtKubeconfig([]byte(s.renderedConfig(cr)), kubeconfig)
 	s.g.Expect(err).NotTo(HaveOccurred())

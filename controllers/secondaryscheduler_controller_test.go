@@ -58,7 +58,7 @@ func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
 	s.g.Expect(deployment).NotTo(BeNil())
 	s.g.Expect(deployment.Spec.Template.Annotations[render.ConfigHashAnnotation]).To(Equal(status.ConfigHash))
 	s.g.Expect(deployment.Spec.Template.Spec.Containers[0].Image).To(Equal(status.Image))
-	s.g.Expect(deployment.Spec.Template.Spec.ServiceAccountName).To(Equal(render.SchedulerName(cr)))
+	s.g.Expect(deployment.Spec.Template.Spec.ServiceAccountName).To(Equal(render.WorkloadName(cr)))
 	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("schedulerName: packer"))
 	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("resourceName: packer-scheduler-lease"))
 
@@ -619,7 +619,7 @@ func TestMetricsTokenStaysSecret(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 
-	rendered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.ConfigMapName(cr)}}
+	rendered := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.ConfigObjectName(cr)}}
 	s.g.Expect(s.get(rendered)).To(Succeed())
 	s.g.Expect(string(rendered.Data["config.yaml"])).To(ContainSubstring("token: " + token))
 	s.g.Expect(s.deployment(cr).Spec.Template.Spec.Volumes).To(ContainElement(

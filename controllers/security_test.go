@@ -32,7 +32,7 @@ import (
 func TestSecurityForeignDeploymentSurvivesDeletion(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("squatted")
-	theirs := foreignDeployment(render.SchedulerName(cr))
+	theirs := foreignDeployment(render.WorkloadName(cr))
 	s.create(theirs, cr)
 	taken := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonObjectNameTaken)
 	s.g.Expect(taken.Message).To(ContainSubstring("Deployment " + s.namespace + "/squatted-scheduler already exists"))
@@ -54,7 +54,7 @@ func TestSecurityForeignDeploymentSurvivesDeletion(t *testing.T) {
 func TestSecurityRemovedDeletesOnlyOurs(t *testing.T) {
 	s := newScenario(t)
 	squatted := binPacking("squatted")
-	theirs := configMap(render.ConfigMapName(squatted), map[string]string{"owner": "another team"})
+	theirs := configMap(render.ConfigObjectName(squatted), map[string]string{"owner": "another team"})
 	s.create(theirs, squatted)
 	s.expectCondition(squatted, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonObjectNameTaken)
 	s.update(squatted, func() { squatted.Spec.ManagementState = v1.Removed })
@@ -103,7 +103,7 @@ func TestSecurityBindingsAreOursOnlyAsRendered(t *testing.T) {
 	s.g.Expect(s.get(cr)).To(Succeed())
 	labels := render.OwnerLabels(cr)
 	alice := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "alice"}}
-	schedulerAccount := []rbacv1.Subject{{Kind: "ServiceAccount", Name: render.SchedulerName(cr), Namespace: cr.Namespace}}
+	schedulerAccount := []rbacv1.Subject{{Kind: "ServiceAccount", Name: render.WorkloadName(cr), Namespace: cr.Namespace}}
 	forged := []client.Object{
 		// A platform team's grant that someone labelled as the scheduler's.
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "view-for-alice:" + s.namespace, Labels: labels},
@@ -297,7 +297,7 @@ func TestSecurityNamespaceNotAllowed(t *testing.T) {
 	accounts := &corev1.ServiceAccountList{}
 	s.g.Expect(adminClient.List(s.ctx, accounts, client.InNamespace(tenant.Name))).To(Succeed())
 	names := make([]string, 0, 3+len(accounts.Items))
-	names = append(names, "default", render.SchedulerName(cr), render.MetricsServiceAccountName(cr))
+	names = append(names, "default", render.WorkloadName(cr), render.MetricsServiceAccountName(cr))
 	for _, account := range accounts.Items {
 		names = append(names, account.Name)
 	}
@@ -366,10 +366,10 @@ func TestSecurityLeaseIsOursAlone(t *testing.T) {
 		HaveKeyWithValue(render.LabelOwnerName, cr.Name), HaveKeyWithValue(render.LabelOwnerNamespace, s.namespace)))
 	s.g.Expect(metav1.GetControllerOf(lease)).To(HaveField("UID", cr.UID))
 	leases := &coordinationv1.LeaseList{}
-	s.g.Expect(adminClient.List(s.ctx, leases, ownerSelector(cr))).To(Succeed())
+	s.g.Expect(adminClient.List(s.ctx, leases, ownerNameSelector(cr))).To(Succeed())
 	s.g.Expect(leases.Items).To(HaveLen(1), "the operator makes one Lease, in the resource's namespace")
 
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.LeaseRoleName(cr)}}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.LeaseName(cr)}}
 	s.g.Expect(s.get(role)).To(Succeed())
 	leaseRules := 0
 	for _, rule := range role.Rules {

@@ -55,7 +55,7 @@ func TestEveryRenderedBindingIsRecognized(t *testing.T) {
 			if !ours {
 				t.Errorf("%s: rendered %s %s is not recognized as rendered", name, object.GetKind(), object.GetName())
 			}
-			if object.GetName() == LeaseRoleName(cr) {
+			if object.GetName() == LeaseName(cr) {
 				seen["lease"] = true
 				continue
 			}
@@ -133,7 +133,7 @@ func TestIsRenderedBinding(t *testing.T) {
 		t.Error("a metrics token binding of a Role is recognized")
 	}
 	token = find(metricsToken)
-	token.Subjects[0].Name = SchedulerName(cr)
+	token.Subjects[0].Name = WorkloadName(cr)
 	if got, _ := IsRenderedBinding(cr, token); got {
 		t.Error("a metrics token binding of the scheduler's ServiceAccount is recognized")
 	}

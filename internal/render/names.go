@@ -38,18 +38,17 @@ const AuthenticationReaderNamespace = "kube-system"
 // outside it include the namespace, with ':' as separator because no namespace or name
 // can contain one.
 
-// SchedulerName is the name of the scheduler's Deployment, Service and ServiceAccount.
-func SchedulerName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler" }
+// WorkloadName is the name of the scheduler's Deployment, Service, ServiceAccount and
+// PodDisruptionBudget (not the scheduler name pods ask for: that is the resource's
+// EffectiveSchedulerName).
+func WorkloadName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler" }
 
-// ConfigMapName is the name of the ConfigMap (or Secret, when it holds a token) with the
-// rendered configuration.
-func ConfigMapName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-config" }
-
-// LeaseRoleName is the name of the Role (and its RoleBinding) for the scheduler's Lease.
-func LeaseRoleName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-lease" }
+// ConfigObjectName is the name of the object with the rendered configuration: a
+// ConfigMap, or a Secret when the configuration holds a token.
+func ConfigObjectName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-config" }
 
 // LeaseName is the name of the Lease the scheduler elects its leader with, in its own
-// namespace. The operator creates it, so the scheduler needs no create permission on
+// namespace, and of the Role (and RoleBinding) that lets the scheduler update it alone. The operator creates it, so the scheduler needs no create permission on
 // Leases; the suffix keeps it apart from every Lease the control plane uses
 // (kube-system/kube-scheduler, kube-controller-manager, ...) and, SecondaryScheduler
 // names being DNS labels, from every other resource's.

@@ -228,14 +228,14 @@ func setSchedulerSubject(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
 	if err != nil {
 		return err
 	}
-	if err := setNode(subject, yaml.NewStringRNode(SchedulerName(cr)), "name"); err != nil {
+	if err := setNode(subject, yaml.NewStringRNode(WorkloadName(cr)), "name"); err != nil {
 		return err
 	}
 	return setNode(subject, yaml.NewStringRNode(cr.Namespace), "namespace")
 }
 
 func serviceAccount(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	return newObject(cr, "serviceaccount.yaml", SchedulerName(cr), cr.Namespace)
+	return newObject(cr, "serviceaccount.yaml", WorkloadName(cr), cr.Namespace)
 }
 
 func clusterRoleBinding(asset, role string) func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error) {
@@ -262,7 +262,7 @@ func lease(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 }
 
 func leaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "role-lease.yaml", LeaseRoleName(cr), cr.Namespace)
+	node, err := newObject(cr, "role-lease.yaml", LeaseName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -274,11 +274,11 @@ func leaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 }
 
 func leaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "rolebinding-lease.yaml", LeaseRoleName(cr), cr.Namespace)
+	node, err := newObject(cr, "rolebinding-lease.yaml", LeaseName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	if err := setNode(node, yaml.NewStringRNode(LeaseRoleName(cr)), "roleRef", "name"); err != nil {
+	if err := setNode(node, yaml.NewStringRNode(LeaseName(cr)), "roleRef", "name"); err != nil {
 		return nil, err
 	}
 	return node, setSchedulerSubject(node, cr)
@@ -288,13 +288,13 @@ func leaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error)
 // the configuration holds a token.
 func schedulerConfigObject(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
 	if result.configInSecret {
-		node, err := newObject(cr, "secret-scheduler-config.yaml", ConfigMapName(cr), cr.Namespace)
+		node, err := newObject(cr, "secret-scheduler-config.yaml", ConfigObjectName(cr), cr.Namespace)
 		if err != nil {
 			return nil, err
 		}
 		return node, setValue(node, map[string][]byte{schedconfig.ConfigKey: []byte(result.SchedulerConfig)}, "data")
 	}
-	node, err := newObject(cr, "configmap-scheduler-config.yaml", ConfigMapName(cr), cr.Namespace)
+	node, err := newObject(cr, "configmap-scheduler-config.yaml", ConfigObjectName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ func schedulerConfigObject(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNo
 }
 
 func service(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "service.yaml", SchedulerName(cr), cr.Namespace)
+	node, err := newObject(cr, "service.yaml", WorkloadName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +312,7 @@ func service(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 // podDisruptionBudget lets a drain evict one HighlyAvailable replica at a time, so that
 // another is running to take the lease (the asset says why it is built so).
 func podDisruptionBudget(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "poddisruptionbudget.yaml", SchedulerName(cr), cr.Namespace)
+	node, err := newObject(cr, "poddisruptionbudget.yaml", WorkloadName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func podDisruptionBudget(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, err
 }
 
 func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "deployment.yaml", SchedulerName(cr), cr.Namespace)
+	node, err := newObject(cr, "deployment.yaml", WorkloadName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +333,7 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 		{[]string{"spec", "selector", "matchLabels"}, PodSelector(cr)},
 		{[]string{"spec", "template", "metadata", "labels"}, podLabels},
 		{[]string{"spec", "template", "metadata", "annotations"}, map[string]string{ConfigHashAnnotation: result.ConfigHash}},
-		{[]string{"spec", "template", "spec", "serviceAccountName"}, SchedulerName(cr)},
+		{[]string{"spec", "template", "spec", "serviceAccountName"}, WorkloadName(cr)},
 	}
 	for _, setting := range settings {
 		if err := setValue(node, setting.value, setting.path...); err != nil {
@@ -365,10 +365,10 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 		if err := volume.PipeE(yaml.Clear("configMap")); err != nil {
 			return nil, fmt.Errorf("clear configMap volume: %w", err)
 		}
-		if err := setNode(volume, yaml.NewStringRNode(ConfigMapName(cr)), "secret", "secretName"); err != nil {
+		if err := setNode(volume, yaml.NewStringRNode(ConfigObjectName(cr)), "secret", "secretName"); err != nil {
 			return nil, err
 		}
-	} else if err := setNode(volume, yaml.NewStringRNode(ConfigMapName(cr)), "configMap", "name"); err != nil {
+	} else if err := setNode(volume, yaml.NewStringRNode(ConfigObjectName(cr)), "configMap", "name"); err != nil {
 		return nil, err
 	}
 	if err := mountTrustedCA(node, result.trustedCA); err != nil {

@@ -46,7 +46,7 @@ var _ = Describe("Metrics failsafe", Ordered, func() {
 	}
 	podTemplateHash := func() string {
 		deployment := &appsv1.Deployment{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: render.SchedulerName(scheduler)}, deployment); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: render.WorkloadName(scheduler)}, deployment); err != nil {
 			return ""
 		}
 		return deployment.Spec.Template.Annotations[render.ConfigHashAnnotation]

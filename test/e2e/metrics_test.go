@@ -123,7 +123,7 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 
 		// The scheduler gets the same: address, token, verification on, the CA mounted.
 		config := &corev1.Secret{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: render.ConfigMapName(scheduler)}, config)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: render.ConfigObjectName(scheduler)}, config)).To(Succeed())
 		token := &corev1.Secret{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: render.MetricsTokenSecretName(scheduler)}, token)).To(Succeed())
 		Expect(string(config.Data["config.yaml"])).To(And(
@@ -244,7 +244,7 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: render.ClusterBindingName(scheduler, "metrics-token")}, &rbacv1.ClusterRoleBinding{}))
 		}).Should(BeTrue(), "the metrics ServiceAccount's ClusterRoleBinding is deleted")
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: render.ConfigMapName(scheduler)}, &corev1.ConfigMap{})
+			return k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: render.ConfigObjectName(scheduler)}, &corev1.ConfigMap{})
 		}).Should(Succeed(), "without a token the configuration is a ConfigMap again")
 	})
 

@@ -67,7 +67,7 @@ var _ = Describe("A configuration rollout", func() {
 		// Bound at the request of the scheduler's own ServiceAccount: the API server's record.
 		// (The Scheduled event does not tell: a replica stopped while a binding it sent is
 		// in flight logs a failure, and sends no event, for a binding the API server made.)
-		binder := serviceAccountUser(ns, render.SchedulerName(cr))
+		binder := serviceAccountUser(ns, render.WorkloadName(cr))
 		Eventually(func() []string {
 			requests := bindingRequestsBy(ns, binder)
 			var unasked []string

@@ -265,7 +265,7 @@ func readyReplicas(cr *v1.SecondaryScheduler) int32 {
 
 func deploymentReplicas(cr *v1.SecondaryScheduler) int32 {
 	deployment := &appsv1.Deployment{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: render.SchedulerName(cr)}, deployment); err != nil || deployment.Spec.Replicas == nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: render.WorkloadName(cr)}, deployment); err != nil || deployment.Spec.Replicas == nil {
 		return -1
 	}
 	return *deployment.Spec.Replicas
