@@ -16,6 +16,8 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/drift"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
@@ -28,8 +30,8 @@ import (
 // referenced before what references it. A refusal of the API server for the object's
 // content is the user's to fix and returned as a refusal. It returns the scheduler's
 // Deployment as it now is.
-func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered, rendered *render.Result,
-	live liveObjects) (*appsv1.Deployment, error) {
+func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, rendered *render.Result,
+	live ownership.Live) (*appsv1.Deployment, error) {
 	var waves [applyWaves][]*unstructured.Unstructured
 	var deployment *unstructured.Unstructured
 	for _, object := range rendered.Objects {
@@ -55,7 +57,7 @@ func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.Seconda
 	if err := r.pruneChildren(ctx, cr, rendered.Objects); err != nil {
 		return nil, err
 	}
-	if found.recordingRules(cr) != "" || cr.Status.Metrics != nil && cr.Status.Metrics.RecordingRules != "" {
+	if found.RecordingRules.Name(cr) != "" || cr.Status.Metrics != nil && cr.Status.Metrics.RecordingRules != "" {
 		if err := r.pruneRecordingRules(ctx, cr, rendered.Objects); err != nil {
 			return nil, err
 		}
@@ -81,13 +83,13 @@ func applyWave(object *unstructured.Unstructured) int {
 
 // applyAll applies objects concurrently, maxConcurrentApplies at a time. A transient
 // failure is returned before any refusal; of refusals, the first in objects' order.
-func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, objects []*unstructured.Unstructured, live liveObjects) error {
+func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, objects []*unstructured.Unstructured, live ownership.Live) error {
 	refusals := make([]error, len(objects))
 	group, groupCtx := errgroup.WithContext(ctx)
 	group.SetLimit(maxConcurrentApplies)
 	for i, object := range objects {
 		group.Go(func() error {
-			_, err := r.applyIfChanged(groupCtx, object, live[objectID(object)])
+			_, err := r.applyIfChanged(groupCtx, object, live[ownership.ObjectID(object)])
 			if refusal.Is(err) {
 				refusals[i] = err // the others are still applied, as before a refusal was known
 				return nil
@@ -115,8 +117,8 @@ const maxConcurrentApplies = 8
 // the API server answered, or as the cache holds it when nothing changed: observe must
 // see the pod template just applied, which the cache may not have yet.
 func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, object *unstructured.Unstructured,
-	live liveObjects) (*appsv1.Deployment, error) {
-	cached := live[objectID(object)]
+	live ownership.Live) (*appsv1.Deployment, error) {
+	cached := live[ownership.ObjectID(object)]
 	applied, err := r.applyIfChanged(ctx, object, cached)
 	if err != nil {
 		return nil, err

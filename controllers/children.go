@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -54,13 +55,6 @@ var (
 var allChildKinds = []childKind{
 	deploymentKind, serviceKind, configMapKind, secretKind, serviceAccountKind, roleKind, roleBindingKind, leaseKind, podDisruptionBudgetKind,
 	clusterRoleBindingKind,
-}
-
-// ownerNameSelector selects the objects labelled as those of a SecondaryScheduler of cr's
-// namespace and name, whatever its UID: cr's, and those a predecessor of the same name
-// left. It finds; ownedBy (or ownedBySelector, UID included) proves.
-func ownerNameSelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
-	return client.MatchingLabels{render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name}
 }
 
 // namespacesOf are where cr's objects of kind may be: "" for cluster-scoped kinds.
@@ -110,13 +104,13 @@ func (r *SecondarySchedulerReconciler) listLabelled(ctx context.Context, cr *v1.
 		if !r.Tenancy.Allows(namespace) {
 			return nil, nil // not readable; what is there, cr owns, and the garbage collector takes
 		}
-		if err := r.List(ctx, list, client.InNamespace(namespace), ownerNameSelector(cr)); err != nil {
+		if err := r.List(ctx, list, client.InNamespace(namespace), ownership.NameSelector(cr)); err != nil {
 			return nil, fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
 		}
 	case cr.UID == "":
 		return nil, nil // nothing can carry the owner labels of a resource without a UID (ownedBy)
 	default:
-		options := []client.ListOption{ownedBySelector(cr)}
+		options := []client.ListOption{ownership.OwnedBySelector(cr)}
 		if namespace != "" {
 			options = append(options, client.InNamespace(namespace))
 		}
@@ -152,7 +146,7 @@ func (r *SecondarySchedulerReconciler) pruneChildren(ctx context.Context, cr *v1
 	var unwanted []client.Object
 	for _, kind := range allChildKinds {
 		list := kind.list()
-		if err := r.List(ctx, list, ownerNameSelector(cr)); err != nil {
+		if err := r.List(ctx, list, ownership.NameSelector(cr)); err != nil {
 			return fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
 		}
 		err := meta.EachListItem(list, func(item runtime.Object) error {

@@ -2,29 +2,41 @@ package controllers
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/report"
 )
 
-// credentials gives a scheduler that authenticates with a bound ServiceAccount token a
-// token, when it has none or the one it has is due or no longer valid: it applies the
-// ServiceAccount and its ClusterRoleBinding (already checked to be cr's), requests one
-// token and keeps it in the token Secret at once, so that a failure further on does not
-// cost another. It returns the scheduler rendered with the token. Without a bound token
-// it returns rendered as it is.
-func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.SecondaryScheduler, found *gathered,
-	rendered *render.Result) (*render.Result, error) {
-	identity := found.access.identity
+// credentials returns the bound token a scheduler that authenticates with one is to
+// present: the one gathering found kept, or, when there is none or it is due or no
+// longer valid, a new one. For that it applies the ServiceAccount and its
+// ClusterRoleBinding (already checked to be cr's), then requests one token. Nil when the
+// scheduler presents no bound token.
+func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.SecondaryScheduler, access *gather.MetricsAccess,
+	rendered *render.Result) (*render.BoundToken, error) {
+	identity := access.Identity
 	if identity == nil {
-		return rendered, nil
+		return nil, nil
 	}
 	if identity.Token != nil {
 		valid, err := r.tokenStillValid(ctx, cr, identity.Token)
 		if err != nil || valid {
-			return rendered, err
+			return identity.Token, err
 		}
-		identity.Token = nil
 	}
 	for _, object := range rendered.Objects {
 		if render.IsMetricsIdentityObject(cr, object) {
@@ -33,20 +45,82 @@ func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.S
 			}
 		}
 	}
-	token, err := r.requestToken(ctx, cr, found.access.auth)
-	if err != nil {
-		return nil, err
-	}
-	identity.Token = token // found.facts.MetricsIdentity is this identity
-	if rendered, err = renderScheduler(cr, found); err != nil {
-		return nil, err
-	}
+	return r.requestToken(ctx, cr, access.Auth)
+}
+
+// keepToken applies the token Secret of rendered, which holds a token just requested, at
+// once: a failure further on then does not cost another token.
+func (r *SecondarySchedulerReconciler) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result) error {
 	for _, object := range rendered.Objects {
 		if render.IsMetricsTokenSecret(cr, object) {
 			if err := r.applyObject(ctx, object); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return rendered, nil
+	return nil
+}
+
+// defaultTokenExpiration is the lifetime asked for a metrics token when the resource
+// gives none (the API default also says so).
+const defaultTokenExpiration = 24 * time.Hour
+
+// requestToken asks the TokenRequest API for a token of cr's metrics ServiceAccount,
+// which must exist (the credentials step applied it).
+func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
+	auth v1.ServiceAccountTokenAuth) (*render.BoundToken, error) {
+	account := &corev1.ServiceAccount{}
+	accountKey := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}
+	if err := r.APIReader.Get(ctx, accountKey, account); err != nil {
+		return nil, fmt.Errorf("read ServiceAccount %s: %w", accountKey, err)
+	}
+	if !ownership.OwnedBy(account, cr) {
+		return nil, fmt.Errorf("ServiceAccount %s was replaced by someone else's: %w", accountKey, errWaiting)
+	}
+	expiration := ptr.Deref(auth.ExpirationSeconds, int64(defaultTokenExpiration/time.Second))
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration}}
+	issued := r.now()
+	if err := r.SubResource("token").Create(ctx, account, request); err != nil {
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			return nil, refusal.New(v1.ReasonTokenRequestFailed,
+				"the API server refused a token for ServiceAccount %s: %s", accountKey, apiErrorSummary(err))
+		}
+		return nil, fmt.Errorf("request a token for ServiceAccount %s: %w", accountKey, err)
+	}
+	expires := request.Status.ExpirationTimestamp.Time
+	token := &render.BoundToken{Token: request.Status.Token, ServiceAccountUID: string(account.UID),
+		ExpiresAt: expires, RenewAt: render.RenewTime(issued, expires)}
+	logf.FromContext(ctx).Info("requested a new metrics token", "serviceAccount", accountKey,
+		"expiresAt", expires.UTC().Format(time.RFC3339), "renewAt", token.RenewAt.UTC().Format(time.RFC3339))
+	return token, nil
+}
+
+// apiErrorSummary is an API error's reason and message, which the API server writes (no
+// echo of anything a third party sent).
+func apiErrorSummary(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return fmt.Sprintf("%s: %s", status.Status().Reason, status.Status().Message)
+	}
+	return err.Error()
+}
+
+// tokenStillValid reports whether the API server still accepts token as the metrics
+// ServiceAccount's. It asks only after the endpoint refused the token, so that a token
+// revoked or overwritten is replaced, while a refusal for want of permissions (the token
+// is fine, the ClusterRole is not) does not churn tokens and restart the scheduler.
+func (r *SecondarySchedulerReconciler) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
+	if !report.ReportedUnauthorized(cr) {
+		return true, nil
+	}
+	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token.Token}}
+	if err := r.Create(ctx, review); err != nil {
+		return false, fmt.Errorf("review the metrics token: %w", err)
+	}
+	want := "system:serviceaccount:" + cr.Namespace + ":" + render.MetricsServiceAccountName(cr)
+	if !review.Status.Authenticated || review.Status.User.Username != want {
+		logf.FromContext(ctx).Info("the metrics token is no longer valid; requesting a new one", "serviceAccount", want)
+		return false, nil
+	}
+	return true, nil
 }

@@ -35,6 +35,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
@@ -294,9 +295,9 @@ func (s *scenario) holdLeaseAs(cr *v1.SecondaryScheduler, holder string) {
 // clusterScopedChildren lists the objects outside cr's namespace that belong to it.
 func (s *scenario) clusterScopedChildren(cr *v1.SecondaryScheduler) []string {
 	crbs := &rbacv1.ClusterRoleBindingList{}
-	s.g.Expect(adminClient.List(s.ctx, crbs, ownerNameSelector(cr))).To(gomega.Succeed())
+	s.g.Expect(adminClient.List(s.ctx, crbs, ownership.NameSelector(cr))).To(gomega.Succeed())
 	rbs := &rbacv1.RoleBindingList{}
-	s.g.Expect(adminClient.List(s.ctx, rbs, client.InNamespace(render.AuthenticationReaderNamespace), ownerNameSelector(cr))).To(gomega.Succeed())
+	s.g.Expect(adminClient.List(s.ctx, rbs, client.InNamespace(render.AuthenticationReaderNamespace), ownership.NameSelector(cr))).To(gomega.Succeed())
 	names := make([]string, 0, len(crbs.Items)+len(rbs.Items))
 	for _, crb := range crbs.Items {
 		names = append(names, "ClusterRoleBinding/"+crb.Name)
@@ -315,7 +316,7 @@ func (s *scenario) namespacedChildren(cr *v1.SecondaryScheduler) []client.Object
 			continue
 		}
 		list := kind.list()
-		s.g.Expect(adminClient.List(s.ctx, list, client.InNamespace(cr.Namespace), ownerNameSelector(cr))).To(gomega.Succeed())
+		s.g.Expect(adminClient.List(s.ctx, list, client.InNamespace(cr.Namespace), ownership.NameSelector(cr))).To(gomega.Succeed())
 		s.g.Expect(meta.EachListItem(list, func(item runtime.Object) error {
 			objects = append(objects, item.(client.Object))
 			return nil

@@ -3,7 +3,6 @@ package controllers
 import (
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,8 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 )
 
 func TestNextMetricsCheckRenewsTheTokenOnTime(t *testing.T) {
@@ -42,35 +40,6 @@ func TestNextMetricsCheckRenewsTheTokenOnTime(t *testing.T) {
 	}
 }
 
-func TestExplainProbeSaysWhatTheOperatorKnows(t *testing.T) {
-	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer"}}
-	withRules := &gathered{access: &metricsAccess{}, recordingRulesPlan: recordingRulesPlan{target: &render.RecordingRuleTarget{Namespace: "monitoring"}}}
-	withIdentity := &gathered{access: &metricsAccess{identity: &render.MetricsIdentity{ClusterRole: "cluster-monitoring-view"}}}
-	notInstalled := &gathered{access: &metricsAccess{}, recordingRulesPlan: recordingRulesPlan{note: "no ruleSelector"}}
-	tests := []struct {
-		name       string
-		desired    *gathered
-		result     metricsprobe.Result
-		wantReason v1.ConditionReason
-		wantSuffix string
-	}{
-		{"available stays as it is", withRules, metricsprobe.Result{Available: true, Reason: v1.ReasonMetricsAvailable, Message: "ok"}, v1.ReasonMetricsAvailable, "ok"},
-		{"rules asked for but not installable", notInstalled, metricsprobe.Result{Reason: v1.ReasonNodeLabelMismatch, Message: "2 nodes."}, v1.ReasonRecordingRulesNotInstalled, "2 nodes. no ruleSelector"},
-		{"rules installed, not evaluated yet", withRules, metricsprobe.Result{Reason: v1.ReasonRecordingRuleMissing, Message: "missing."},
-			v1.ReasonRecordingRuleMissing, "installed PrometheusRule monitoring/secondary-scheduler.platform.packer.load-watcher; the series appear once the Prometheus Operator has loaded it into Prometheus and it has been evaluated, usually within a few minutes."},
-		{"bound token refused", withIdentity, metricsprobe.Result{Reason: v1.ReasonUnauthorized, Message: "HTTP 403."}, v1.ReasonUnauthorized, "A token that is no longer valid is replaced at the next probe."},
-		{"token of the user's refused: nothing to add", notInstalled, metricsprobe.Result{Reason: v1.ReasonUnauthorized, Message: "HTTP 401."}, v1.ReasonUnauthorized, "HTTP 401."},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := explainProbe(cr, tt.desired, tt.result)
-			if got.Reason != tt.wantReason || !strings.HasSuffix(got.Message, tt.wantSuffix) {
-				t.Errorf("explainProbe = %s %q, want %s ending in %q", got.Reason, got.Message, tt.wantReason, tt.wantSuffix)
-			}
-		})
-	}
-}
-
 // TestProbesRunOutsideTheReconcile checks that asking for a probe never waits for
 // Prometheus: the first ask starts one probe and reports none yet, asks meanwhile start
 // no other, and the result, once in, comes back as an event for the resource and answers
@@ -87,7 +56,7 @@ func TestProbesRunOutsideTheReconcile(t *testing.T) {
 	prober := &MetricsProber{Timeout: 10 * time.Second, Interval: time.Minute}
 	key := types.NamespacedName{Namespace: "platform", Name: "packer"}
 	ask := func() bool {
-		_, ok := prober.probe(key, prometheus.URL, &metricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute)
+		_, ok := prober.probe(key, prometheus.URL, &gather.MetricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute)
 		return ok
 	}
 
@@ -107,7 +76,7 @@ func TestProbesRunOutsideTheReconcile(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the finished probe reported nothing")
 	}
-	result, ok := prober.probe(key, prometheus.URL, &metricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute)
+	result, ok := prober.probe(key, prometheus.URL, &gather.MetricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute)
 	if !ok || result.Available {
 		t.Fatalf("after the probe: ok %t, available %t; want its result, not available", ok, result.Available)
 	}
@@ -118,11 +87,11 @@ func TestProbesRunOutsideTheReconcile(t *testing.T) {
 	}
 
 	// Another node count still answers with the last result while a new probe runs.
-	if _, ok := prober.probe(key, prometheus.URL, &metricsAccess{}, []string{"node-1", "node-2"}, 3*time.Minute, time.Minute); !ok {
+	if _, ok := prober.probe(key, prometheus.URL, &gather.MetricsAccess{}, []string{"node-1", "node-2"}, 3*time.Minute, time.Minute); !ok {
 		t.Error("a change of the nodes alone hides the last result")
 	}
 	// Another address does not.
-	if _, ok := prober.probe(key, prometheus.URL+"/other", &metricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute); ok {
+	if _, ok := prober.probe(key, prometheus.URL+"/other", &gather.MetricsAccess{}, []string{"node-1"}, 3*time.Minute, time.Minute); ok {
 		t.Error("the result about another address answers")
 	}
 	prober.forget(key)

@@ -18,45 +18,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 // placementTestLabel marks the nodes of one test, whose schedulers select them by it:
 // nodes are cluster-scoped and other tests make their own.
 const placementTestLabel = "it.secondary-scheduler.io/scenario"
-
-func TestPlacementProblem(t *testing.T) {
-	withSelector := binPacking("placed")
-	withSelector.Spec.NodeSelector = map[string]string{"role": "infra"}
-	withSelector.Spec.Tolerations = []corev1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists}}
-	pooled := binPacking("pooled")
-	tests := []struct {
-		name   string
-		cr     *v1.SecondaryScheduler
-		found  placement
-		reason v1.ConditionReason // empty: no problem
-		says   []string
-	}{
-		{"nodes for the pods, no pool", withSelector, placement{nodes: 3, matching: 2}, "", nil},
-		{"nodes for the pods and the pool", pooled, placement{nodes: 3, matching: 3, pool: &v1.NodePoolStatus{Selector: "pool=a", Nodes: 1}}, "", nil},
-		{"no node at all", pooled, placement{}, v1.ReasonNoSchedulableNodes, []string{"no node"}},
-		{"every node excluded", withSelector, placement{nodes: 5, notReady: 2, cordoned: 1, matching: 0}, v1.ReasonNoSchedulableNodes, []string{
-			"none of the cluster's 5 nodes", "Ready (2 are not)", "schedulable (1 is cordoned)", "matching nodeSelector role=infra",
-			"tolerated by the 1 tolerations given", "uncordon or add such a node",
-		}},
-		{"no toleration", pooled, placement{nodes: 1, matching: 0}, v1.ReasonNoSchedulableNodes, []string{"spec.tolerations is empty"}},
-		{"empty pool", pooled, placement{nodes: 4, matching: 4, pool: &v1.NodePoolStatus{Selector: "pool=a"}}, v1.ReasonNodePoolEmpty, []string{
-			"spec.nodePool (pool=a) matches none of the cluster's 4 nodes", "spec.schedulerName: pooled stay Pending",
-		}},
-		{"no node for the pods outweighs an empty pool", pooled, placement{nodes: 4, notReady: 4, pool: &v1.NodePoolStatus{Selector: "pool=a"}},
-			v1.ReasonNoSchedulableNodes, []string{"Ready (4 are not)"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			expectProblemSays(t, placementProblem(tt.cr, tt.found), tt.reason, tt.says)
-		})
-	}
-}
 
 func TestPlacementInputsChanged(t *testing.T) {
 	base := &corev1.Node{
@@ -233,7 +201,7 @@ func TestHighlyAvailablePodDisruptionBudget(t *testing.T) {
 	s.g.Eventually(func() error { return s.get(budget) }).Should(Succeed())
 	s.g.Expect(budget.Spec.MaxUnavailable).To(Equal(ptr.To(intstr.FromInt32(1))))
 	s.g.Expect(budget.Spec.Selector.MatchLabels).To(Equal(render.PodSelector(cr)))
-	s.g.Expect(ownedBy(budget, s.current(cr))).To(BeTrue(), "the budget carries the owner's labels and controller reference")
+	s.g.Expect(ownership.OwnedBy(budget, s.current(cr))).To(BeTrue(), "the budget carries the owner's labels and controller reference")
 
 	s.update(cr, func() { cr.Spec.Topology = &v1.Topology{Mode: v1.SingleReplica} })
 	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(budget)) }).Should(BeTrue(), "the budget is deleted with SingleReplica")

@@ -1,14 +1,16 @@
-// Package controllers holds the reconciler of SecondarySchedulers. A reconcile runs in
-// stages, each in its own file, so that where the cluster may change is plain to see:
-// admissionpolicy.go checks that the admission policy vetted who asked for the scheduler
-// (and, in a controller of its own, keeps that policy in place); gather.go reads the facts (the user's configuration, the Prometheus to read, the names
-// claimed) and writes nothing; internal/render turns them into objects; ownership.go
-// checks that no object of those names is someone else's; credentials.go requests a
-// metrics token when one is due; apply.go writes the objects; observe.go
-// reads what runs; and status is written once, only for a generation applied or refused.
-// A stage that finds what only the user can fix returns an internal/refusal error, which
-// stops the stages after it and becomes the Degraded condition; every reason the
-// conditions give is declared, with its precedence, in internal/reasons.
+// Package controllers holds the reconciler of SecondarySchedulers. A reconcile runs the
+// stages in order, each a package whose types say what it may do: the admission check
+// (admissionpolicy.go, which also keeps the policy in place); internal/gather, which
+// reads every fact and holds readers only; internal/render, pure; internal/ownership,
+// which proves no object of the names needed is someone else's and reads only; the
+// credentials stage (credentials.go, a metrics token) and the apply stage (apply.go),
+// the only ones that write a scheduler's objects; internal/observe, which reads what
+// runs. Status is derived from what they found and written once, only for a generation
+// applied or refused. A stage that finds what only the user can fix returns an
+// internal/refusal error, which stops the stages after it and becomes the Degraded
+// condition; every reason the conditions give is declared, with its precedence, in
+// internal/reasons. Gathering, the ownership check and observing are proven unable to
+// write by internal/readonly/readonlytest.
 package controllers
 
 import (
@@ -35,10 +37,12 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/report"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
@@ -83,8 +87,12 @@ type SecondarySchedulerReconciler struct {
 	// --require-admission-policy=false.
 	Admission *admission.Policies
 
-	// serverVersion keeps the cluster's Kubernetes version between reconciles.
-	serverVersion versionCache
+	// gather is the gather stage, made at the first reconcile.
+	gather gatherer
+	// ownership is the ownership check, made at the first reconcile.
+	ownership ownershipChecker
+	// observe is the observe stage, made at the first reconcile.
+	observe observer
 }
 
 // now is the reconciler's time, for metrics tokens.
@@ -169,7 +177,7 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	if status.SchedulerName == "" {
 		status.SchedulerName = cr.EffectiveSchedulerName()
 	}
-	conditions := newConditionSetter(cr, status)
+	conditions := report.NewConditions(cr, status)
 	var next outcome
 	var err error
 	switch {
@@ -187,20 +195,20 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	}
 	// Only now: the generation was applied, or refused with a reason.
 	status.ObservedGeneration = cr.Generation
-	setReconcilingAndStalled(conditions, status)
+	report.ReconcilingAndStalled(conditions, status)
 	return status, next, nil
 }
 
 // reconcileRemoved deletes the scheduler and every object of it, keeping the resource.
 func (r *SecondarySchedulerReconciler) reconcileRemoved(ctx context.Context, cr *v1.SecondaryScheduler,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (outcome, error) {
+	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (outcome, error) {
 	r.forgetReferences(client.ObjectKeyFromObject(cr))
 	status.ReadyReplicas, status.Replicas, status.NodePool = 0, 0, nil
 	status.Metrics = nil
 	meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
-	conditions.setAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
+	conditions.SetAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
 	if err := r.stopScheduler(ctx, cr); errors.Is(err, errWaiting) {
-		conditions.set(v1.ConditionProgressing, true, v1.ReasonRemoved, "managementState is Removed: waiting for the scheduler's pods to stop")
+		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRemoved, "managementState is Removed: waiting for the scheduler's pods to stop")
 		return outcome{requeueAfter: 3 * time.Second}, nil
 	} else if err != nil {
 		return outcome{}, err
@@ -213,13 +221,13 @@ func (r *SecondarySchedulerReconciler) reconcileRemoved(ctx context.Context, cr 
 
 // reconcileUnmanaged only reports what runs.
 func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, cr *v1.SecondaryScheduler,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) error {
+	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) error {
 	if _, err := r.observeScheduler(ctx, cr, status, conditions, nil); err != nil {
 		return err
 	}
 	message := "managementState is Unmanaged: the operator leaves the scheduler's objects as they are"
-	conditions.set(v1.ConditionProgressing, false, v1.ReasonUnmanaged, message)
-	conditions.set(v1.ConditionDegraded, false, v1.ReasonUnmanaged, message)
+	conditions.Set(v1.ConditionProgressing, false, v1.ReasonUnmanaged, message)
+	conditions.Set(v1.ConditionDegraded, false, v1.ReasonUnmanaged, message)
 	return nil
 }
 
@@ -228,7 +236,7 @@ func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, c
 // conditions from it: Degraded from the foremost problem found, as internal/reasons
 // ranks them.
 func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr *v1.SecondaryScheduler,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter) (outcome, error) {
+	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (outcome, error) {
 	found, rendered, deployment, err := r.applyDesired(ctx, cr)
 	if refused, ok := refusal.As(err); ok {
 		return r.retryAfterRefusal(status, refused), r.refuse(ctx, cr, status, conditions, refused)
@@ -236,41 +244,38 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err != nil {
 		return outcome{}, err
 	}
-	status.SchedulerName, status.SchedulerNames = schedulerNameOf(cr, found.schedulerNames), found.schedulerNames
+	status.SchedulerName, status.SchedulerNames = schedulerNameOf(cr, found.SchedulerNames), found.SchedulerNames
 	status.Image, status.ImageSource, status.ConfigHash = rendered.Image.Reference, rendered.Image.Source, rendered.ConfigHash
-	status.Replicas, status.NodePool = render.Replicas(cr, found.facts.PlacementNodes), found.placement.pool
+	status.Replicas, status.NodePool = render.Replicas(cr, found.Render.PlacementNodes), found.Placement.Pool
 	observed, err := r.observeScheduler(ctx, cr, status, conditions, deployment)
 	if err != nil {
 		return outcome{}, err
 	}
 	if rendered.Image.Skew != "" {
-		conditions.appendToMessage(v1.ConditionAvailable, rendered.Image.Skew)
+		conditions.AppendToMessage(v1.ConditionAvailable, rendered.Image.Skew)
 	}
-	setProgressing(conditions, observed.deployment)
-	metricsProblem, metricsRecheck, err := r.setMetricsConditions(ctx, cr, found, status, conditions)
-	if err != nil {
-		return outcome{}, err
-	}
-	setDegraded(conditions, placementProblem(cr, found.placement), metricsProblem, observed.podProblem, rolloutStalled(observed.deployment))
-	next := outcome{requeueAfter: observed.requeueAfter, imageSkew: rendered.Image.Skew}
+	report.Progressing(conditions, observed.Deployment)
+	metricsProblem, metricsRecheck := r.setMetricsConditions(cr, found, status, conditions)
+	report.Degraded(conditions, report.PlacementProblem(cr, found.Placement), metricsProblem, observed.PodProblem, report.RolloutStalled(observed.Deployment))
+	next := outcome{requeueAfter: observed.RequeueAfter, imageSkew: rendered.Image.Skew}
 	if metricsRecheck > 0 {
 		// Metrics come and go without an event: probe them again in a while, and renew
 		// the metrics token when it is due.
-		next.requeueAfter = minPositive(next.requeueAfter, nextMetricsCheck(status, metricsRecheck, r.now()))
+		next.requeueAfter = report.Sooner(next.requeueAfter, nextMetricsCheck(status, metricsRecheck, r.now()))
 	}
 	return next, nil
 }
 
 // applyDesired runs the stages that end with the desired scheduler applied: admission
 // check and gather (read only) -> render (pure) -> ownership check, while the finalizer
-// is added -> credentials -> apply. A refusal from any stage stops the others: nothing in
+// is added -> credentials (a new metrics token, and a render with it) -> apply. A refusal from any stage stops the others: nothing in
 // the cluster but cr's finalizer changes before the ownership check has passed, and
 // nothing at all unless the admission policy checked who created or changed cr.
-func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*gathered, *render.Result, *appsv1.Deployment, error) {
+func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*gather.Facts, *render.Result, *appsv1.Deployment, error) {
 	if err := r.checkAdmission(ctx, cr); err != nil {
 		return nil, nil, nil, err
 	}
-	found, err := r.gather(ctx, cr)
+	found, err := r.gatherFacts(ctx, cr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -282,8 +287,19 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if rendered, err = r.credentials(ctx, cr, found, rendered); err != nil {
+	token, err := r.credentials(ctx, cr, found.Access, rendered)
+	if err != nil {
 		return nil, nil, nil, err
+	}
+	if token != nil && token != found.Access.Identity.Token {
+		// A new token: the scheduler is rendered anew with it, and the token kept.
+		found = found.WithBoundToken(token)
+		if rendered, err = renderScheduler(cr, found); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := r.keepToken(ctx, cr, rendered); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	deployment, err := r.apply(ctx, cr, found, rendered, live)
 	if err != nil {
@@ -296,12 +312,12 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 // input the API accepted but the scheduler cannot use: the user's to fix, a refusal. So
 // is a configuration that enables plugins the image does not have, which the scheduler
 // would refuse at start.
-func renderScheduler(cr *v1.SecondaryScheduler, found *gathered) (*render.Result, error) {
-	rendered, err := render.Render(cr, found.facts)
+func renderScheduler(cr *v1.SecondaryScheduler, found *gather.Facts) (*render.Result, error) {
+	rendered, err := render.Render(cr, found.Render)
 	if err != nil {
 		return nil, refusal.New(v1.ReasonInvalidSpec, "the scheduler cannot be configured from this spec: %v; correct the field it names", err)
 	}
-	if err := checkPluginsInImage(cr, rendered, found.customConfigSource); err != nil {
+	if err := checkPluginsInImage(cr, rendered, found.CustomConfigSource); err != nil {
 		return nil, err
 	}
 	return rendered, nil
@@ -310,26 +326,16 @@ func renderScheduler(cr *v1.SecondaryScheduler, found *gathered) (*render.Result
 // refuse reports a refusal: what only the user can fix. Nothing is applied: the scheduler
 // keeps running with its last good configuration.
 func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.SecondaryScheduler,
-	status *v1.SecondarySchedulerStatus, conditions *conditionSetter, problem *refusal.Error) error {
+	status *v1.SecondarySchedulerStatus, conditions *report.Conditions, problem *refusal.Error) error {
 	logf.FromContext(ctx).V(1).Info("desired scheduler refused", "reason", problem.Reason, "message", problem.Message)
-	if problem.Reason == v1.ReasonNamespaceNotAllowed {
-		conditions.set(v1.ConditionAvailable, false, problem.Reason, problem.Message)
-		conditions.set(v1.ConditionProgressing, false, problem.Reason, problem.Message)
-		conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message)
+	if !report.Refused(conditions, status, problem) {
 		return nil
-	}
-	conditions.set(v1.ConditionDegraded, true, problem.Reason, problem.Message+runningNote(status))
-	if reasons.KeepsFromMetrics(problem.Reason) {
-		conditions.set(v1.ConditionMetricsAvailable, false, problem.Reason, problem.Message)
-		if problem.Reason == v1.ReasonPrometheusNotFound {
-			status.Metrics = nil
-		}
 	}
 	observed, err := r.observeScheduler(ctx, cr, status, conditions, nil)
 	if err != nil {
 		return err
 	}
-	setProgressing(conditions, observed.deployment)
+	report.Progressing(conditions, observed.Deployment)
 	return nil
 }
 
@@ -356,16 +362,6 @@ func schedulerNameOf(cr *v1.SecondaryScheduler, served []string) string {
 	return served[0]
 }
 
-func minPositive(a, b time.Duration) time.Duration {
-	if a <= 0 {
-		return b
-	}
-	if b <= 0 {
-		return a
-	}
-	return min(a, b)
-}
-
 // nextMetricsCheck is how long until the metrics are probed again or the metrics token
 // is renewed, whichever comes first.
 func nextMetricsCheck(status *v1.SecondarySchedulerStatus, probeInterval time.Duration, now time.Time) time.Duration {
@@ -377,21 +373,13 @@ func nextMetricsCheck(status *v1.SecondarySchedulerStatus, probeInterval time.Du
 	return max(min(untilRenewal, probeInterval), time.Second)
 }
 
-// runningNote tells, after a problem, that the last good scheduler still runs.
-func runningNote(status *v1.SecondarySchedulerStatus) string {
-	if status.ConfigHash == "" {
-		return ""
-	}
-	return fmt.Sprintf(" The scheduler keeps running with its last good configuration (hash %s) until this is fixed.", status.ConfigHash)
-}
-
 // writeStatus writes status when it changed, and emits an Event for each condition that
 // changed, with the condition's reason.
 func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus) error {
 	if equality.Semantic.DeepEqual(cr.Status, *status) {
 		return nil
 	}
-	changed := changedConditions(cr.Status.Conditions, status.Conditions)
+	changed := report.Changed(cr.Status.Conditions, status.Conditions)
 	updated := cr.DeepCopy()
 	updated.Status = *status
 	if err := r.Status().Update(ctx, updated); err != nil {
@@ -464,4 +452,5 @@ func (r *SecondarySchedulerReconciler) forgetReferences(key types.NamespacedName
 	r.SecretWatches.Reference(key, nil)
 	r.CABundleWatches.Reference(key, nil)
 	r.MetricsProber.forget(key)
+	r.gatherStage().Forget(key)
 }

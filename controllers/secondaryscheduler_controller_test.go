@@ -778,7 +778,7 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	}).Should(Succeed())
 	// The operator reconciles on its probe interval, not on Prometheus objects.
 	rule := &unstructured.Unstructured{}
-	rule.SetGroupVersionKind(prometheusRuleGVK)
+	rule.SetGroupVersionKind(render.PrometheusRuleGVK)
 	ruleKey := client.ObjectKey{Namespace: monitoring.Name, Name: render.RecordingRuleName(cr)}
 	s.g.Eventually(func() error { return adminClient.Get(s.ctx, ruleKey, rule) }).Should(Succeed())
 	s.g.Expect(rule.GetLabels()).To(HaveKeyWithValue("role", "recording-rules"))
@@ -814,7 +814,7 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	}).Should(Equal(ruleKey.String()))
 	ourRules := func() []string {
 		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(prometheusRuleGVK.GroupVersion().WithKind("PrometheusRuleList"))
+		list.SetGroupVersionKind(render.PrometheusRuleGVK.GroupVersion().WithKind("PrometheusRuleList"))
 		s.g.Expect(adminClient.List(s.ctx, list, client.InNamespace(monitoring.Name))).To(Succeed())
 		names := make([]string, 0, len(list.Items))
 		for _, item := range list.Items {
@@ -828,7 +828,7 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	// is not the scheduler's to prune.
 	s.g.Expect(s.get(cr)).To(Succeed())
 	decoy := &unstructured.Unstructured{}
-	decoy.SetGroupVersionKind(prometheusRuleGVK)
+	decoy.SetGroupVersionKind(render.PrometheusRuleGVK)
 	decoy.SetNamespace(s.namespace)
 	decoy.SetName("team-rules")
 	decoy.SetLabels(map[string]string{render.LabelManagedBy: render.ManagedByValue,

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -366,7 +367,7 @@ func TestSecurityLeaseIsOursAlone(t *testing.T) {
 		HaveKeyWithValue(render.LabelOwnerName, cr.Name), HaveKeyWithValue(render.LabelOwnerNamespace, s.namespace)))
 	s.g.Expect(metav1.GetControllerOf(lease)).To(HaveField("UID", cr.UID))
 	leases := &coordinationv1.LeaseList{}
-	s.g.Expect(adminClient.List(s.ctx, leases, ownerNameSelector(cr))).To(Succeed())
+	s.g.Expect(adminClient.List(s.ctx, leases, ownership.NameSelector(cr))).To(Succeed())
 	s.g.Expect(leases.Items).To(HaveLen(1), "the operator makes one Lease, in the resource's namespace")
 
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.LeaseName(cr)}}

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
@@ -95,7 +96,7 @@ func trimPod(object any) (any, error) {
 
 // SetupWithManager registers the reconciler and its watches with mgr.
 func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.SecondaryScheduler{}, schedulerNameIndex, indexSchedulerName); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.SecondaryScheduler{}, gather.SchedulerNameIndex, gather.IndexSchedulerName); err != nil {
 		return fmt.Errorf("index SecondarySchedulers by scheduler name: %w", err)
 	}
 	for _, watches := range []*refwatch.Watches{r.ConfigMapWatches, r.SecretWatches, r.CABundleWatches} {
@@ -149,7 +150,7 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	// A PriorityClass's existence is all the operator reads of it.
 	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
 	priorityClasses := &metav1.PartialObjectMetadata{}
-	priorityClasses.SetGroupVersionKind(priorityClassGVK)
+	priorityClasses.SetGroupVersionKind(gather.PriorityClassGVK)
 	controller = controller.Watches(priorityClasses, handler.EnqueueRequestsFromMapFunc(r.priorityClassUsers),
 		builder.OnlyMetadata, builder.WithPredicates(comesOrGoes))
 	// Reconciles of different SecondarySchedulers run concurrently (one resource is

@@ -9,10 +9,15 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
+
+// PrometheusRuleGVK is the Prometheus Operator's kind of rule files, which RecordingRules
+// renders. The cluster may not have it.
+var PrometheusRuleGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}
 
 // RecordingRuleTarget is the Prometheus Operator's Prometheus that is to evaluate the
 // recording rules.

@@ -1,0 +1,218 @@
+// Package gather is the first stage of a reconcile: it reads everything a
+// SecondaryScheduler's scheduler depends on (the user's configuration and the names it
+// claims, the nodes, the PriorityClass, the Prometheus to read and how to reach it, the
+// cluster's version) and returns it as Facts. It cannot write: a Gatherer holds only
+// readers (internal/readonly wrappers of the clients it is given, which expose Get and
+// List and nothing else; TestGatheringCannotWrite proves the rest), and the watches its reads call for are returned as References for the
+// controller to keep, not registered here. What only the user can fix is returned as an
+// internal/refusal error.
+package gather
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/imageref"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/readonly"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
+)
+
+// Config is what a Gatherer reads with, and the admin's choices it applies.
+type Config struct {
+	// Cache reads the operator's cached objects: nodes, its own objects, SecondarySchedulers.
+	Cache client.Reader
+	// API reads from the API server what no cache holds (the objects users reference).
+	API client.Reader
+	// Mapper tells whether the cluster has the Prometheus Operator's PrometheusRule kind.
+	Mapper meta.RESTMapper
+	// Version tells the cluster's Kubernetes version, for the default image.
+	Version discovery.ServerVersionInterface
+	// Tenancy says in which namespaces schedulers may run (a resource elsewhere claims
+	// no scheduler name).
+	Tenancy tenancy.Policy
+	// PrometheusNamespaces are the only namespaces where Prometheus is discovered; empty
+	// for promdiscovery's defaults.
+	PrometheusNamespaces []string
+	// MetricsTokenClusterRoles are the ClusterRoles a metrics token's ServiceAccount may be
+	// bound to; empty for render.DefaultMetricsClusterRole alone.
+	MetricsTokenClusterRoles []string
+	// DiscoveryInterval is how long a discovered Prometheus is remembered.
+	DiscoveryInterval time.Duration
+	// Now is the time, for metrics tokens due for renewal; nil for time.Now.
+	Now func() time.Time
+}
+
+// Gatherer gathers the facts of SecondarySchedulers. It is safe for concurrent use.
+type Gatherer struct {
+	cache, api               client.Reader
+	mapper                   meta.RESTMapper
+	version                  discovery.ServerVersionInterface
+	tenancy                  tenancy.Policy
+	prometheusNamespaces     []string
+	metricsTokenClusterRoles []string
+	discoveryInterval        time.Duration
+	now                      func() time.Time
+
+	// discovered remembers what discovery found, per SecondaryScheduler.
+	discovered discoveryMemory
+	// serverVersion keeps the cluster's Kubernetes version between reconciles.
+	serverVersion versionCache
+}
+
+// New is a Gatherer reading with config's readers, each wrapped (internal/readonly) so
+// that only its Get and List can be reached, whatever else the value given can do.
+func New(config Config) *Gatherer {
+	now := config.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Gatherer{
+		cache: readonly.Wrap(config.Cache), api: readonly.Wrap(config.API),
+		mapper: config.Mapper, version: config.Version, tenancy: config.Tenancy,
+		prometheusNamespaces: config.PrometheusNamespaces, metricsTokenClusterRoles: config.MetricsTokenClusterRoles,
+		discoveryInterval: config.DiscoveryInterval, now: now,
+	}
+}
+
+// Facts are what gathering found out: the facts render needs, and what status reports.
+type Facts struct {
+	// Render are the facts rendering needs.
+	Render render.Facts
+	// SchedulerNames are the scheduler names the configuration serves, each a claim.
+	SchedulerNames []string
+	// CustomConfigSource names the user's configuration of profile Custom, for messages;
+	// empty for the other profiles.
+	CustomConfigSource string
+	// Prometheus is the endpoint a load-aware scheduler reads, nil when it reads none.
+	Prometheus *promdiscovery.Endpoint
+	// Access is how the scheduler reaches its metrics provider.
+	Access *MetricsAccess
+	// RecordingRules is what becomes of the recording rules the resource asks for.
+	RecordingRules RecordingRulesPlan
+	// Placement is what the nodes offer the scheduler, for status.
+	Placement Placement
+	// NodeNames are the names of every node of the cluster, whose load a load-aware
+	// scheduler's metrics must cover.
+	NodeNames []string
+}
+
+// Reference is an object of a kind the spec may name, to be watched: Known says that
+// gathering got as far as that kind, and Key is the object named, nil for none. A kind
+// not Known leaves its watch as it was (gathering stopped before it, at a refusal).
+type Reference struct {
+	Known bool
+	Key   *types.NamespacedName
+}
+
+// References are the objects of the spec that gathering read and the controller watches,
+// so that their change brings a reconcile: the configuration ConfigMap, the metrics token
+// Secret and the CA bundle ConfigMap.
+type References struct {
+	Config, TokenSecret, CABundle Reference
+}
+
+func known(key *types.NamespacedName) Reference { return Reference{Known: true, Key: key} }
+
+// Gather reads everything cr's scheduler depends on. A refusal is returned for what only
+// the user (or a cluster admin) can fix; any other error is worth a retry. The references
+// are returned in both cases, for the kinds gathering reached. cr is in a namespace where
+// schedulers may run (reconcile refuses the others before anything is read).
+func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Facts, References, error) {
+	var references References
+	if cr.Spec.SchedulerImage != "" {
+		if err := imageref.Validate(cr.Spec.SchedulerImage); err != nil {
+			return nil, references, refusal.New(v1.ReasonInvalidImage,
+				"spec.schedulerImage %q is not an image reference: %v; give one like registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.7, or leave it empty for the default",
+				usertext.Cut(cr.Spec.SchedulerImage, 80), err)
+		}
+	}
+	found := &Facts{SchedulerNames: []string{cr.EffectiveSchedulerName()}}
+	custom, err := g.customConfig(ctx, cr, &references)
+	if err != nil {
+		return nil, references, err
+	}
+	if custom != nil {
+		found.Render.CustomConfig, found.SchedulerNames = custom.data, schedconfig.ProfileNames(custom.config)
+		found.CustomConfigSource = custom.source
+		if err := customMetrics(custom, found); err != nil {
+			return nil, references, err
+		}
+	}
+	if err := g.checkSchedulerNames(ctx, cr, found.SchedulerNames); err != nil {
+		return nil, references, err
+	}
+	if found.Placement, found.NodeNames, err = g.placement(ctx, cr); err != nil {
+		return nil, references, err
+	}
+	found.Render.PlacementNodes = found.Placement.Matching + found.Placement.Hosting
+	if found.Render.PriorityClassName, err = g.priorityClassName(ctx, cr); err != nil {
+		return nil, references, err
+	}
+	if err := g.metrics(ctx, cr, found, &references); err != nil {
+		return nil, references, err
+	}
+	// The version chooses the default image, and tells whether any image is outside the
+	// version-skew policy: without spec.schedulerImage it is needed, with one it only
+	// informs.
+	if found.Render.KubernetesMinor, err = g.serverVersion.minor(g.version, g.now()); err != nil {
+		if cr.Spec.SchedulerImage == "" {
+			return nil, references, refusal.New(v1.ReasonDiscoveryFailed,
+				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err)
+		}
+		logf.FromContext(ctx).V(1).Info("the cluster's Kubernetes version is unknown: the version skew of spec.schedulerImage is not checked", "error", err.Error())
+	}
+	return found, references, nil
+}
+
+// Forget drops what was remembered of the SecondaryScheduler key (what discovery found).
+func (g *Gatherer) Forget(key types.NamespacedName) {
+	g.discovered.forget(key)
+}
+
+// versionTTL is how long the cluster's version is kept: it changes only with an upgrade
+// of the control plane, and reading it at every reconcile was a request each time.
+const versionTTL = 10 * time.Minute
+
+// versionCache keeps the cluster's Kubernetes minor version for versionTTL. Failures
+// are not kept.
+type versionCache struct {
+	mu        sync.Mutex
+	readAt    time.Time
+	readMinor int
+}
+
+// minor returns the cluster's minor version ("37" or "37+" for 1.37), read from server
+// when the kept one is older than versionTTL.
+func (c *versionCache) minor(server discovery.ServerVersionInterface, now time.Time) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.readAt.IsZero() && now.Sub(c.readAt) < versionTTL {
+		return c.readMinor, nil
+	}
+	info, err := server.ServerVersion()
+	if err != nil {
+		return 0, err
+	}
+	minor, err := strconv.Atoi(strings.TrimRight(info.Minor, "+"))
+	if err != nil {
+		return 0, fmt.Errorf("parse minor version %q: %w", info.Minor, err)
+	}
+	c.readAt, c.readMinor = now, minor
+	return minor, nil
+}

@@ -1,0 +1,108 @@
+package gather
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/version"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
+)
+
+type fixedVersion struct{}
+
+func (fixedVersion) ServerVersion() (*version.Info, error) {
+	return &version.Info{Major: "1", Minor: "37"}, nil
+}
+
+func newGatherer(t *testing.T, objects ...client.Object) (*Gatherer, client.Client) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cluster := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
+		WithIndex(&v1.SecondaryScheduler{}, SchedulerNameIndex, IndexSchedulerName).Build()
+	return New(Config{Cache: cluster, API: cluster, Mapper: cluster.RESTMapper(), Version: fixedVersion{},
+		Tenancy: tenancy.Policy{}}), cluster
+}
+
+// TestNewWrapsTheReaders checks that what a Gatherer holds of the clients it was given
+// is their reading half alone: a client.Client passed as a reader cannot be asserted back
+// into a writer from inside the package.
+func TestNewWrapsTheReaders(t *testing.T) {
+	gatherer, cluster := newGatherer(t)
+	if _, isWriter := client.Reader(cluster).(client.Writer); !isWriter {
+		t.Fatal("the fake client should be a writer, for this test to mean anything")
+	}
+	for name, held := range map[string]client.Reader{"cache": gatherer.cache, "api": gatherer.api} {
+		if _, isWriter := held.(client.Writer); isWriter {
+			t.Errorf("the Gatherer's %s reader is a writer too", name)
+		}
+	}
+}
+
+// TestGatherDeclaresReferencesEvenWhenRefusing checks that gathering declares the
+// objects of the spec it read, to be watched, when it refuses for want of one of them:
+// its creation is the change that fixes the refusal.
+func TestGatherDeclaresReferencesEvenWhenRefusing(t *testing.T) {
+	gatherer, _ := newGatherer(t)
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "custom", UID: "u1"},
+		Spec: v1.SecondarySchedulerSpec{SchedulerConfig: "mine", Profile: &v1.Profile{Type: v1.CustomProfile}}}
+	facts, references, err := gatherer.Gather(context.Background(), cr)
+	refused, ok := refusal.As(err)
+	if !ok || refused.Reason != v1.ReasonConfigMapNotFound || facts != nil {
+		t.Fatalf("Gather = %v, %v; want a ConfigMapNotFound refusal", facts, err)
+	}
+	want := types.NamespacedName{Namespace: "platform", Name: "mine"}
+	if !references.Config.Known || references.Config.Key == nil || *references.Config.Key != want {
+		t.Errorf("references.Config = %+v, want %s", references.Config, want)
+	}
+	if references.TokenSecret.Known || references.CABundle.Known {
+		t.Errorf("gathering stopped before the metrics, whose watches must stay as they were: %+v", references)
+	}
+}
+
+// TestGatherReadsAndWritesNothing runs a whole gathering of a Custom scheduler and
+// checks its facts, and that the cluster is as it was.
+func TestGatherReadsAndWritesNothing(t *testing.T) {
+	config := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "mine", ResourceVersion: "7"},
+		Data: map[string]string{"config.yaml": "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: custom\n"}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", ResourceVersion: "3"},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	gatherer, cluster := newGatherer(t, config, node)
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "custom", UID: "u1"},
+		Spec: v1.SecondarySchedulerSpec{SchedulerConfig: "mine", Profile: &v1.Profile{Type: v1.CustomProfile}}}
+	facts, references, err := gatherer.Gather(context.Background(), cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(facts.Render.CustomConfig) != config.Data["config.yaml"] || facts.Render.KubernetesMinor != 37 ||
+		facts.Placement.Nodes != 1 || facts.Placement.Matching != 1 || len(facts.SchedulerNames) != 1 || facts.SchedulerNames[0] != "custom" {
+		t.Errorf("facts = %+v", facts)
+	}
+	if !references.Config.Known || !references.TokenSecret.Known || references.TokenSecret.Key != nil {
+		t.Errorf("references = %+v", references)
+	}
+	for _, object := range []client.Object{config, node} {
+		now := object.DeepCopyObject().(client.Object)
+		if err := cluster.Get(context.Background(), client.ObjectKeyFromObject(object), now); err != nil {
+			t.Fatal(err)
+		}
+		if now.GetResourceVersion() != object.GetResourceVersion() {
+			t.Errorf("%s changed: resourceVersion %s, was %s", object.GetName(), now.GetResourceVersion(), object.GetResourceVersion())
+		}
+	}
+}

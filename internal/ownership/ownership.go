@@ -1,0 +1,188 @@
+// Package ownership proves which objects are a SecondaryScheduler's: only those are
+// ever changed or deleted by the operator. OwnedBy is the proof (owner labels with the
+// UID, the controller reference, and for a binding exactly what render renders); Checker
+// is the read-only stage that runs before anything is applied, refusing a name taken by
+// someone else's object. The package cannot write: TestOwnershipCheckCannotWrite.
+package ownership
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/readonly"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+// Checker checks, before anything is applied, that no object of the names a scheduler
+// needs is someone else's. It holds readers only (internal/readonly).
+type Checker struct {
+	cache, api client.Reader
+	scheme     *runtime.Scheme
+}
+
+// NewChecker is a Checker reading the cache (the operator's own objects), then the API
+// server for a name the cache misses; scheme tells which kinds the cache holds.
+func NewChecker(cache, api client.Reader, scheme *runtime.Scheme) *Checker {
+	return &Checker{cache: readonly.Wrap(cache), api: readonly.Wrap(api), scheme: scheme}
+}
+
+// Check refuses cr when an object the scheduler needs already exists
+// under its name but is not provably cr's: server-side apply would silently take it
+// over. It runs after rendering and before anything is applied or a token requested. The
+// cache holds only the operator's objects, so a miss there is checked against the API
+// server; the objects are looked at concurrently, since a new scheduler misses them all.
+// It returns the objects the cache holds as cr's, which apply compares with what it
+// would write.
+func (c *Checker) Check(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) (Live, error) {
+	live := make([]client.Object, len(desired))
+	refusals := make([]error, len(desired))
+	group, groupCtx := errgroup.WithContext(ctx)
+	group.SetLimit(maxConcurrentReads)
+	for i, object := range desired {
+		group.Go(func() error {
+			var err error
+			live[i], err = c.checkOne(groupCtx, cr, object)
+			if refusal.Is(err) {
+				refusals[i] = err // every name is still looked at: a transient error comes first
+				return nil
+			}
+			return err
+		})
+	}
+	if err := group.Wait(); err != nil {
+		return nil, err
+	}
+	found := Live{}
+	for i, object := range desired {
+		if refusals[i] != nil {
+			return nil, refusals[i]
+		}
+		if live[i] != nil {
+			found[ObjectID(object)] = live[i]
+		}
+	}
+	return found, nil
+}
+
+// maxConcurrentReads bounds the reads of the ownership check in flight at once: a new
+// scheduler misses all of its dozen objects in the cache and asks the API server for
+// each, beside the reconciles of other schedulers.
+const maxConcurrentReads = 8
+
+// Live are a scheduler's objects as the cache holds them, by ObjectID.
+type Live map[string]client.Object
+
+// ObjectID names an object among a scheduler's: its kind, namespace and name.
+func ObjectID(object client.Object) string {
+	return KindOf(object) + "/" + object.GetNamespace() + "/" + object.GetName()
+}
+
+// checkOne checks one object of the scheduler: it returns the cached object
+// when the cache holds it as cr's, a refusal when someone else's has its name.
+func (c *Checker) checkOne(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured) (client.Object, error) {
+	key := client.ObjectKeyFromObject(object)
+	var existing client.Object
+	// Typed, so that the read is served by the cache; kinds outside the scheme (the
+	// Prometheus Operator's) are not cached and are read as metadata.
+	if typed, err := c.scheme.New(object.GroupVersionKind()); err == nil {
+		existing = typed.(client.Object)
+		err = c.cache.Get(ctx, key, existing)
+		if err == nil && OwnedBy(existing, cr) {
+			return existing, nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+		}
+	} else {
+		metadata := &metav1.PartialObjectMetadata{}
+		metadata.SetGroupVersionKind(object.GroupVersionKind())
+		existing = metadata
+	}
+	if err := c.api.Get(ctx, key, existing); apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+	}
+	if !OwnedBy(existing, cr) {
+		return nil, refusal.New(v1.ReasonObjectNameTaken,
+			"%s %s already exists and does not belong to this SecondaryScheduler (uid %s)%s; the operator will not take it over, change it or delete it. "+
+				"Delete or rename it, or give this SecondaryScheduler another name",
+			object.GetKind(), strings.TrimPrefix(key.String(), "/"), cr.UID, bindingNote(existing))
+	}
+	return nil, nil
+}
+
+// OwnedBy reports whether object is provably cr's: it carries cr's owner labels,
+// including its UID (so that a SecondaryScheduler recreated under the same name does not
+// inherit what its predecessor left), a namespaced object's controller reference, when it
+// has one, is cr, and a binding is one the operator renders for cr, roleRef and subjects
+// included: labels can be put on any binding by whoever may update it, and a binding that
+// grants anything else is not the operator's to change or delete.
+func OwnedBy(object client.Object, cr *v1.SecondaryScheduler) bool {
+	labels := object.GetLabels()
+	if labels[render.LabelOwnerNamespace] != cr.Namespace || labels[render.LabelOwnerName] != cr.Name ||
+		labels[render.LabelOwnerUID] != string(cr.UID) || cr.UID == "" {
+		return false
+	}
+	if controller := metav1.GetControllerOfNoCopy(object); controller != nil && controller.UID != cr.UID {
+		return false
+	}
+	if binding, ok := bindingOf(object); ok {
+		rendered, err := render.IsRenderedBinding(cr, binding)
+		return err == nil && rendered
+	}
+	return true
+}
+
+// bindingOf reads a RoleBinding or ClusterRoleBinding for render.IsRenderedBinding.
+func bindingOf(object client.Object) (render.Binding, bool) {
+	switch binding := object.(type) {
+	case *rbacv1.RoleBinding:
+		return render.Binding{Kind: "RoleBinding", Namespace: binding.Namespace, Name: binding.Name, RoleRef: binding.RoleRef, Subjects: binding.Subjects}, true
+	case *rbacv1.ClusterRoleBinding:
+		return render.Binding{Kind: "ClusterRoleBinding", Name: binding.Name, RoleRef: binding.RoleRef, Subjects: binding.Subjects}, true
+	}
+	return render.Binding{}, false
+}
+
+// bindingNote says, for a binding, what besides labels makes it the operator's.
+func bindingNote(object client.Object) string {
+	if _, ok := bindingOf(object); ok {
+		return " (a binding is the operator's only with its owner labels and the roleRef and subjects the operator renders)"
+	}
+	return ""
+}
+
+// OwnedBySelector selects the objects whose labels make them cr's (OwnedBy's label check),
+// for a request the API server answers by label: kept beside OwnedBy so that both stay
+// the same proof.
+func OwnedBySelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
+	return client.MatchingLabels{render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name, render.LabelOwnerUID: string(cr.UID)}
+}
+
+// NameSelector selects the objects labelled as those of a SecondaryScheduler of cr's
+// namespace and name, whatever its UID: cr's, and those a predecessor of the same name
+// left. It finds; OwnedBy (or OwnedBySelector, UID included) proves.
+func NameSelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
+	return client.MatchingLabels{render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name}
+}
+
+// KindOf is an object's kind, for messages: its GVK's, or its Go type.
+func KindOf(object client.Object) string {
+	if kind := object.GetObjectKind().GroupVersionKind().Kind; kind != "" {
+		return kind
+	}
+	return fmt.Sprintf("%T", object)
+}

@@ -1,0 +1,7 @@
+package readonlytest
+
+import "testing"
+
+func TestWriterPathFindsWritersAndPassesReaders(t *testing.T) {
+	CheckWriterPath(t)
+}

@@ -1,0 +1,185 @@
+// Package report derives what a SecondaryScheduler's status reports from what the stages
+// of a reconcile found: the refusal, the facts gathered, the Deployment applied and what
+// runs. It is pure: its functions set conditions on a status value, which the controller
+// writes once, and it can reach no writer (TestReportingCannotWrite).
+package report
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
+)
+
+// Conditions sets conditions on a status with the resource's generation.
+type Conditions struct {
+	generation int64
+	status     *v1.SecondarySchedulerStatus
+}
+
+// NewConditions sets conditions on status for cr's generation.
+func NewConditions(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus) *Conditions {
+	return &Conditions{generation: cr.Generation, status: status}
+}
+
+// Set sets a condition True or False.
+func (c *Conditions) Set(conditionType v1.ConditionType, isTrue bool, reason v1.ConditionReason, message string) {
+	status := metav1.ConditionFalse
+	if isTrue {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&c.status.Conditions, metav1.Condition{
+		Type:               string(conditionType),
+		Status:             status,
+		Reason:             string(reason),
+		Message:            message,
+		ObservedGeneration: c.generation,
+	})
+}
+
+// SetUnknown sets a condition Unknown: what it reports has not been observed yet.
+func (c *Conditions) SetUnknown(conditionType v1.ConditionType, reason v1.ConditionReason, message string) {
+	meta.SetStatusCondition(&c.status.Conditions, metav1.Condition{
+		Type:               string(conditionType),
+		Status:             metav1.ConditionUnknown,
+		Reason:             string(reason),
+		Message:            message,
+		ObservedGeneration: c.generation,
+	})
+}
+
+// SetAll sets every condition False with one reason, for management states in which
+// the operator does not run a scheduler.
+func (c *Conditions) SetAll(reason v1.ConditionReason, message string) {
+	for _, conditionType := range []v1.ConditionType{v1.ConditionAvailable, v1.ConditionProgressing, v1.ConditionDegraded} {
+		c.Set(conditionType, false, reason, message)
+	}
+}
+
+// Progressing reports whether the Deployment still rolls out.
+func Progressing(conditions *Conditions, deployment *appsv1.Deployment) {
+	if deployment == nil {
+		conditions.Set(v1.ConditionProgressing, false, v1.ReasonSchedulerNotDeployed, "the scheduler has not been deployed")
+		return
+	}
+	want := ptrValue(deployment.Spec.Replicas)
+	s := deployment.Status
+	if deployment.Generation != s.ObservedGeneration || s.UpdatedReplicas < want || s.Replicas > s.UpdatedReplicas || s.AvailableReplicas < want {
+		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRollingOut, fmt.Sprintf(
+			"rolling out the current configuration: %d of %d pods updated, %d available, %d old pods left",
+			s.UpdatedReplicas, want, s.AvailableReplicas, max(s.Replicas-s.UpdatedReplicas, 0)))
+		return
+	}
+	conditions.Set(v1.ConditionProgressing, false, v1.ReasonRolloutComplete, fmt.Sprintf("all %d scheduler pods run the current configuration", want))
+}
+
+// Degraded sets Degraded for a scheduler that was applied: True with the foremost of
+// the problems found (internal/reasons ranks them, whatever the order they were found
+// in), False when none was.
+func Degraded(conditions *Conditions, problems ...*reasons.Finding) {
+	if problem := reasons.Foremost(problems...); problem != nil {
+		conditions.Set(v1.ConditionDegraded, true, problem.Reason, problem.Message)
+		return
+	}
+	conditions.Set(v1.ConditionDegraded, false, v1.ReasonAsExpected, "the scheduler is configured as specified")
+}
+
+// RolloutStalled is the problem of a Deployment past its progress deadline, nil for one
+// that progresses (or none).
+func RolloutStalled(deployment *appsv1.Deployment) *reasons.Finding {
+	if deployment == nil {
+		return nil
+	}
+	for _, condition := range deployment.Status.Conditions {
+		if condition.Type == appsv1.DeploymentProgressing && condition.Reason == "ProgressDeadlineExceeded" {
+			return &reasons.Finding{Reason: v1.ReasonRolloutStalled, Message: fmt.Sprintf(
+				"the scheduler's Deployment %s/%s stopped progressing: %s; look at its pods' events and logs",
+				deployment.Namespace, deployment.Name, condition.Message)}
+		}
+	}
+	return nil
+}
+
+// AppendToMessage adds a sentence to the message of a condition already set.
+func (c *Conditions) AppendToMessage(conditionType v1.ConditionType, sentence string) {
+	if condition := meta.FindStatusCondition(c.status.Conditions, string(conditionType)); condition != nil {
+		condition.Message += ". " + sentence
+	}
+}
+
+// Changed are the conditions of after whose status or reason differ from before.
+func Changed(before, after []metav1.Condition) []metav1.Condition {
+	var changed []metav1.Condition
+	for _, condition := range after {
+		previous := meta.FindStatusCondition(before, condition.Type)
+		if previous == nil || previous.Status != condition.Status || previous.Reason != condition.Reason {
+			changed = append(changed, condition)
+		}
+	}
+	return changed
+}
+
+// ReconcilingAndStalled derives the kstatus conditions from the others, so that
+// kubectl wait, Flux and every kstatus reader see what Available, Progressing and
+// Degraded say: Stalled when the operator cannot progress without a change from the user
+// (Degraded), else Reconciling while the scheduler is not yet what the generation asks
+// for (rolling out, no ready pod of the current configuration, no leader).
+func ReconcilingAndStalled(conditions *Conditions, status *v1.SecondarySchedulerStatus) {
+	find := func(conditionType v1.ConditionType) *metav1.Condition {
+		return meta.FindStatusCondition(status.Conditions, string(conditionType))
+	}
+	degraded, available, progressing := find(v1.ConditionDegraded), find(v1.ConditionAvailable), find(v1.ConditionProgressing)
+	stalled := degraded != nil && degraded.Status == metav1.ConditionTrue
+	if stalled {
+		conditions.Set(v1.ConditionStalled, true, v1.ConditionReason(degraded.Reason), degraded.Message)
+		conditions.Set(v1.ConditionReconciling, false, v1.ConditionReason(degraded.Reason), "the operator waits for the problem in the Stalled condition to be fixed")
+		return
+	}
+	conditions.Set(v1.ConditionStalled, false, v1.ReasonAsExpected, "nothing keeps the operator from reaching the desired state")
+	// Unmanaged and Removed ask nothing more of the operator, whatever runs.
+	leftAlone := progressing != nil && (progressing.Reason == string(v1.ReasonRemoved) || progressing.Reason == string(v1.ReasonUnmanaged))
+	switch {
+	case progressing != nil && progressing.Status == metav1.ConditionTrue:
+		conditions.Set(v1.ConditionReconciling, true, v1.ConditionReason(progressing.Reason), progressing.Message)
+	case leftAlone:
+		conditions.Set(v1.ConditionReconciling, false, v1.ConditionReason(progressing.Reason), progressing.Message)
+	case available != nil && available.Status != metav1.ConditionTrue:
+		conditions.Set(v1.ConditionReconciling, true, v1.ConditionReason(available.Reason), available.Message)
+	default:
+		conditions.Set(v1.ConditionReconciling, false, v1.ReasonReconciled, "the scheduler runs the current generation as specified")
+	}
+}
+
+// Refused reports a refusal: Degraded with its reason and message, MetricsAvailable too
+// for one that keeps a load-aware scheduler from its metrics. It returns whether what
+// runs is still to be observed: not in a namespace where no scheduler may run, where the
+// operator may not read and all conditions say so.
+func Refused(conditions *Conditions, status *v1.SecondarySchedulerStatus, refused *refusal.Error) bool {
+	if refused.Reason == v1.ReasonNamespaceNotAllowed {
+		conditions.Set(v1.ConditionAvailable, false, refused.Reason, refused.Message)
+		conditions.Set(v1.ConditionProgressing, false, refused.Reason, refused.Message)
+		conditions.Set(v1.ConditionDegraded, true, refused.Reason, refused.Message)
+		return false
+	}
+	conditions.Set(v1.ConditionDegraded, true, refused.Reason, refused.Message+runningNote(status))
+	if reasons.KeepsFromMetrics(refused.Reason) {
+		conditions.Set(v1.ConditionMetricsAvailable, false, refused.Reason, refused.Message)
+		if refused.Reason == v1.ReasonPrometheusNotFound {
+			status.Metrics = nil
+		}
+	}
+	return true
+}
+
+// runningNote tells, after a refusal, that the last good scheduler still runs.
+func runningNote(status *v1.SecondarySchedulerStatus) string {
+	if status.ConfigHash == "" {
+		return ""
+	}
+	return fmt.Sprintf(" The scheduler keeps running with its last good configuration (hash %s) until this is fixed.", status.ConfigHash)
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/readonly/readonlytest"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons/reasonstest"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+func binPacking(name string) *v1.SecondaryScheduler {
+	return &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.BinPackingProfile}},
+	}
+}
+
+func TestPlacementProblem(t *testing.T) {
+	withSelector := binPacking("placed")
+	withSelector.Spec.NodeSelector = map[string]string{"role": "infra"}
+	withSelector.Spec.Tolerations = []corev1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists}}
+	pooled := binPacking("pooled")
+	tests := []struct {
+		name   string
+		cr     *v1.SecondaryScheduler
+		found  gather.Placement
+		reason v1.ConditionReason // empty: no problem
+		says   []string
+	}{
+		{"nodes for the pods, no pool", withSelector, gather.Placement{Nodes: 3, Matching: 2}, "", nil},
+		{"nodes for the pods and the pool", pooled, gather.Placement{Nodes: 3, Matching: 3, Pool: &v1.NodePoolStatus{Selector: "pool=a", Nodes: 1}}, "", nil},
+		{"no node at all", pooled, gather.Placement{}, v1.ReasonNoSchedulableNodes, []string{"no node"}},
+		{"every node excluded", withSelector, gather.Placement{Nodes: 5, NotReady: 2, Cordoned: 1, Matching: 0}, v1.ReasonNoSchedulableNodes, []string{
+			"none of the cluster's 5 nodes", "Ready (2 are not)", "schedulable (1 is cordoned)", "matching nodeSelector role=infra",
+			"tolerated by the 1 tolerations given", "uncordon or add such a node",
+		}},
+		{"no toleration", pooled, gather.Placement{Nodes: 1, Matching: 0}, v1.ReasonNoSchedulableNodes, []string{"spec.tolerations is empty"}},
+		{"empty pool", pooled, gather.Placement{Nodes: 4, Matching: 4, Pool: &v1.NodePoolStatus{Selector: "pool=a"}}, v1.ReasonNodePoolEmpty, []string{
+			"spec.nodePool (pool=a) matches none of the cluster's 4 nodes", "spec.schedulerName: pooled stay Pending",
+		}},
+		{"no node for the pods outweighs an empty pool", pooled, gather.Placement{Nodes: 4, NotReady: 4, Pool: &v1.NodePoolStatus{Selector: "pool=a"}},
+			v1.ReasonNoSchedulableNodes, []string{"Ready (4 are not)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reasonstest.ExpectFinding(t, PlacementProblem(tt.cr, tt.found), tt.reason, tt.says)
+		})
+	}
+}
+
+// TestReportingCannotWrite proves, over the package's own types and code, that deriving
+// the status can reach no writer (internal/readonly/readonlytest).
+func TestReportingCannotWrite(t *testing.T) {
+	readonlytest.AssertCannotWrite(t, ".")
+}
+
+func TestExplainProbeSaysWhatTheOperatorKnows(t *testing.T) {
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer"}}
+	withRules := &gather.Facts{Access: &gather.MetricsAccess{}, RecordingRules: gather.RecordingRulesPlan{Target: &render.RecordingRuleTarget{Namespace: "monitoring"}}}
+	withIdentity := &gather.Facts{Access: &gather.MetricsAccess{Identity: &render.MetricsIdentity{ClusterRole: "cluster-monitoring-view"}}}
+	notInstalled := &gather.Facts{Access: &gather.MetricsAccess{}, RecordingRules: gather.RecordingRulesPlan{Note: "no ruleSelector"}}
+	tests := []struct {
+		name       string
+		desired    *gather.Facts
+		result     metricsprobe.Result
+		wantReason v1.ConditionReason
+		wantSuffix string
+	}{
+		{"available stays as it is", withRules, metricsprobe.Result{Available: true, Reason: v1.ReasonMetricsAvailable, Message: "ok"}, v1.ReasonMetricsAvailable, "ok"},
+		{"rules asked for but not installable", notInstalled, metricsprobe.Result{Reason: v1.ReasonNodeLabelMismatch, Message: "2 nodes."}, v1.ReasonRecordingRulesNotInstalled, "2 nodes. no ruleSelector"},
+		{"rules installed, not evaluated yet", withRules, metricsprobe.Result{Reason: v1.ReasonRecordingRuleMissing, Message: "missing."},
+			v1.ReasonRecordingRuleMissing, "installed PrometheusRule monitoring/secondary-scheduler.platform.packer.load-watcher; the series appear once the Prometheus Operator has loaded it into Prometheus and it has been evaluated, usually within a few minutes."},
+		{"bound token refused", withIdentity, metricsprobe.Result{Reason: v1.ReasonUnauthorized, Message: "HTTP 403."}, v1.ReasonUnauthorized, "A token that is no longer valid is replaced at the next probe."},
+		{"token of the user's refused: nothing to add", notInstalled, metricsprobe.Result{Reason: v1.ReasonUnauthorized, Message: "HTTP 401."}, v1.ReasonUnauthorized, "HTTP 401."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := explainProbe(cr, tt.desired, tt.result)
+			if got.Reason != tt.wantReason || !strings.HasSuffix(got.Message, tt.wantSuffix) {
+				t.Errorf("explainProbe = %s %q, want %s ending in %q", got.Reason, got.Message, tt.wantReason, tt.wantSuffix)
+			}
+		})
+	}
+}
