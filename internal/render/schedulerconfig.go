@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
-	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -26,29 +24,36 @@ const (
 // the operator owns: leader election always, client rate limits when unset, and the
 // node pool ANDed into every profile's NodeAffinity args.
 func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
+	kind := cr.EffectiveProfile()
+	profile, known := profiles[kind]
+	if !known {
+		return "", fmt.Errorf("profile type %q is not supported by this operator version", kind)
+	}
 	var config *yaml.RNode
 	var err error
-	switch profile := cr.EffectiveProfile(); profile {
-	case v1.CustomProfile:
+	switch {
+	case profile.asset == "":
 		if config, err = yaml.Parse(string(facts.CustomConfig)); err != nil {
 			return "", fmt.Errorf("parse custom scheduler config: %w", err)
 		}
-	case v1.BinPackingProfile:
-		if config, err = binPackingConfig(cr); err != nil {
+	case profile.loadAware && facts.ScoreByRequests:
+		if config, _, err = profileAsset(cr, profile.requestBased); err != nil {
 			return "", err
 		}
-	case v1.TargetLoadPackingProfile, v1.LoadVariationRiskBalancingProfile, v1.LowRiskOverCommitmentProfile:
-		if facts.ScoreByRequests {
-			if config, err = requestBasedConfig(cr); err != nil {
-				return "", err
-			}
-			break
-		}
-		if config, err = loadAwareConfig(cr, facts.PrometheusAddress, facts.MetricsToken); err != nil {
+	case profile.loadAware:
+		if config, err = loadAwareConfig(cr, profile, facts.PrometheusAddress, facts.MetricsToken); err != nil {
 			return "", err
 		}
 	default:
-		return "", fmt.Errorf("profile type %q is not supported by this operator version", profile)
+		var profileNode *yaml.RNode
+		if config, profileNode, err = profileAsset(cr, profile.asset); err != nil {
+			return "", err
+		}
+		if profile.customize != nil {
+			if err := profile.customize(cr, profileNode); err != nil {
+				return "", err
+			}
+		}
 	}
 	if err := restrictToNodePool(config, cr); err != nil {
 		return "", err
@@ -103,30 +108,6 @@ func profileAsset(cr *v1.SecondaryScheduler, asset string) (config, profile *yam
 		return nil, nil, err
 	}
 	return config, profile, setNode(profile, yaml.NewStringRNode(cr.EffectiveSchedulerName()), "schedulerName")
-}
-
-// binPackingConfig fills the BinPacking asset with the scheduler name and resource weights.
-func binPackingConfig(cr *v1.SecondaryScheduler) (*yaml.RNode, error) {
-	config, profile, err := profileAsset(cr, "binpacking.yaml")
-	if err != nil {
-		return nil, err
-	}
-	if cr.Spec.Profile.BinPacking == nil || len(cr.Spec.Profile.BinPacking.ResourceWeights) == 0 {
-		return config, nil // the asset's weights: cpu 1, memory 1
-	}
-	weights := cr.Spec.Profile.BinPacking.ResourceWeights
-	resources := make([]map[string]any, 0, len(weights))
-	for _, resource := range slices.Sorted(maps.Keys(weights)) {
-		resources = append(resources, map[string]any{"name": resource, "weight": weights[resource]})
-	}
-	fitArgs, err := lookup(profile, "pluginConfig", "[name=NodeResourcesFit]", "args")
-	if err != nil {
-		return nil, err
-	}
-	if err := setValue(fitArgs, resources, "scoringStrategy", "resources"); err != nil {
-		return nil, err
-	}
-	return config, nil
 }
 
 // ConfigHash identifies a rendered configuration.
