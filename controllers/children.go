@@ -10,7 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -172,3 +174,17 @@ var ownerOf = handler.EnqueueRequestsFromMapFunc(func(_ context.Context, object 
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}}}
 })
+
+// deleteOwned deletes object if, and only if, it is cr's, with a precondition on its UID
+// so that an object replaced meanwhile by someone else's of the same name survives.
+func deleteOwned(ctx context.Context, c client.Client, cr *v1.SecondaryScheduler, object client.Object) error {
+	if !ownership.OwnedBy(object, cr) {
+		return nil
+	}
+	uid := object.GetUID()
+	err := c.Delete(ctx, object, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete %s %s: %w", ownership.KindOf(object), client.ObjectKeyFromObject(object), err)
+	}
+	return nil
+}

@@ -353,6 +353,17 @@ func (r *SecondarySchedulerReconciler) retryAfterRefusal(status *v1.SecondarySch
 	return outcome{}
 }
 
+// nameTakenRetry is when a name taken by someone else's object is looked at again: no
+// event tells when it goes away, so it is polled, backing off from 3 s to 5 minutes as
+// the problem lasts.
+func nameTakenRetry(status *v1.SecondarySchedulerStatus, now time.Time) time.Duration {
+	condition := meta.FindStatusCondition(status.Conditions, string(v1.ConditionDegraded))
+	if condition == nil || condition.Reason != string(v1.ReasonObjectNameTaken) || condition.Status != metav1.ConditionTrue {
+		return 3 * time.Second
+	}
+	return min(max(now.Sub(condition.LastTransitionTime.Time), 3*time.Second), 5*time.Minute)
+}
+
 // schedulerNameOf is the scheduler name status shows: spec.schedulerName, metadata.name,
 // or for a Custom configuration that names its own profiles, the first of them.
 func schedulerNameOf(cr *v1.SecondaryScheduler, served []string) string {
