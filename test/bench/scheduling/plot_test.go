@@ -4,10 +4,8 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -79,50 +77,46 @@ func countColor(img image.Image, want color.RGBA) int {
 	return count
 }
 
-func TestNiceAxis(t *testing.T) {
+// TestCurveXYs checks the points a curve is drawn through.
+func TestCurveXYs(t *testing.T) {
 	tests := []struct {
-		max               float64
-		wantStep, wantEnd float64
+		name  string
+		curve []CurvePoint
+		want  [][2]float64
 	}{
-		{max: 2000, wantStep: 500, wantEnd: 2000},
-		{max: 41.2, wantStep: 10, wantEnd: 50},
-		{max: 12.3, wantStep: 2, wantEnd: 14},
-		{max: 0.7, wantStep: 0.1, wantEnd: 0.7},
-		{max: 0, wantStep: 1, wantEnd: 1},
+		{"none", nil, [][2]float64{}},
+		{"a run that bound nothing", []CurvePoint{{}}, [][2]float64{{0, 0}}},
+		{"binds", []CurvePoint{{}, {Elapsed: 250 * time.Millisecond, Bound: 1}, {Elapsed: 1500 * time.Millisecond, Bound: 2}},
+			[][2]float64{{0, 0}, {0.25, 1}, {1.5, 2}}},
 	}
 	for _, tt := range tests {
-		step, end := niceAxis(tt.max)
-		if !near(step, tt.wantStep) || !near(end, tt.wantEnd) {
-			t.Errorf("niceAxis(%v) = %v, %v; want %v, %v", tt.max, step, end, tt.wantStep, tt.wantEnd)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got := curveXYs(tt.curve)
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d points, want %d", len(got), len(tt.want))
+			}
+			for i, want := range tt.want {
+				if got[i].X != want[0] || got[i].Y != want[1] {
+					t.Errorf("point %d = (%v, %v), want (%v, %v)", i, got[i].X, got[i].Y, want[0], want[1])
+				}
+			}
+		})
 	}
 }
 
-func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
-
-func TestGlyphsAreFiveBySeven(t *testing.T) {
-	checked := maps.Clone(glyphs)
-	checked[0] = missingGlyph
-	for char, glyph := range checked {
-		rows := strings.Fields(glyph)
-		if len(rows) != glyphHeight {
-			t.Errorf("glyph %q has %d rows, want %d", char, len(rows), glyphHeight)
+// TestNewPlotStartsAtZero checks the axes: from zero, and never empty.
+func TestNewPlotStartsAtZero(t *testing.T) {
+	for name, plotted := range map[string][]series{
+		"no runs":  nil,
+		"a run":    {{label: "ours", color: seriesColors[Ours], curve: linearCurve(40, 3*time.Second)}},
+		"no binds": {{label: "ours", color: seriesColors[Ours], curve: []CurvePoint{{}}}},
+	} {
+		drawn, err := newPlot(plotted)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		for _, row := range rows {
-			if len(row) != glyphWidth || strings.Trim(row, "#.") != "" {
-				t.Errorf("glyph %q has row %q, want %d of '#' and '.'", char, row, glyphWidth)
-			}
-		}
-	}
-}
-
-func TestEveryLabelHasGlyphs(t *testing.T) {
-	labels := []string{Ours.Description() + " (run 2)", Upstream.Description(), "seconds since the first create", "pods bound", "0.25"}
-	for _, label := range labels {
-		for _, char := range label {
-			if _, ok := glyphs[char]; !ok {
-				t.Errorf("no glyph for %q of label %q", char, label)
-			}
+		if drawn.X.Min != 0 || drawn.Y.Min != 0 || drawn.X.Max < 1 || drawn.Y.Max < 1 {
+			t.Errorf("%s: axes x [%v, %v], y [%v, %v]", name, drawn.X.Min, drawn.X.Max, drawn.Y.Min, drawn.Y.Max)
 		}
 	}
 }
