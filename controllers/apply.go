@@ -109,9 +109,10 @@ func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, objects []*
 }
 
 // maxConcurrentApplies bounds the requests one reconcile issues at once: a wave holds a
-// dozen objects at most today, and the bound keeps a future one from flooding the API
-// server beside MaxConcurrentReconciles others.
-const maxConcurrentApplies = 8
+// dozen objects at most today, all applied in one round trip under this bound, and the
+// bound keeps a future one from flooding the API server beside MaxConcurrentReconciles
+// others.
+const maxConcurrentApplies = 16
 
 // applyDeployment applies the scheduler's Deployment if it changed and returns it as
 // the API server answered, or as the cache holds it when nothing changed: observe must
