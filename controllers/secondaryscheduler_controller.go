@@ -268,9 +268,10 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 
 // applyDesired runs the stages that end with the desired scheduler applied: admission
 // check and gather (read only) -> render (pure) -> ownership check, while the finalizer
-// is added -> credentials (a new metrics token, and a render with it) -> apply. A refusal from any stage stops the others: nothing in
-// the cluster but cr's finalizer changes before the ownership check has passed, and
-// nothing at all unless the admission policy checked who created or changed cr.
+// is added -> credentials (a new metrics token, and a render with it) -> apply. A
+// refusal from any stage stops the others: nothing in the cluster but cr's finalizer
+// changes before the ownership check has passed, and nothing at all unless the admission
+// policy checked who created or changed cr.
 func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*gather.Facts, *render.Result, *appsv1.Deployment, error) {
 	if err := r.checkAdmission(ctx, cr); err != nil {
 		return nil, nil, nil, err
