@@ -1,13 +1,13 @@
 // Package readonlytest proves that a package can reach no writer: no field of its types,
-// no parameter or result of its functions and methods, no function literal and no type it
-// asserts a value to has a method through which a value can change the cluster, and it
-// imports nothing that could make a writer of its own or reach around the types. The
+// no parameter or result of its functions and methods, no variable and no expression of
+// its code (calls, literals, conversions, type assertions and switch cases included) has
+// a type with a method through which a value can change the cluster, and it imports
+// nothing that could make a writer of its own or reach around the types. The
 // read-only stages of a reconcile (gathering, the ownership check, observing) hold
 // their tests to it.
 package readonlytest
 
 import (
-	"go/ast"
 	"go/types"
 	"slices"
 	"strconv"
@@ -96,24 +96,20 @@ func AssertCannotWrite(t *testing.T, pattern string) {
 		}
 		checked++
 	}
-	for _, file := range pkg.Syntax {
-		ast.Inspect(file, func(node ast.Node) bool {
-			switch node := node.(type) {
-			case *ast.TypeAssertExpr:
-				if node.Type != nil {
-					check("type assertion at "+pkg.Fset.Position(node.Pos()).String(), pkg.TypesInfo.TypeOf(node.Type))
-				}
-			case *ast.TypeSwitchStmt:
-				for _, clause := range node.Body.List {
-					for _, listed := range clause.(*ast.CaseClause).List {
-						check("type switch case at "+pkg.Fset.Position(listed.Pos()).String(), pkg.TypesInfo.TypeOf(listed))
-					}
-				}
-			case *ast.FuncLit:
-				check("function literal at "+pkg.Fset.Position(node.Pos()).String(), pkg.TypesInfo.TypeOf(node))
-			}
-			return true
-		})
+	// Every expression of the code, whatever its kind: a call, a composite literal, a
+	// conversion, a type assertion or the type of a switch case, a local variable.
+	reported := map[string]bool{}
+	for expression, value := range pkg.TypesInfo.Types {
+		where := "expression at " + pkg.Fset.Position(expression.Pos()).String()
+		if path := writerPath(value.Type, map[types.Type]bool{}); path != "" && !reported[where] {
+			reported[where] = true
+			t.Errorf("%s: %s reaches a writer: %s", where, value.Type, path)
+		}
+	}
+	for identifier, object := range pkg.TypesInfo.Defs {
+		if variable, ok := object.(*types.Var); ok {
+			check("variable "+identifier.Name+" at "+pkg.Fset.Position(identifier.Pos()).String(), variable.Type())
+		}
 	}
 	if checked < minDeclarations {
 		t.Fatalf("checked only %d declarations: is the package loaded?", checked)
