@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -251,6 +252,17 @@ func run(ctx context.Context, opts options) error {
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
+	}
+	if reconciler.Admission != nil {
+		// Ready only once the admission policies are in place: a SecondaryScheduler created
+		// before runs nothing (CreatedBeforeAdmissionPolicy), so kubectl rollout status, and
+		// OLM's wait for the CSV, must not say the operator is ready to take one until then.
+		if err := mgr.AddReadyzCheck("admission-policy", func(request *http.Request) error {
+			_, err := reconciler.Admission.Check(request.Context(), mgr.GetClient())
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	ctrl.Log.WithName("setup").Info("starting the operator", "schedulerNamespaces", opts.schedulerNamespaces,
 		"requireAdmissionPolicy", opts.requireAdmissionPolicy, "allowedSchedulerImages", opts.allowedImages,

@@ -22,6 +22,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -101,6 +102,15 @@ var _ = BeforeSuite(func() {
 		"--prometheus-namespaces=openshift-monitoring,monitoring",
 		// Metrics failures are produced and healed here within seconds, not minutes.
 		"--metrics-probe-interval=2s")
+	// The operator runs nothing for a SecondaryScheduler created before its admission
+	// policy and binding exist (CreatedBeforeAdmissionPolicy): no spec may create one
+	// before the operator has put them in place, whichever spec comes first.
+	Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, &admissionregistrationv1.ValidatingAdmissionPolicy{}); err != nil {
+			return err
+		}
+		return k8s.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
+	}).Should(Succeed(), "the operator puts its admission policy and binding in place")
 })
 
 var _ = AfterSuite(func() {
