@@ -156,7 +156,9 @@ func (p *Profile) LoadMetrics() *LoadMetrics {
 }
 
 // IsLoadAware reports whether the profile scores nodes by their measured load, which it
-// reads from a metrics provider.
+// reads from a metrics provider. It is the one fact about profile types that the API
+// needs (for LoadMetrics); the rest of what the operator knows of each type is the
+// profiles table of internal/render, whose tests hold this list to it and to the CRD.
 func (t ProfileType) IsLoadAware() bool {
 	return t == TargetLoadPackingProfile || t == LoadVariationRiskBalancingProfile || t == LowRiskOverCommitmentProfile
 }

@@ -10,34 +10,35 @@ import (
 )
 
 // loadAwareConfig renders a Trimaran profile: its plugin enabled at score (and where
-// alsoAt says) with arguments exactly as scheduler-plugins' kubescheduler.config.k8s.io/v1
+// alsoEnabledAt says) with arguments exactly as scheduler-plugins' kubescheduler.config.k8s.io/v1
 // args types spell them, which the plugins decode strictly.
 func loadAwareConfig(cr *v1.SecondaryScheduler, profile profile, discoveredPrometheus, token string) (*yaml.RNode, error) {
 	config, profileNode, err := profileAsset(cr, profile.asset)
 	if err != nil {
 		return nil, err
 	}
-	enabled := []map[string]string{{"name": profile.plugin}}
-	for _, point := range append([]string{"score"}, profile.alsoAt...) {
+	plugin := profile.loadAware.plugin
+	enabled := []map[string]string{{"name": plugin}}
+	for _, point := range append([]string{"score"}, profile.loadAware.alsoEnabledAt...) {
 		if err := setValue(profileNode, enabled, "plugins", point, "enabled"); err != nil {
 			return nil, err
 		}
 	}
-	args, err := trimaranArgs(cr.Spec.Profile, profile, discoveredPrometheus, token)
+	args, err := trimaranArgs(cr.Spec.Profile, profile.loadAware, discoveredPrometheus, token)
 	if err != nil {
 		return nil, err
 	}
-	return config, setValue(profileNode, []map[string]any{{"name": profile.plugin, "args": args}}, "pluginConfig")
+	return config, setValue(profileNode, []map[string]any{{"name": plugin, "args": args}}, "pluginConfig")
 }
 
 // trimaranArgs are the plugin's args: the part shared by every Trimaran plugin (where
 // load comes from) and the profile's own. An explicit address wins over discovery.
-func trimaranArgs(spec *v1.Profile, profile profile, discoveredPrometheus, token string) (map[string]any, error) {
+func trimaranArgs(spec *v1.Profile, loadAware *loadAwareness, discoveredPrometheus, token string) (map[string]any, error) {
 	metrics := spec.LoadMetrics()
 	if metrics == nil {
 		return nil, fmt.Errorf("profile %s is not load-aware", spec.Type)
 	}
-	args, err := profile.args(spec)
+	args, err := loadAware.ownArgs(spec)
 	if err != nil {
 		return nil, err
 	}

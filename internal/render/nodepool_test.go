@@ -1,7 +1,6 @@
 package render
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
@@ -398,30 +396,6 @@ func containsRequirement(requirements []corev1.NodeSelectorRequirement, want cor
 		}
 	}
 	return false
-}
-
-// profileTypesOfTheCRD are the profile types the API server accepts, read from the CRD,
-// so that a profile type added there is checked here without anyone listing it.
-func profileTypesOfTheCRD(t *testing.T) []v1.ProfileType {
-	t.Helper()
-	crd, err := yaml.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", "operator.secondary-scheduler.io_secondaryschedulers.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enum, err := crd.Pipe(yaml.Lookup("spec", "versions", "[name=v1]", "schema", "openAPIV3Schema",
-		"properties", "spec", "properties", "profile", "properties", "type", "enum"))
-	if err != nil || enum == nil {
-		t.Fatalf("no enum of spec.profile.type in the CRD: %v", err)
-	}
-	values := enum.YNode().Content
-	types := make([]v1.ProfileType, 0, len(values))
-	for _, value := range values {
-		types = append(types, v1.ProfileType(value.Value))
-	}
-	if len(types) < 5 {
-		t.Fatalf("the CRD lists %d profile types: %v", len(types), types)
-	}
-	return types
 }
 
 // Every profile type the API accepts, and the request-based stand-in the failsafe renders

@@ -6,35 +6,73 @@ import (
 	"slices"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
 
-// profile is what the operator knows of one profile type: how its scheduler is
-// configured. Only here are profile types told apart: adding one is its member in
-// api/v1 (its type, its arguments, the enum and the union rule) and its entry in
-// profiles, with a golden test. TestProfilesMatchTheAPI holds the API's view (IsLoadAware),
-// the CRD's enum and rules and this table to the same list of profiles.
+// profile is everything the operator knows of one profile type, so that the rest of this
+// package tells profile types apart by reading this table, never by naming them.
+//
+// A new profile type is its entry in profiles (with the function writing its arguments,
+// if it has any) and what the API server and OLM must be told of it:
+//   - in api/v1: its ProfileType constant, the Enum marker of ProfileType and its name in
+//     the comment of Profile.Type; with arguments, their type (each field's comment
+//     stating its default), their member of Profile and its union rule on Profile; if
+//     load-aware, ProfileType.IsLoadAware and the rule limiting profile.metrics;
+//   - with arguments, their spec descriptors in the CSV base in config/manifests/bases;
+//   - make manifests generate bundle build-installer, for the CRD, the deep copies, the
+//     bundle and dist;
+//   - go test ./internal/render -run TestProfileGoldens -update, for its golden, to review.
+//
+// The tests of profiles_test.go hold the CRD, api/v1 and this table to one list of
+// profiles, and say which to edit when they disagree.
 type profile struct {
-	// member is the JSON name of its arguments in spec.profile, which the CRD's union
-	// rules allow with this type alone; empty for a profile without arguments.
+	// member is the JSON name of the profile's arguments in spec.profile (its field of
+	// api/v1's Profile), which the CRD's union rules allow with this type alone; empty for
+	// a profile without arguments.
 	member string
-	// asset is its KubeSchedulerConfiguration in bindata/assets/scheduler-config; empty
-	// for Custom, which is the user's own configuration.
+	// defaults are the arguments the profile's scheduler uses for those spec.profile leaves
+	// out, as a value of the member's type in api/v1 with every field set. The CRD's
+	// descriptions state them, which a test checks. The operator renders only what the
+	// user set: a load-aware plugin applies these defaults itself, an in-tree profile's
+	// asset holds them (the in-tree plugins' own defaults are not the profile's).
+	defaults any
+	// asset is the profile's KubeSchedulerConfiguration in bindata/assets/scheduler-config;
+	// empty for Custom, whose configuration is the user's.
 	asset string
-	// customize fills the asset's profile from the resource (BinPacking's weights); nil
-	// for none.
-	customize func(cr *v1.SecondaryScheduler, profile *yaml.RNode) error
-	// loadAware profiles read node load from a metrics provider (spec.profile.metrics):
-	// the asset enables plugin at score, and at alsoAt, with trimaranArgs plus args.
-	loadAware bool
-	plugin    string
-	alsoAt    []string
-	args      func(*v1.Profile) (map[string]any, error)
-	// requestBased is the asset of the in-tree stand-in a load-aware profile is switched
-	// to while its metrics are unavailable (whenUnavailable: ScoreByRequests): scoring by
-	// requests what it would score by measured load.
+	// writeArgs writes the arguments of spec.profile into the asset's profile, over the
+	// defaults the asset holds; nil for a profile without arguments or a load-aware one,
+	// whose arguments are loadAware.ownArgs.
+	writeArgs func(spec *v1.Profile, profile *yaml.RNode) error
+	// loadAware is set for a profile that scores nodes by their measured load, which it
+	// reads from the metrics provider of spec.profile.metrics; nil for the others.
+	loadAware *loadAwareness
+}
+
+// loadAwareness is what a load-aware (scheduler-plugins' Trimaran) profile adds: its
+// asset is the configuration of one Trimaran plugin, which the profile names, and a
+// request-based stand-in replaces it while the metrics are unavailable.
+type loadAwareness struct {
+	// plugin is enabled at score, and at alsoEnabledAt, with the args that trimaranArgs
+	// renders from ownArgs and spec.profile.metrics.
+	plugin        string
+	alsoEnabledAt []string
+	// ownArgs are the plugin's args that spec.profile's member sets, as scheduler-plugins
+	// spells them; the part shared by every Trimaran plugin, where load comes from, is
+	// trimaranArgs'.
+	ownArgs func(spec *v1.Profile) (map[string]any, error)
+	// measures are the node resources whose measured use the plugin scores by: the metrics
+	// the scheduler needs. load-watcher fetches those of CPU and memory for any plugin, and
+	// the metrics probe checks both (metricsprobe.Series); a profile measuring another
+	// resource needs both taught to read it.
+	measures []corev1.ResourceName
+	// requestBased is the asset of the in-tree stand-in the profile is switched to while
+	// its metrics are unavailable (whenUnavailable: ScoreByRequests): it scores by requests
+	// what the plugin scores by measured use.
 	requestBased string
 }
 
@@ -42,34 +80,45 @@ type profile struct {
 var profiles = map[v1.ProfileType]profile{
 	v1.CustomProfile: {},
 	v1.BinPackingProfile: {
-		member: "binPacking", asset: "binpacking.yaml", customize: binPackingWeights,
+		member: "binPacking", asset: "binpacking.yaml", writeArgs: writeBinPackingWeights,
+		defaults: &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1, corev1.ResourceMemory: 1}},
 	},
-	// TargetLoadPacking packs by measured use: MostAllocated packs by requests.
 	v1.TargetLoadPackingProfile: {
-		member: "targetLoadPacking", asset: "load-aware.yaml", loadAware: true,
-		plugin: "TargetLoadPacking", args: targetLoadPackingOwnArgs, requestBased: "binpacking.yaml",
+		member: "targetLoadPacking", asset: "load-aware.yaml",
+		defaults: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](40),
+			DefaultRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")}, DefaultRequestsMultiplier: "1.5"},
+		// It packs by measured CPU use; MostAllocated packs by requests.
+		loadAware: &loadAwareness{plugin: "TargetLoadPacking", ownArgs: targetLoadPackingOwnArgs,
+			measures: []corev1.ResourceName{corev1.ResourceCPU}, requestBased: "binpacking.yaml"},
 	},
-	// The risk-balancing profiles balance measured use: balanced allocation balances requests.
 	v1.LoadVariationRiskBalancingProfile: {
-		member: "loadVariationRiskBalancing", asset: "load-aware.yaml", loadAware: true,
-		plugin: "LoadVariationRiskBalancing", args: loadVariationRiskBalancingOwnArgs, requestBased: "requests-balanced.yaml",
+		member: "loadVariationRiskBalancing", asset: "load-aware.yaml",
+		defaults: &v1.LoadVariationRiskBalancingArgs{SafeVarianceMargin: "1", SafeVarianceSensitivity: "1"},
+		// It balances measured use; balanced allocation balances requests.
+		loadAware: &loadAwareness{plugin: "LoadVariationRiskBalancing", ownArgs: loadVariationRiskBalancingOwnArgs,
+			measures: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}, requestBased: "requests-balanced.yaml"},
 	},
 	v1.LowRiskOverCommitmentProfile: {
-		member: "lowRiskOverCommitment", asset: "load-aware.yaml", loadAware: true,
-		plugin: "LowRiskOverCommitment", alsoAt: []string{"preScore"}, args: lowRiskOverCommitmentOwnArgs, requestBased: "requests-balanced.yaml",
+		member: "lowRiskOverCommitment", asset: "load-aware.yaml",
+		defaults: &v1.LowRiskOverCommitmentArgs{SmoothingWindowSize: ptr.To[int32](5),
+			RiskLimitWeights: map[corev1.ResourceName]v1.RiskWeight{corev1.ResourceCPU: "0.5", corev1.ResourceMemory: "0.5"}},
+		// Its plugin is a PreScore plugin too. Like LoadVariationRiskBalancing it spreads
+		// risk by measured use, which balanced allocation does by requests.
+		loadAware: &loadAwareness{plugin: "LowRiskOverCommitment", alsoEnabledAt: []string{"preScore"}, ownArgs: lowRiskOverCommitmentOwnArgs,
+			measures: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}, requestBased: "requests-balanced.yaml"},
 	},
 }
 
-// binPackingWeights sets the resource weights of NodeResourcesFit's MostAllocated
-// scoring from profile.binPacking; left out, the asset's weights (cpu 1, memory 1) stand.
-func binPackingWeights(cr *v1.SecondaryScheduler, profile *yaml.RNode) error {
-	if cr.Spec.Profile.BinPacking == nil || len(cr.Spec.Profile.BinPacking.ResourceWeights) == 0 {
+// writeBinPackingWeights sets the resource weights of NodeResourcesFit's MostAllocated
+// scoring from profile.binPacking; left out, the asset's weights (the defaults) stand.
+func writeBinPackingWeights(spec *v1.Profile, profile *yaml.RNode) error {
+	if spec.BinPacking == nil || len(spec.BinPacking.ResourceWeights) == 0 {
 		return nil
 	}
-	weights := cr.Spec.Profile.BinPacking.ResourceWeights
+	weights := spec.BinPacking.ResourceWeights
 	resources := make([]map[string]any, 0, len(weights))
-	for _, resource := range slices.Sorted(maps.Keys(weights)) {
-		resources = append(resources, map[string]any{"name": resource, "weight": weights[resource]})
+	for _, name := range slices.Sorted(maps.Keys(weights)) {
+		resources = append(resources, map[string]any{"name": name, "weight": weights[name]})
 	}
 	fitArgs, err := lookup(profile, "pluginConfig", "[name=NodeResourcesFit]", "args")
 	if err != nil {
@@ -78,9 +127,9 @@ func binPackingWeights(cr *v1.SecondaryScheduler, profile *yaml.RNode) error {
 	return setValue(fitArgs, resources, "scoringStrategy", "resources")
 }
 
-func targetLoadPackingOwnArgs(profile *v1.Profile) (map[string]any, error) {
+func targetLoadPackingOwnArgs(spec *v1.Profile) (map[string]any, error) {
 	args := map[string]any{}
-	if own := profile.TargetLoadPacking; own != nil {
+	if own := spec.TargetLoadPacking; own != nil {
 		if own.TargetUtilization != nil {
 			args["targetUtilization"] = *own.TargetUtilization
 		}
@@ -94,9 +143,9 @@ func targetLoadPackingOwnArgs(profile *v1.Profile) (map[string]any, error) {
 	return args, nil
 }
 
-func loadVariationRiskBalancingOwnArgs(profile *v1.Profile) (map[string]any, error) {
+func loadVariationRiskBalancingOwnArgs(spec *v1.Profile) (map[string]any, error) {
 	args := map[string]any{}
-	if own := profile.LoadVariationRiskBalancing; own != nil {
+	if own := spec.LoadVariationRiskBalancing; own != nil {
 		for field, value := range map[string]string{"safeVarianceMargin": own.SafeVarianceMargin, "safeVarianceSensitivity": own.SafeVarianceSensitivity} {
 			if err := setDecimal(args, field, value); err != nil {
 				return nil, err
@@ -106,20 +155,20 @@ func loadVariationRiskBalancingOwnArgs(profile *v1.Profile) (map[string]any, err
 	return args, nil
 }
 
-func lowRiskOverCommitmentOwnArgs(profile *v1.Profile) (map[string]any, error) {
+func lowRiskOverCommitmentOwnArgs(spec *v1.Profile) (map[string]any, error) {
 	args := map[string]any{}
-	if own := profile.LowRiskOverCommitment; own != nil {
+	if own := spec.LowRiskOverCommitment; own != nil {
 		if own.SmoothingWindowSize != nil {
 			args["smoothingWindowSize"] = *own.SmoothingWindowSize
 		}
 		if len(own.RiskLimitWeights) > 0 {
 			weights := map[string]float64{}
-			for _, resource := range slices.Sorted(maps.Keys(own.RiskLimitWeights)) {
-				weight, err := strconv.ParseFloat(string(own.RiskLimitWeights[resource]), 64)
+			for _, name := range slices.Sorted(maps.Keys(own.RiskLimitWeights)) {
+				weight, err := strconv.ParseFloat(string(own.RiskLimitWeights[name]), 64)
 				if err != nil {
-					return nil, fmt.Errorf("riskLimitWeights[%s]: %w", resource, err)
+					return nil, fmt.Errorf("riskLimitWeights[%s]: %w", name, err)
 				}
-				weights[string(resource)] = weight
+				weights[string(name)] = weight
 			}
 			args["riskLimitWeights"] = weights
 		}

@@ -36,11 +36,11 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 		if config, err = yaml.Parse(string(facts.CustomConfig)); err != nil {
 			return "", fmt.Errorf("parse custom scheduler config: %w", err)
 		}
-	case profile.loadAware && facts.ScoreByRequests:
-		if config, _, err = profileAsset(cr, profile.requestBased); err != nil {
+	case profile.loadAware != nil && facts.ScoreByRequests:
+		if config, _, err = profileAsset(cr, profile.loadAware.requestBased); err != nil {
 			return "", err
 		}
-	case profile.loadAware:
+	case profile.loadAware != nil:
 		if config, err = loadAwareConfig(cr, profile, facts.PrometheusAddress, facts.MetricsToken); err != nil {
 			return "", err
 		}
@@ -49,8 +49,8 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 		if config, profileNode, err = profileAsset(cr, profile.asset); err != nil {
 			return "", err
 		}
-		if profile.customize != nil {
-			if err := profile.customize(cr, profileNode); err != nil {
+		if profile.writeArgs != nil {
+			if err := profile.writeArgs(cr.Spec.Profile, profileNode); err != nil {
 				return "", err
 			}
 		}
