@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/failsafe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
@@ -170,21 +171,42 @@ func (p *MetricsProber) forget(key types.NamespacedName) {
 	delete(p.running, key)
 }
 
-// setMetricsConditions probes the metrics cr's scheduler reads, in the background
-// (MetricsProber), and reports them (internal/report): it returns the problem that
-// degrades the scheduler, nil for none, and when to look again, zero when the scheduler
-// reads no probed metrics or the probe's result will bring the next reconcile.
-func (r *SecondarySchedulerReconciler) setMetricsConditions(cr *v1.SecondaryScheduler, desired *gather.Facts,
-	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (*reasons.Finding, time.Duration) {
+// metricsJudgement is what the reconcile found of the metrics cr's scheduler reads: the
+// failsafe's verdict, and how long the probe result it comes from stands.
+type metricsJudgement struct {
+	verdict  failsafe.Verdict
+	interval time.Duration
+}
+
+// judgeMetrics looks up the probe of the metrics cr's scheduler reads, starting one in
+// the background when no result answers them (MetricsProber), and has the failsafe
+// decide from it how the scheduler scores nodes. It runs before the scheduler is
+// rendered for apply, with the credentials the scheduler will present, so that a switch
+// of scoring is applied in the same reconcile. Nil when the scheduler reads no probed
+// metrics.
+func (r *SecondarySchedulerReconciler) judgeMetrics(cr *v1.SecondaryScheduler, desired *gather.Facts) *metricsJudgement {
 	if desired.Prometheus == nil {
-		report.NoMetrics(status)
 		r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
-		return nil, 0
+		return nil
 	}
-	staleAfter := cr.Spec.Profile.LoadMetrics().EffectiveStaleAfter()
+	metrics := cr.Spec.Profile.LoadMetrics()
+	staleAfter := metrics.EffectiveStaleAfter()
 	interval := r.MetricsProber.intervalFor(staleAfter)
 	result, probed := r.MetricsProber.probe(client.ObjectKeyFromObject(cr), desired.Prometheus.URL, desired.Access, desired.NodeNames, staleAfter, interval)
-	return report.Metrics(cr, desired, status, conditions, result, probed, interval, r.now())
+	return &metricsJudgement{verdict: failsafe.Judge(metrics, cr.Status.Metrics, result, probed, r.now()), interval: interval}
+}
+
+// reportMetrics reports the metrics cr's scheduler reads (internal/report): it returns
+// the problem that degrades the scheduler, nil for none, and when to look again, zero
+// when the scheduler reads no probed metrics or the probe's result will bring the next
+// reconcile.
+func reportMetrics(cr *v1.SecondaryScheduler, desired *gather.Facts, judged *metricsJudgement,
+	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (*reasons.Finding, time.Duration) {
+	if judged == nil {
+		report.NoMetrics(status)
+		return nil, 0
+	}
+	return report.Metrics(cr, desired, status, conditions, judged.verdict, judged.interval)
 }
 
 // announceScoring emits an Event when the failsafe switched how the scheduler scores

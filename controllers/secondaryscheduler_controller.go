@@ -237,17 +237,18 @@ func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, c
 // ranks them.
 func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (outcome, error) {
-	found, rendered, deployment, err := r.applyDesired(ctx, cr)
+	done, err := r.applyDesired(ctx, cr)
 	if refused, ok := refusal.As(err); ok {
 		return r.retryAfterRefusal(status, refused), r.refuse(ctx, cr, status, conditions, refused)
 	}
 	if err != nil {
 		return outcome{}, err
 	}
+	found, rendered := done.found, done.rendered
 	status.SchedulerName, status.SchedulerNames = schedulerNameOf(cr, found.SchedulerNames), found.SchedulerNames
 	status.Image, status.ImageSource, status.ConfigHash = rendered.Image.Reference, rendered.Image.Source, rendered.ConfigHash
 	status.Replicas, status.NodePool = render.Replicas(cr, found.Render.PlacementNodes), found.Placement.Pool
-	observed, err := r.observeScheduler(ctx, cr, status, conditions, deployment)
+	observed, err := r.observeScheduler(ctx, cr, status, conditions, done.deployment)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -255,7 +256,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 		conditions.AppendToMessage(v1.ConditionAvailable, rendered.Image.Skew)
 	}
 	report.Progressing(conditions, observed.Deployment)
-	metricsProblem, metricsRecheck := r.setMetricsConditions(cr, found, status, conditions)
+	metricsProblem, metricsRecheck := reportMetrics(cr, found, done.metrics, status, conditions)
 	report.Degraded(conditions, report.PlacementProblem(cr, found.Placement), metricsProblem, observed.PodProblem, report.RolloutStalled(observed.Deployment))
 	next := outcome{requeueAfter: observed.RequeueAfter, imageSkew: rendered.Image.Skew}
 	if metricsRecheck > 0 {
@@ -266,47 +267,70 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	return next, nil
 }
 
+// applied is what applyDesired found and applied.
+type applied struct {
+	// found are the facts the applied scheduler was rendered from.
+	found *gather.Facts
+	// rendered is the scheduler applied.
+	rendered *render.Result
+	// deployment is the scheduler's Deployment as applied.
+	deployment *appsv1.Deployment
+	// metrics is the failsafe's verdict on the metrics the scheduler reads, nil when it
+	// reads none.
+	metrics *metricsJudgement
+}
+
 // applyDesired runs the stages that end with the desired scheduler applied: admission
 // check and gather (read only) -> render (pure) -> ownership check, while the finalizer
-// is added -> credentials (a new metrics token, and a render with it) -> apply. A
-// refusal from any stage stops the others: nothing in the cluster but cr's finalizer
-// changes before the ownership check has passed, and nothing at all unless the admission
-// policy checked who created or changed cr.
-func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*gather.Facts, *render.Result, *appsv1.Deployment, error) {
+// is added -> credentials (a new metrics token) and the failsafe's verdict on the
+// metrics, and a render with them when they change it -> apply. A refusal from any stage
+// stops the others: nothing in the cluster but cr's finalizer changes before the
+// ownership check has passed, and nothing at all unless the admission policy checked who
+// created or changed cr.
+func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*applied, error) {
 	if err := r.checkAdmission(ctx, cr); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	found, err := r.gatherFacts(ctx, cr)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	rendered, err := renderScheduler(cr, found)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	live, err := r.checkOwnershipAndAddFinalizer(ctx, cr, rendered.Objects)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	token, err := r.credentials(ctx, cr, found.Access, rendered)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
+	final := found
 	if token != nil && token != found.Access.Identity.Token {
-		// A new token: the scheduler is rendered anew with it, and the token kept.
-		found = found.WithBoundToken(token)
-		if rendered, err = renderScheduler(cr, found); err != nil {
-			return nil, nil, nil, err
+		final = found.WithBoundToken(token)
+	}
+	judged := r.judgeMetrics(cr, final)
+	if judged != nil {
+		final = final.WithScoreByRequests(judged.verdict.ScoresByRequests(cr.Spec.Profile.LoadMetrics()))
+	}
+	if final != found {
+		// A new token, or the failsafe switched scoring: the scheduler is rendered anew.
+		if rendered, err = renderScheduler(cr, final); err != nil {
+			return nil, err
 		}
+	}
+	if final.Access != found.Access {
 		if err := r.keepToken(ctx, cr, rendered); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 	}
-	deployment, err := r.apply(ctx, cr, found, rendered, live)
+	deployment, err := r.apply(ctx, cr, final, rendered, live)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	return found, rendered, deployment, nil
+	return &applied{found: final, rendered: rendered, deployment: deployment, metrics: judged}, nil
 }
 
 // renderScheduler renders cr's scheduler. Rendering is pure, so a failure comes from an

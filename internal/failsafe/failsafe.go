@@ -94,6 +94,35 @@ func Decide(metrics *v1.LoadMetrics, previous State, result metricsprobe.Result,
 	return Decision{State: state}
 }
 
+// Verdict is the failsafe's decision for one reconcile, made before the scheduler is
+// rendered so that the configuration applied is the one decided: from the probe result
+// that answers the scheduler's metrics or, while that probe runs, the state the
+// failsafe was in.
+type Verdict struct {
+	// Result is the probe result, when Probed.
+	Result metricsprobe.Result
+	// Probed says that Result answers the scheduler's metrics as they are now (address,
+	// credentials, nodes); false while a probe runs.
+	Probed bool
+	Decision
+}
+
+// Judge is the failsafe's verdict for a scheduler whose status.metrics was previous: the
+// decision from result when probed, else the previous state unchanged.
+func Judge(metrics *v1.LoadMetrics, previous *v1.MetricsStatus, result metricsprobe.Result, probed bool, now time.Time) Verdict {
+	if !probed {
+		return Verdict{Decision: Decision{State: StateOf(previous)}}
+	}
+	return Verdict{Result: result, Probed: true, Decision: Decide(metrics, StateOf(previous), result, now)}
+}
+
+// ScoresByRequests reports whether the scheduler is to be rendered with the
+// request-based stand-in of its load-aware configuration: the verdict says so, and the
+// failsafe is on (a state kept while a probe runs does not outlive turning it off).
+func (v Verdict) ScoresByRequests(metrics *v1.LoadMetrics) bool {
+	return metrics.ScoresByRequestsWhenUnavailable() && v.State.Scoring == v1.ScoringByRequests
+}
+
 // Store writes the failsafe's memory into status.metrics.
 func (s State) Store(metrics *v1.MetricsStatus) {
 	metrics.Scoring, metrics.ScoringSince = s.Scoring, s.ScoringSince

@@ -115,3 +115,44 @@ func TestFailsafeStateSurvivesTheStatus(t *testing.T) {
 		t.Fatalf("after resumeAfter of healthy metrics across a restart: %s", restarted.State.Scoring)
 	}
 }
+
+// TestVerdictDecidesTheRenderedScoring checks what the scheduler is rendered with, in
+// the reconcile that judges the metrics: a probe result that crosses a threshold
+// switches at once, a running probe keeps the state, and a state of scoring by requests
+// kept while the user turned the failsafe off renders load-aware scoring.
+func TestVerdictDecidesTheRenderedScoring(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	longAgo := metav1.NewTime(now.Add(-time.Hour))
+	failsafe := &v1.LoadMetrics{WhenUnavailable: v1.ScoreByRequests}
+	useLast := &v1.LoadMetrics{WhenUnavailable: v1.UseLastMetrics}
+	unavailableLongAgo := &v1.MetricsStatus{Scoring: v1.ScoringLoadAware, UnavailableSince: &longAgo}
+	byRequests := &v1.MetricsStatus{Scoring: v1.ScoringByRequests, ScoringSince: &longAgo, HealthySince: &longAgo}
+	healthy := metricsprobe.Result{Available: true, Reason: v1.ReasonMetricsAvailable}
+	unreachable := metricsprobe.Result{Reason: v1.ReasonPrometheusUnreachable}
+	tests := []struct {
+		name             string
+		metrics          *v1.LoadMetrics
+		previous         *v1.MetricsStatus
+		result           metricsprobe.Result
+		probed           bool
+		scoresByRequests bool
+	}{
+		{"unusable past staleAfter switches to requests in this reconcile", failsafe, unavailableLongAgo, unreachable, true, true},
+		{"healthy past resumeAfter switches back in this reconcile", failsafe, byRequests, healthy, true, false},
+		{"while a probe runs, scoring by requests stays", failsafe, byRequests, metricsprobe.Result{}, false, true},
+		{"while a probe runs, load-aware scoring stays", failsafe, unavailableLongAgo, metricsprobe.Result{}, false, false},
+		{"a kept state of scoring by requests does not outlive the failsafe", useLast, byRequests, metricsprobe.Result{}, false, false},
+		{"no status yet: load-aware", failsafe, nil, metricsprobe.Result{}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			verdict := Judge(tt.metrics, tt.previous, tt.result, tt.probed, now)
+			if verdict.Probed != tt.probed {
+				t.Errorf("Probed = %t, want %t", verdict.Probed, tt.probed)
+			}
+			if got := verdict.ScoresByRequests(tt.metrics); got != tt.scoresByRequests {
+				t.Errorf("ScoresByRequests = %t, want %t (state %+v)", got, tt.scoresByRequests, verdict.State)
+			}
+		})
+	}
+}

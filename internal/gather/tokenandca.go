@@ -67,7 +67,8 @@ func (g *Gatherer) metrics(ctx context.Context, cr *v1.SecondaryScheduler, found
 			return err
 		}
 		found.Render.PrometheusAddress = found.Prometheus.URL
-		// The failsafe decided from the probes of earlier reconciles (status is its memory).
+		// As the failsafe last decided (status is its memory); the controller's verdict of
+		// this reconcile, from the newest probe, may change it (Facts.WithScoreByRequests).
 		found.Render.ScoreByRequests = cr.Spec.Profile.LoadMetrics().ScoresByRequestsWhenUnavailable() &&
 			cr.Status.Metrics != nil && cr.Status.Metrics.Scoring == v1.ScoringByRequests
 		if found.RecordingRules, err = g.recordingRules(ctx, cr, found.Prometheus); err != nil {
@@ -258,5 +259,16 @@ func (f *Facts) WithBoundToken(token *render.BoundToken) *Facts {
 	access.Identity = &identity
 	copied.Access = &access
 	copied.Render.MetricsIdentity = &identity
+	return &copied
+}
+
+// WithScoreByRequests is f with the scheduler to be rendered by requests (the failsafe's
+// stand-in configuration) or by load; f itself when that is already so.
+func (f *Facts) WithScoreByRequests(byRequests bool) *Facts {
+	if f.Render.ScoreByRequests == byRequests {
+		return f
+	}
+	copied := *f
+	copied.Render.ScoreByRequests = byRequests
 	return &copied
 }

@@ -24,54 +24,48 @@ func NoMetrics(status *v1.SecondarySchedulerStatus) {
 	status.Metrics = nil
 }
 
-// Metrics reports the probe of the metrics cr's scheduler reads (result, when probed;
-// else a probe runs), and advances the failsafe of profile.metrics.whenUnavailable. It returns the problem that degrades
-// the scheduler, nil for none: unusable metrics do, since it would score every node
-// alike, or by old data, without a word, and so does scoring by requests. It returns
-// when to look again too: zero when the probe's own result will bring the next look.
+// Metrics reports the probe of the metrics cr's scheduler reads and the failsafe's
+// verdict (judged before rendering, so the configuration applied already follows it). It
+// returns the problem that degrades the scheduler, nil for none: unusable metrics do,
+// since it would score every node alike, or by old data, without a word, and so does
+// scoring by requests. It returns when to look again too: zero when the probe's own
+// result will bring the next look. interval is how long a probe result stands.
 func Metrics(cr *v1.SecondaryScheduler, desired *gather.Facts, status *v1.SecondarySchedulerStatus, conditions *Conditions,
-	result metricsprobe.Result, probed bool, interval time.Duration, now time.Time) (*reasons.Finding, time.Duration) {
-	endpoint := desired.Prometheus
+	verdict failsafe.Verdict, interval time.Duration) (*reasons.Finding, time.Duration) {
 	// Nil for profile Custom, whose Trimaran args say where metrics come from: the
 	// defaults of staleAfter apply, and it has no failsafe.
 	metrics := cr.Spec.Profile.LoadMetrics()
-	previous := failsafe.StateOf(status.Metrics)
-	status.Metrics = metricsStatusOf(cr, endpoint, desired)
-	if !probed {
-		previous.Store(status.Metrics)
+	status.Metrics = metricsStatusOf(cr, desired.Prometheus, desired)
+	verdict.State.Store(status.Metrics)
+	if !verdict.Probed {
 		// The probe's result brings the next reconcile.
-		return reportProbing(status, metrics, previous, conditions), 0
+		return reportProbing(status, metrics, verdict.State, conditions), 0
 	}
+	result := verdict.Result
 	status.Metrics.NodesWithMetrics, status.Metrics.Nodes = int32(result.NodesWithMetrics), int32(result.Nodes)
 	if result.Reason == v1.ReasonMetricsStale && !result.NewestSample.IsZero() {
 		status.Metrics.NewestSample = &metav1.Time{Time: result.NewestSample.Truncate(time.Second)}
 	}
-	decision := failsafe.Decide(metrics, previous, result, now)
-	decision.State.Store(status.Metrics)
 	result = explainProbe(cr, desired, result)
 	conditions.Set(v1.ConditionMetricsAvailable, result.Available, result.Reason, result.Message)
 	var degraded *reasons.Finding
 	switch found := func() string {
-		return strings.TrimSuffix(result.Message, ".") + "." + failsafe.Note(metrics, decision.State)
+		return strings.TrimSuffix(result.Message, ".") + "." + failsafe.Note(metrics, verdict.State)
 	}; {
 	case !result.Available && result.Reason == v1.ReasonMetricsStale:
 		degraded = &reasons.Finding{Reason: result.Reason, Message: "the load-aware scheduler scores nodes by old data: " + found()}
 	case !result.Available:
 		degraded = &reasons.Finding{Reason: result.Reason,
 			Message: "the load-aware scheduler runs but cannot see node load, so it scores every node alike: " + found()}
-	case decision.State.Scoring == v1.ScoringByRequests:
-		degraded = &reasons.Finding{Reason: v1.ReasonScoringByRequests, Message: failsafe.ResumingMessage(metrics, decision.State)}
-	}
-	if scoresByRequests := decision.State.Scoring == v1.ScoringByRequests; scoresByRequests != desired.Render.ScoreByRequests {
-		// The configuration just applied is the other one: render the new one at once.
-		return degraded, time.Millisecond
+	case verdict.State.Scoring == v1.ScoringByRequests:
+		degraded = &reasons.Finding{Reason: v1.ReasonScoringByRequests, Message: failsafe.ResumingMessage(metrics, verdict.State)}
 	}
 	if result.Reason == v1.ReasonUnauthorized && desired.Access.Identity != nil && !ReportedUnauthorized(cr) {
 		// The operator's own token was refused: once this is reported, the next reconcile
 		// asks the API server, once, whether the token is still valid, and replaces it if not.
 		return degraded, time.Second
 	}
-	return degraded, Sooner(interval, decision.RecheckAfter)
+	return degraded, Sooner(interval, verdict.RecheckAfter)
 }
 
 // explainProbe adds to a failed probe what the operator knows of its cause: recording
