@@ -15,8 +15,8 @@ package controllers
 
 // The resources themselves, in every namespace: a SecondaryScheduler outside the allowed
 // namespaces is still read and told, in status, why nothing runs.
-// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/status,verbs=patch
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

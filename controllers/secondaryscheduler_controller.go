@@ -3,11 +3,13 @@
 // (admissionpolicy.go, which also keeps the policy in place); internal/gather, which
 // reads every fact and holds readers only; internal/render, pure; internal/ownership,
 // which proves no object of the names needed is someone else's and reads only; the
-// credentials stage (credentials.go, a metrics token) and the apply stage (apply.go),
-// the only ones that write a scheduler's objects; internal/observe, which reads what
-// runs. Status is derived from what they found and written once, only for a generation
-// applied or refused. A stage that finds what only the user can fix returns an
-// internal/refusal error, which stops the stages after it and becomes the Degraded
+// credentials stage (credentials.go, a metrics token) and the failsafe's verdict on the
+// metrics (prober.go), after which the scheduler is rendered anew if they changed it; the
+// apply stage (apply.go), the only one that writes a scheduler's objects;
+// internal/observe, which reads what runs. Status is derived from what they found
+// (internal/report) and written once (internal/statusapply, server-side apply), only for
+// a generation applied or refused. A stage that finds what only the user can fix returns
+// an internal/refusal error, which stops the stages after it and becomes the Degraded
 // condition; every reason the conditions give is declared, with its precedence, in
 // internal/reasons. Gathering, the ownership check and observing are proven unable to
 // write by internal/readonly/readonlytest.
@@ -93,6 +95,8 @@ type SecondarySchedulerReconciler struct {
 	ownership ownershipChecker
 	// observe is the observe stage, made at the first reconcile.
 	observe observer
+	// status writes status, made at the first reconcile.
+	status statusWriter
 }
 
 // now is the reconciler's time, for metrics tokens.
@@ -111,9 +115,13 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if err := r.Get(ctx, req.NamespacedName, cr); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forgetReferences(req.NamespacedName)
+			r.statusStage().Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// The status this reconcile starts from is the newest: the one last written, when the
+	// cache does not have it yet.
+	r.statusStage().Newest(cr)
 	log := withOperatorLogLevel(logf.FromContext(ctx), cr.Spec.OperatorLogLevel)
 	ctx = logf.IntoContext(ctx, log)
 
@@ -125,10 +133,6 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		return requeueOnConflict(err)
 	}
 	if err := r.writeStatus(ctx, cr, status); err != nil {
-		if apierrors.IsConflict(err) {
-			// The resource changed since it was read; reconcile its newest version.
-			return ctrl.Result{RequeueAfter: time.Second}, nil
-		}
 		return ctrl.Result{}, err
 	}
 	r.warnOfImageSkew(cr, status, outcome)
@@ -409,17 +413,15 @@ func nextMetricsCheck(status *v1.SecondarySchedulerStatus, probeInterval time.Du
 	return max(min(untilRenewal, probeInterval), time.Second)
 }
 
-// writeStatus writes status when it changed, and emits an Event for each condition that
-// changed, with the condition's reason.
+// writeStatus writes status when it changed (internal/statusapply), and emits an Event
+// for each condition that changed, with the condition's reason.
 func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus) error {
 	if equality.Semantic.DeepEqual(cr.Status, *status) {
 		return nil
 	}
 	changed := report.Changed(cr.Status.Conditions, status.Conditions)
-	updated := cr.DeepCopy()
-	updated.Status = *status
-	if err := r.Status().Update(ctx, updated); err != nil {
-		return fmt.Errorf("write status: %w", err)
+	if err := r.statusStage().Write(ctx, cr, status); err != nil {
+		return err
 	}
 	for _, condition := range changed {
 		if derivedConditions[v1.ConditionType(condition.Type)] {
@@ -431,7 +433,7 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 			// be thousands of Events for hundreds of schedulers created at once.
 			continue
 		}
-		r.Recorder.Eventf(updated, nil, reasons.EventType(condition), condition.Reason, condition.Type, "%s=%s: %s", condition.Type, condition.Status, condition.Message)
+		r.Recorder.Eventf(cr, nil, reasons.EventType(condition), condition.Reason, condition.Type, "%s=%s: %s", condition.Type, condition.Status, condition.Message)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/report"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/statusapply"
 )
 
 // gatherer is the reconciler's gather stage, made once from its readers: the cache, the
@@ -144,4 +145,16 @@ type observer struct {
 func (r *SecondarySchedulerReconciler) observeStage() *observe.Observer {
 	r.observe.once.Do(func() { r.observe.observer = observe.New(r.Client, r.now) })
 	return r.observe.observer
+}
+
+// statusWriter is the reconciler's last stage, which writes status (internal/statusapply).
+type statusWriter struct {
+	once   sync.Once
+	writer *statusapply.Writer
+}
+
+// statusStage is the status stage, made once with the reconciler's client.
+func (r *SecondarySchedulerReconciler) statusStage() *statusapply.Writer {
+	r.status.once.Do(func() { r.status.writer = statusapply.NewWriter(r.Client, FieldOwner) })
+	return r.status.writer
 }

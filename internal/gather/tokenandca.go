@@ -78,7 +78,7 @@ func (g *Gatherer) metrics(ctx context.Context, cr *v1.SecondaryScheduler, found
 	}
 	// How a Custom configuration's scheduler reaches its metrics, customMetrics found in it.
 	customAccess := found.Access
-	if found.Access, err = g.metricsAccess(ctx, cr, found.Prometheus, references); err != nil {
+	if found.Access, err = g.tokenAndCA(ctx, cr, found.Prometheus, references); err != nil {
 		return err
 	}
 	if customAccess != nil {
@@ -90,10 +90,10 @@ func (g *Gatherer) metrics(ctx context.Context, cr *v1.SecondaryScheduler, found
 	return nil
 }
 
-// metricsAccess gathers the token and CA bundle cr's scheduler uses for its metrics
+// tokenAndCA gathers the token and CA bundle cr's scheduler uses for its metrics
 // provider, noting the user's Secret and ConfigMap in references. endpoint is the
 // Prometheus found, nil when the scheduler reads no Prometheus.
-func (g *Gatherer) metricsAccess(ctx context.Context, cr *v1.SecondaryScheduler,
+func (g *Gatherer) tokenAndCA(ctx context.Context, cr *v1.SecondaryScheduler,
 	endpoint *promdiscovery.Endpoint, references *References) (*MetricsAccess, error) {
 	access := &MetricsAccess{Credentials: "none"}
 	metrics := cr.Spec.Profile.LoadMetrics()

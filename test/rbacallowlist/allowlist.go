@@ -78,8 +78,8 @@ var (
 // allowedRules is every permission config/rbac grants. docs/security.md justifies each.
 var allowedRules = []allowedRule{
 	// The operator, cluster-wide (controllers/rbac.go).
-	{managerRole, ourGroup, []string{"secondaryschedulers"}, nil, []string{"get", "list", "watch", "update", "patch"}},
-	{managerRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"get", "update", "patch"}},
+	{managerRole, ourGroup, []string{"secondaryschedulers"}, nil, []string{"get", "list", "watch", "patch"}},
+	{managerRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"patch"}},
 	{managerRole, ourGroup, []string{"secondaryschedulers/finalizers"}, nil, []string{"update"}},
 	{managerRole, core, []string{"events"}, nil, []string{"create", "patch"}},
 	{managerRole, "events.k8s.io", []string{"events"}, nil, []string{"create", "patch"}},
