@@ -52,9 +52,10 @@ func main() {
 		metricsAddr, probeAddr, pprofAddr         string
 		schedulerNamespaces, prometheusNamespaces string
 		metricsTokenClusterRoles, allowedImages   string
+		ignoredSchedulerNames                     string
 		leaderElect, secureMetrics, enableHTTP2   bool
 		requireAdmissionPolicy                    bool
-		metricsProbeInterval                      time.Duration
+		metricsProbeInterval, strandedPodGrace    time.Duration
 		concurrentReconciles                      int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443",
@@ -87,6 +88,11 @@ func main() {
 	flag.StringVar(&metricsTokenClusterRoles, "metrics-token-cluster-roles", render.DefaultMetricsClusterRole,
 		"Comma-separated ClusterRoles a metrics token's ServiceAccount may be bound to (profile.metrics.serviceAccountToken.clusterRole); "+
 			"the operator also needs the bind verb on each.")
+	flag.StringVar(&ignoredSchedulerNames, "ignored-scheduler-names", "",
+		"Comma-separated scheduler names that other schedulers of the cluster serve (Volcano's, a batch scheduler's): "+
+			"pods naming them are never told that no SecondaryScheduler provides them.")
+	flag.DurationVar(&strandedPodGrace, "stranded-pod-grace", v1.DefaultPendingPodThreshold,
+		"How long a pod naming a scheduler no SecondaryScheduler provides may wait for a node before it gets a Warning Event saying so.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too; off by default against the HTTP/2 rapid-reset and stream-cancellation attacks.")
 	flag.DurationVar(&metricsProbeInterval, "metrics-probe-interval", controllers.DefaultMetricsProbeInterval,
@@ -104,10 +110,12 @@ func main() {
 		schedulerNamespaces:      tenancy.ParseList(schedulerNamespaces),
 		prometheusNamespaces:     tenancy.ParseList(prometheusNamespaces),
 		metricsTokenClusterRoles: tenancy.ParseList(metricsTokenClusterRoles),
+		ignoredSchedulerNames:    tenancy.ParseList(ignoredSchedulerNames),
 		allowedImages:            tenancy.ParseList(allowedImages),
 		leaderElect:              leaderElect, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
 		requireAdmissionPolicy: requireAdmissionPolicy,
 		metricsProbeInterval:   metricsProbeInterval, concurrentReconciles: concurrentReconciles,
+		strandedPodGrace: strandedPodGrace,
 	}); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)
@@ -117,9 +125,9 @@ func main() {
 type options struct {
 	metricsAddr, probeAddr, pprofAddr                                   string
 	schedulerNamespaces, prometheusNamespaces, metricsTokenClusterRoles []string
-	allowedImages                                                       []string
+	allowedImages, ignoredSchedulerNames                                []string
 	leaderElect, secureMetrics, enableHTTP2, requireAdmissionPolicy     bool
-	metricsProbeInterval                                                time.Duration
+	metricsProbeInterval, strandedPodGrace                              time.Duration
 	concurrentReconciles                                                int
 }
 
@@ -240,6 +248,8 @@ func run(ctx context.Context, opts options) error {
 		PrometheusNamespaces:     opts.prometheusNamespaces,
 		MetricsTokenClusterRoles: opts.metricsTokenClusterRoles,
 		MaxConcurrentReconciles:  opts.concurrentReconciles,
+		IgnoredSchedulerNames:    opts.ignoredSchedulerNames,
+		StrandedPodGrace:         opts.strandedPodGrace,
 	}
 	if err := setUpAdmission(ctx, mgr, config, reconciler, opts); err != nil {
 		return err

@@ -38,6 +38,12 @@ package controllers
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
 
+// The pods waiting for a scheduler, in every namespace (status.pendingPods): the operator
+// lists and watches only pods with no node (the field selector spec.nodeName=, which RBAC
+// cannot express) and keeps of each its name, age, scheduler name and the scheduler's
+// account of why no node fits it.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+
 // Load-aware schedulers: Prometheus discovery (reads only), checking a metrics token the endpoint refused, and recording rules in the
 // Prometheus' namespace.
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list

@@ -40,6 +40,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
@@ -84,6 +85,15 @@ type SecondarySchedulerReconciler struct {
 	MetricsTokenClusterRoles []string
 	// MaxConcurrentReconciles is how many SecondarySchedulers are reconciled at once.
 	MaxConcurrentReconciles int
+	// IgnoredSchedulerNames are scheduler names other schedulers of the cluster serve:
+	// pods naming them are never told that no SecondaryScheduler provides them.
+	IgnoredSchedulerNames []string
+	// StrandedPodGrace is how long a pod naming a scheduler no SecondaryScheduler provides
+	// may wait before it is told so; zero for v1.DefaultPendingPodThreshold.
+	StrandedPodGrace time.Duration
+	// PendingPods finds the pods stuck waiting for a scheduler, in the cache of
+	// unscheduled pods; nil reports none.
+	PendingPods *pendingpods.Finder
 	// Admission are the admission policies that must be in place before the operator
 	// applies anything for a SecondaryScheduler; nil only with the development flag
 	// --require-admission-policy=false.
@@ -197,10 +207,35 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	if err != nil {
 		return nil, outcome{}, err
 	}
+	due, err := r.reportPendingPods(ctx, cr, status, conditions)
+	if err != nil {
+		return nil, outcome{}, err
+	}
+	next.requeueAfter = report.Sooner(next.requeueAfter, due)
 	// Only now: the generation was applied, or refused with a reason.
 	status.ObservedGeneration = cr.Generation
 	report.ReconcilingAndStalled(conditions, status)
 	return status, next, nil
+}
+
+// reportPendingPods reports the pods stuck waiting for cr's scheduler, once the other
+// conditions are set (they tell why), and returns when a pod waiting now reaches the
+// threshold, zero for none.
+func (r *SecondarySchedulerReconciler) reportPendingPods(ctx context.Context, cr *v1.SecondaryScheduler,
+	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (time.Duration, error) {
+	if r.PendingPods == nil {
+		return 0, nil
+	}
+	names := status.SchedulerNames
+	if len(names) == 0 {
+		names = []string{status.SchedulerName}
+	}
+	pending, err := r.PendingPods.Find(ctx, names, cr.EffectivePendingPodThreshold(), r.now())
+	if err != nil {
+		return 0, err
+	}
+	report.PendingPods(cr, status, conditions, pending)
+	return pending.NextDue, nil
 }
 
 // reconcileRemoved deletes the scheduler and every object of it, keeping the resource.
@@ -438,11 +473,11 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 	return nil
 }
 
-// isProblem reports whether condition says something is wrong: Degraded, or metrics that
-// cannot be used.
+// isProblem reports whether condition says something is wrong: Degraded, pods pending
+// for too long, or metrics that cannot be used.
 func isProblem(condition metav1.Condition) bool {
 	switch v1.ConditionType(condition.Type) {
-	case v1.ConditionDegraded:
+	case v1.ConditionDegraded, v1.ConditionPodsPending:
 		return condition.Status == metav1.ConditionTrue
 	case v1.ConditionMetricsAvailable:
 		return condition.Status == metav1.ConditionFalse

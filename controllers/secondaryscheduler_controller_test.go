@@ -420,7 +420,7 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 		stdout, stderr, err := kubectl.Run("get", "secondaryschedulers", "-n", s.namespace, "columns")
 		g.Expect(err).NotTo(HaveOccurred(), "kubectl: %s", readAll(stderr))
 		output := readAll(stdout)
-		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+METRICS\s+AGE`))
+		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+METRICS\s+PENDING\s+AGE`))
 		g.Expect(output).To(MatchRegexp(`columns\s+columns\s+BinPacking\s+0\s+False`))
 	})
 }

@@ -10,6 +10,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -19,9 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
@@ -147,6 +150,15 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		}
 	}
 	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))
+	unscheduled, err := unscheduledPods(ctx, mgr)
+	if err != nil {
+		return err
+	}
+	r.PendingPods = pendingpods.NewFinder(unscheduled)
+	if err := r.strandedPodsController(mgr, unscheduled); err != nil {
+		return err
+	}
+	controller = controller.WatchesRawSource(source.Kind(unscheduled, &corev1.Pod{}, r.pendingPodEvents()))
 	// A PriorityClass's existence is all the operator reads of it.
 	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
 	priorityClasses := &metav1.PartialObjectMetadata{}
@@ -156,6 +168,30 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	// Reconciles of different SecondarySchedulers run concurrently (one resource is
 	// never reconciled twice at once): most of a reconcile waits on the API server.
 	return controller.WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).Complete(r)
+}
+
+// unscheduledPods is a cache of its own, beside the manager's (which holds only the
+// operator's pods), of the pods of every namespace that have no node yet: the API server
+// selects them (spec.nodeName=), so a cluster's scheduled pods never reach the operator,
+// and each is trimmed to a few hundred bytes (internal/pendingpods).
+func unscheduledPods(ctx context.Context, mgr ctrl.Manager) (cache.Cache, error) {
+	unscheduled, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+		DefaultNamespaces: map[string]cache.Config{cache.AllNamespaces: {}},
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Field: fields.OneTermEqualSelector("spec.nodeName", ""), Transform: pendingpods.Trim},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache of unscheduled pods: %w", err)
+	}
+	if err := unscheduled.IndexField(ctx, &corev1.Pod{}, pendingpods.SchedulerNameIndex, pendingpods.IndexSchedulerName); err != nil {
+		return nil, fmt.Errorf("index unscheduled pods by scheduler name: %w", err)
+	}
+	if err := mgr.Add(unscheduled); err != nil {
+		return nil, fmt.Errorf("add the cache of unscheduled pods: %w", err)
+	}
+	return unscheduled, nil
 }
 
 // leaseHolderIdentity is who a Lease names as its holder, "" for none or another object.

@@ -256,6 +256,9 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		// Tests make their Prometheus Services in these namespaces or give an address.
 		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring", "observability", "rules-monitoring"},
 		Admission:            policies,
+		// Long enough for a pod to be created and looked at, short for the tests.
+		StrandedPodGrace:      5 * time.Second,
+		IgnoredSchedulerNames: []string{ignoredSchedulerName},
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -23,6 +24,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -147,4 +149,48 @@ func nodeMatters(cr *v1.SecondaryScheduler, before, after *corev1.Node) bool {
 	runsBefore, inPoolBefore := offers(before)
 	runsAfter, inPoolAfter := offers(after)
 	return runsBefore != runsAfter || inPoolBefore != inPoolAfter
+}
+
+// pendingPodEvents wakes the SecondarySchedulers a pod without a node names when it
+// matters for status.pendingPods, and only then, so that a busy scheduler's pods, placed
+// within the threshold, cost no reconcile: a pod that waits wakes them when it reaches
+// their threshold (the queue keeps one wake-up per resource, the soonest), and a pod that
+// had reached it wakes them at once when it gets a node or goes (it leaves the cache of
+// unscheduled pods), or when the scheduler's account of why it fits no node changes.
+func (r *SecondarySchedulerReconciler) pendingPodEvents() handler.TypedEventHandler[*corev1.Pod, reconcile.Request] {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	wake := func(ctx context.Context, pod *corev1.Pod, q queue, onlyOverdue bool) {
+		if pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == corev1.DefaultSchedulerName {
+			return
+		}
+		claimants, err := gather.Claimants(ctx, r.Client, pod.Spec.SchedulerName)
+		if err != nil {
+			return
+		}
+		for i := range claimants {
+			request := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&claimants[i])}
+			due := pod.CreationTimestamp.Add(claimants[i].EffectivePendingPodThreshold()).Sub(r.now())
+			switch {
+			case due <= 0:
+				q.Add(request)
+			case !onlyOverdue:
+				// A second late, so that the pod has waited long enough when the reconcile
+				// looks.
+				q.AddAfter(request, due+time.Second)
+			}
+		}
+	}
+	return handler.TypedFuncs[*corev1.Pod, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*corev1.Pod], q queue) {
+			wake(ctx, e.Object, q, false)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*corev1.Pod], q queue) {
+			if pendingpods.Summary(e.ObjectOld) != pendingpods.Summary(e.ObjectNew) {
+				wake(ctx, e.ObjectNew, q, true)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*corev1.Pod], q queue) {
+			wake(ctx, e.Object, q, true)
+		},
+	}
 }

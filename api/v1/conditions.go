@@ -239,3 +239,26 @@ const (
 	// so the scheduler scores nodes by their measured load again.
 	ReasonLoadAwareScoringResumed ConditionReason = "LoadAwareScoringResumed"
 )
+
+// ConditionPodsPending is True when pods that name one of the scheduler's names have
+// waited longer than spec.pendingPodThreshold for a node; the reason says why, when the
+// operator can tell, and the message names some of them and what to do.
+const ConditionPodsPending ConditionType = "PodsPending"
+
+// Reasons of the PodsPending condition.
+const (
+	// ReasonNoPodsPending: no pod naming the scheduler has waited longer than the threshold.
+	ReasonNoPodsPending ConditionReason = "NoPodsPending"
+	// ReasonSchedulerNotRunning: pods wait because the scheduler is not Available (the
+	// Available condition says why).
+	ReasonSchedulerNotRunning ConditionReason = "SchedulerNotRunning"
+	// ReasonPodsUnschedulable: the scheduler runs and found no node for them; the message
+	// quotes its summary.
+	ReasonPodsUnschedulable ConditionReason = "PodsUnschedulable"
+	// ReasonPodsNotScheduled: the scheduler runs, but has neither placed them nor said why.
+	ReasonPodsNotScheduled ConditionReason = "PodsNotScheduled"
+	// ReasonSchedulerNotProvided is the reason of a Warning Event on a pod that has waited
+	// (by default 2m) for a scheduler name no SecondaryScheduler provides; the Event lists
+	// the names that are provided.
+	ReasonSchedulerNotProvided ConditionReason = "SchedulerNotProvided"
+)

@@ -516,6 +516,14 @@ type SecondarySchedulerSpec struct {
 	// +optional
 	OperatorLogLevel LogLevel `json:"operatorLogLevel,omitempty"`
 
+	// PendingPodThreshold is how long a pod that names one of this scheduler's names may
+	// wait for a node before it counts as stuck: in status.pendingPods and the PodsPending
+	// condition, which says why when the operator can tell (default 2m, at least 10s, at
+	// most 24h). Pods held by scheduling gates are not counted: they wait by design.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s') && duration(self) <= duration('24h')",message="pendingPodThreshold must be between 10s and 24h"
+	// +optional
+	PendingPodThreshold *metav1.Duration `json:"pendingPodThreshold,omitempty"`
+
 	// SchedulerConfig is the name of a ConfigMap in this namespace whose key config.yaml
 	// holds a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1). Setting it
 	// without a profile means profile type Custom. The operator sets leaderElection and
@@ -662,6 +670,36 @@ type SecondarySchedulerStatus struct {
 	// NodePool is what spec.nodePool matches.
 	// +optional
 	NodePool *NodePoolStatus `json:"nodePool,omitempty"`
+
+	// PendingPods are the pods naming one of status.schedulerNames that have waited longer
+	// than spec.pendingPodThreshold for a node; unset when there are none.
+	// +optional
+	PendingPods *PendingPodsStatus `json:"pendingPods,omitempty"`
+}
+
+// DefaultPendingPodThreshold is spec.pendingPodThreshold's default.
+const DefaultPendingPodThreshold = 2 * time.Minute
+
+// EffectivePendingPodThreshold is spec.pendingPodThreshold, or its default.
+func (s *SecondaryScheduler) EffectivePendingPodThreshold() time.Duration {
+	if s.Spec.PendingPodThreshold == nil || s.Spec.PendingPodThreshold.Duration <= 0 {
+		return DefaultPendingPodThreshold
+	}
+	return s.Spec.PendingPodThreshold.Duration
+}
+
+// PendingPodsStatus counts the pods stuck waiting for this scheduler.
+type PendingPodsStatus struct {
+	// Count is how many pods have waited longer than the threshold.
+	Count int32 `json:"count"`
+	// OldestSince is when the oldest of them was created: it has waited since.
+	// +optional
+	OldestSince *metav1.Time `json:"oldestSince,omitempty"`
+	// Examples name a few of them, oldest first, as namespace/name.
+	// +kubebuilder:validation:MaxItems=5
+	// +listType=atomic
+	// +optional
+	Examples []string `json:"examples,omitempty"`
 }
 
 // NodePoolStatus is what a node pool's selector matches.
@@ -752,6 +790,7 @@ const (
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Metrics",type=string,JSONPath=`.status.conditions[?(@.type=="MetricsAvailable")].reason`
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pendingPods.count`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 50",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter) of at most 50 characters: the scheduler's Deployment and Service are named after it"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.schedulerName) || self.metadata.name != 'default-scheduler'",message="a SecondaryScheduler named default-scheduler must set spec.schedulerName to another name"

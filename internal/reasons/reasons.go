@@ -47,7 +47,8 @@ var (
 	// unavailableMetrics: a probe's finding, reported by MetricsAvailable and Degraded.
 	unavailableMetrics = []v1.ConditionType{v1.ConditionMetricsAvailable, v1.ConditionDegraded}
 	// podProblem: a pod of the current configuration says why it is not ready.
-	podProblem = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionDegraded}
+	podProblem  = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionDegraded}
+	podsPending = []v1.ConditionType{v1.ConditionPodsPending}
 	// everyCondition: a state in which the operator runs no scheduler.
 	everyCondition = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionProgressing, v1.ConditionDegraded,
 		v1.ConditionReconciling, v1.ConditionStalled}
@@ -61,7 +62,7 @@ var (
 var table = []Reason{
 	// What the nodes keep a running scheduler from doing.
 	{Name: v1.ReasonNoSchedulableNodes, Conditions: degraded, Severity: Warning},
-	{Name: v1.ReasonNodePoolEmpty, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonNodePoolEmpty, Conditions: []v1.ConditionType{v1.ConditionDegraded, v1.ConditionPodsPending}, Severity: Warning},
 
 	// What a probe of a load-aware scheduler's metrics found, and the failsafe.
 	{Name: v1.ReasonMetricsStale, Conditions: unavailableMetrics, Severity: Warning},
@@ -127,9 +128,16 @@ var table = []Reason{
 	{Name: v1.ReasonUnmanaged, Conditions: everyCondition, Severity: Normal},
 	{Name: v1.ReasonRemoved, Conditions: everyCondition, Severity: Normal},
 
+	// Pods waiting for the scheduler longer than spec.pendingPodThreshold, and why.
+	{Name: v1.ReasonSchedulerNotRunning, Conditions: podsPending, Severity: Warning},
+	{Name: v1.ReasonPodsUnschedulable, Conditions: podsPending, Severity: Warning},
+	{Name: v1.ReasonPodsNotScheduled, Conditions: podsPending, Severity: Warning},
+	{Name: v1.ReasonNoPodsPending, Conditions: podsPending, Severity: Normal},
+
 	// Reasons of Events only.
 	{Name: v1.ReasonImageVersionSkew, Severity: Warning},
 	{Name: v1.ReasonLoadAwareScoringResumed, Severity: Normal},
+	{Name: v1.ReasonSchedulerNotProvided, Severity: Warning},
 }
 
 // All is every reason, in order of precedence.
@@ -178,13 +186,14 @@ func KeepsFromMetrics(name v1.ConditionReason) bool {
 	return reason.Metrics
 }
 
-// IsBad reports whether condition asks for someone's attention: Degraded True, or
-// Available False for a reason of severity Warning. MetricsAvailable False is not: a
+// IsBad reports whether condition asks for someone's attention: Degraded True, pods
+// pending for too long (PodsPending True), or Available False for a reason of severity
+// Warning. MetricsAvailable False is not: a
 // scheduler whose metrics are unusable is Degraded too, and that tells it.
 func IsBad(condition metav1.Condition) bool {
 	reason, _ := Of(v1.ConditionReason(condition.Reason))
 	switch v1.ConditionType(condition.Type) {
-	case v1.ConditionDegraded:
+	case v1.ConditionDegraded, v1.ConditionPodsPending:
 		return condition.Status == metav1.ConditionTrue
 	case v1.ConditionAvailable:
 		return condition.Status == metav1.ConditionFalse && reason.Severity == Warning

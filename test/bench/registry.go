@@ -33,6 +33,7 @@ var benchmarks = []benchmark{
 	{name: "slow-prometheus", namespaces: []string{slowPrometheusNamespace}, run: runSlowPrometheus},
 	{name: "scheduling", namespaces: []string{steadyNamespace}, run: runScheduling},
 	{name: "idle", namespaces: []string{steadyNamespace}, run: runIdle},
+	{name: "pending-pods", namespaces: []string{steadyNamespace}, run: runPendingPods},
 	{name: "memory", namespaces: []string{steadyNamespace}, run: runMemory},
 }
 

@@ -101,7 +101,9 @@ var _ = BeforeSuite(func() {
 		// an admin lists: it is no default (a tenant could create it where it is missing).
 		"--prometheus-namespaces=openshift-monitoring,monitoring",
 		// Metrics failures are produced and healed here within seconds, not minutes.
-		"--metrics-probe-interval=2s")
+		"--metrics-probe-interval=2s",
+		// A pod naming a scheduler nobody provides is told within seconds.
+		"--stranded-pod-grace=10s")
 	// The operator runs nothing for a SecondaryScheduler created before its admission
 	// policy and binding exist (CreatedBeforeAdmissionPolicy): no spec may create one
 	// before the operator has put them in place, whichever spec comes first.

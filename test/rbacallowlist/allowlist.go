@@ -84,6 +84,7 @@ var allowedRules = []allowedRule{
 	{managerRole, core, []string{"events"}, nil, []string{"create", "patch"}},
 	{managerRole, "events.k8s.io", []string{"events"}, nil, []string{"create", "patch"}},
 	{managerRole, core, []string{"nodes"}, nil, readVerbs},
+	{managerRole, core, []string{"pods"}, nil, []string{"list", "watch"}},
 	{managerRole, "scheduling.k8s.io", []string{"priorityclasses"}, nil, readVerbs},
 	{managerRole, core, []string{"services"}, nil, []string{"get", "list"}},
 	{managerRole, rbacGroup, []string{"clusterrolebindings"}, nil, allVerbs},

@@ -1,0 +1,271 @@
+package controllers
+
+// Pods that name a scheduler no SecondaryScheduler provides (a typo, a deleted resource):
+// nothing else would tell their owners, so each such pod still waiting after a grace
+// (--stranded-pod-grace, by default the default pendingPodThreshold) gets one Warning Event naming the schedulers that do exist, and the
+// operator's metrics count them by name.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
+)
+
+// maxUnknownNameSeries bounds the series of the unknown-scheduler-name metric: names come
+// from any pod's spec, so a flood of made-up names must not flood the metrics; the rest
+// are counted under the name "(other)".
+const maxUnknownNameSeries = 20
+
+// strandedPods warns about pods, in the cache of unscheduled pods, that have waited past
+// the threshold for a scheduler name no SecondaryScheduler claims.
+type strandedPods struct {
+	// secondarySchedulers reads the manager's cache of SecondarySchedulers, indexed by
+	// the names they claim.
+	secondarySchedulers client.Reader
+	// unscheduled reads the cache of unscheduled pods.
+	unscheduled client.Reader
+	recorder    events.EventRecorder
+	// ignored are scheduler names that other schedulers of the cluster serve (the admin's
+	// --ignored-scheduler-names), never told about.
+	ignored []string
+	// grace is how long a pod may wait before it is told.
+	grace time.Duration
+	now   func() time.Time
+
+	mu sync.Mutex
+	// warned are the pods already told, so that each is told once: the UID of the pod
+	// of each name.
+	warned map[types.NamespacedName]types.UID
+}
+
+// strandedPodsController registers the controller of stranded pods with mgr.
+func (r *SecondarySchedulerReconciler) strandedPodsController(mgr ctrl.Manager, unscheduled cache.Cache) error {
+	if r.StrandedPodGrace <= 0 {
+		r.StrandedPodGrace = v1.DefaultPendingPodThreshold
+	}
+	stranded := &strandedPods{secondarySchedulers: r.Client, unscheduled: unscheduled, recorder: r.Recorder,
+		ignored: r.IgnoredSchedulerNames, grace: r.StrandedPodGrace, now: r.now, warned: map[types.NamespacedName]types.UID{}}
+	if err := registerCollector(stranded); err != nil {
+		return fmt.Errorf("register the metric of pods naming an unknown scheduler: %w", err)
+	}
+	// A pod that names a provided scheduler is that SecondaryScheduler's to report: only
+	// the others are looked at (and their placement or deletion, to forget them), so
+	// that the pods of busy schedulers cost nothing here.
+	namesUnprovided := predicate.TypedFuncs[*corev1.Pod]{
+		CreateFunc: func(e event.TypedCreateEvent[*corev1.Pod]) bool { return stranded.unprovided(e.Object) },
+		UpdateFunc: func(e event.TypedUpdateEvent[*corev1.Pod]) bool { return false },
+		DeleteFunc: func(e event.TypedDeleteEvent[*corev1.Pod]) bool { return stranded.concerns(e.Object) },
+	}
+	// A SecondaryScheduler deleted leaves the pods that name it waiting for nothing.
+	deleted := predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(event.UpdateEvent) bool { return false },
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("strandedpods").
+		WatchesRawSource(source.Kind(unscheduled, &corev1.Pod{}, &handler.TypedEnqueueRequestForObject[*corev1.Pod]{}, namesUnprovided)).
+		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(stranded.podsNaming), builder.WithPredicates(deleted)).
+		Complete(stranded)
+}
+
+// unprovided reports whether pod names a scheduler this controller looks at that no
+// SecondaryScheduler claims.
+func (s *strandedPods) unprovided(pod *corev1.Pod) bool {
+	if !s.concerns(pod) {
+		return false
+	}
+	claimants, err := gather.Claimants(context.Background(), s.secondarySchedulers, pod.Spec.SchedulerName)
+	return err == nil && len(claimants) == 0
+}
+
+// podsNaming are the unscheduled pods that name one of a SecondaryScheduler's names.
+func (s *strandedPods) podsNaming(ctx context.Context, object client.Object) []reconcile.Request {
+	var requests []reconcile.Request
+	for _, name := range gather.ClaimedNames(object.(*v1.SecondaryScheduler)) {
+		pods := &corev1.PodList{}
+		if err := s.unscheduled.List(ctx, pods, client.MatchingFields{pendingpods.SchedulerNameIndex: name}); err != nil {
+			return nil
+		}
+		for i := range pods.Items {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pods.Items[i])})
+		}
+	}
+	return requests
+}
+
+// concerns reports whether pod's scheduler name is one this controller looks at: not the
+// default scheduler's, nor one the admin said another scheduler serves.
+func (s *strandedPods) concerns(pod *corev1.Pod) bool {
+	name := pod.Spec.SchedulerName
+	return name != "" && name != corev1.DefaultSchedulerName && !slices.Contains(s.ignored, name)
+}
+
+// Reconcile tells one pod, once, that the scheduler it names is not provided, once it
+// has waited past the threshold.
+func (s *strandedPods) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	if err := s.unscheduled.Get(ctx, req.NamespacedName, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Placed or gone: it left the cache of unscheduled pods.
+			s.mu.Lock()
+			delete(s.warned, req.NamespacedName)
+			s.mu.Unlock()
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !s.concerns(pod) || len(pod.Spec.SchedulingGates) > 0 || pod.DeletionTimestamp != nil || s.isWarned(pod) {
+		return reconcile.Result{}, nil
+	}
+	if due := pod.CreationTimestamp.Add(s.grace).Sub(s.now()); due > 0 {
+		return reconcile.Result{RequeueAfter: due + time.Second}, nil
+	}
+	claimants, err := gather.Claimants(ctx, s.secondarySchedulers, pod.Spec.SchedulerName)
+	if err != nil || len(claimants) > 0 {
+		// A SecondaryScheduler provides it: its status.pendingPods tells.
+		return reconcile.Result{}, err
+	}
+	provided, err := s.providedNames(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	s.recorder.Eventf(pod, nil, corev1.EventTypeWarning, string(v1.ReasonSchedulerNotProvided), "Schedule",
+		"no SecondaryScheduler provides scheduler %q, which this pod names in spec.schedulerName: %s; "+
+			"recreate the pod naming one of them (spec.schedulerName cannot be changed), or create the SecondaryScheduler it names",
+		pod.Spec.SchedulerName, providedSentence(provided))
+	logf.FromContext(ctx).V(1).Info("pod names a scheduler no SecondaryScheduler provides", "schedulerName", pod.Spec.SchedulerName)
+	s.mu.Lock()
+	s.warned[client.ObjectKeyFromObject(pod)] = pod.UID
+	s.mu.Unlock()
+	return reconcile.Result{}, nil
+}
+
+func (s *strandedPods) isWarned(pod *corev1.Pod) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.warned[client.ObjectKeyFromObject(pod)] == pod.UID
+}
+
+// providedNames are the scheduler names SecondarySchedulers serve, sorted.
+func (s *strandedPods) providedNames(ctx context.Context) ([]string, error) {
+	list := &v1.SecondarySchedulerList{}
+	if err := s.secondarySchedulers.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("list SecondarySchedulers: %w", err)
+	}
+	var names []string
+	for i := range list.Items {
+		for _, name := range gather.ClaimedNames(&list.Items[i]) {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// providedSentence tells which scheduler names are provided, a bounded list.
+func providedSentence(names []string) string {
+	const shown = 10
+	switch {
+	case len(names) == 0:
+		return "no SecondaryScheduler exists"
+	case len(names) > shown:
+		return fmt.Sprintf("those provided are %s and %d more (kubectl get secondaryschedulers -A)", strings.Join(names[:shown], ", "), len(names)-shown)
+	}
+	return "those provided are " + strings.Join(names, ", ") + " (kubectl get secondaryschedulers -A)"
+}
+
+var unknownSchedulerPodsDesc = prometheus.NewDesc("secondary_scheduler_operator_pods_naming_unknown_scheduler",
+	"Pods without a node that have waited longer than --stranded-pod-grace (default 2m) for a scheduler name no SecondaryScheduler "+
+		"provides, by that name (at most 20 names; the rest as \"(other)\"). Pods of default-scheduler and of --ignored-scheduler-names are not counted.",
+	[]string{"scheduler_name"}, nil)
+
+// Describe implements prometheus.Collector.
+func (s *strandedPods) Describe(ch chan<- *prometheus.Desc) { ch <- unknownSchedulerPodsDesc }
+
+// Collect implements prometheus.Collector: it counts, at each scrape, from the caches.
+func (s *strandedPods) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pods := &corev1.PodList{}
+	if err := s.unscheduled.List(ctx, pods); err != nil {
+		return
+	}
+	counts := map[string]int{}
+	claimed := map[string]bool{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !s.concerns(pod) || len(pod.Spec.SchedulingGates) > 0 || s.now().Sub(pod.CreationTimestamp.Time) < s.grace {
+			continue
+		}
+		name := pod.Spec.SchedulerName
+		if _, known := claimed[name]; !known {
+			claimants, err := gather.Claimants(ctx, s.secondarySchedulers, name)
+			claimed[name] = err != nil || len(claimants) > 0
+		}
+		if !claimed[name] {
+			counts[name]++
+		}
+	}
+	names := make([]string, 0, len(counts))
+	for name := range counts {
+		names = append(names, name)
+	}
+	// The names with most pods keep their own series.
+	sort.Slice(names, func(i, j int) bool {
+		if counts[names[i]] != counts[names[j]] {
+			return counts[names[i]] > counts[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	other := 0
+	for i, name := range names {
+		if i >= maxUnknownNameSeries {
+			other += counts[name]
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(unknownSchedulerPodsDesc, prometheus.GaugeValue, float64(counts[name]), name)
+	}
+	if other > 0 {
+		ch <- prometheus.MustNewConstMetric(unknownSchedulerPodsDesc, prometheus.GaugeValue, float64(other), "(other)")
+	}
+}
+
+// registerCollector registers collector with the registry the operator's /metrics
+// serves, replacing one of the same kind registered by an earlier manager of this
+// process (the integration tests start several).
+func registerCollector(collector prometheus.Collector) error {
+	err := crmetrics.Registry.Register(collector)
+	var registered prometheus.AlreadyRegisteredError
+	if errors.As(err, &registered) {
+		crmetrics.Registry.Unregister(registered.ExistingCollector)
+		return crmetrics.Registry.Register(collector)
+	}
+	return err
+}

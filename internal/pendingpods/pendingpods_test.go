@@ -1,0 +1,109 @@
+package pendingpods
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/readonly/readonlytest"
+)
+
+func pod(name string, age time.Duration, now time.Time, mutate ...func(*corev1.Pod)) corev1.Pod {
+	p := corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, CreationTimestamp: metav1.NewTime(now.Add(-age))},
+		Spec:       corev1.PodSpec{SchedulerName: "packer"},
+	}
+	for _, m := range mutate {
+		m(&p)
+	}
+	return p
+}
+
+func unschedulableBecause(message string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable, Message: message}}
+	}
+}
+
+// TestCount checks which pods count as stuck, in which order they are named, and when
+// the next one will be.
+func TestCount(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	threshold := 2 * time.Minute
+	gated := func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/quota"}} }
+	placed := func(p *corev1.Pod) { p.Spec.NodeName = "node-1" }
+	done := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+	going := func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: now} }
+	tests := []struct {
+		name string
+		pods []corev1.Pod
+		want Pending
+	}{
+		{"none", nil, Pending{}},
+		{"younger than the threshold: not yet, but due", []corev1.Pod{pod("a", time.Minute, now), pod("b", 90*time.Second, now)},
+			Pending{NextDue: 30 * time.Second}},
+		{"older, oldest first, with the scheduler's account of the oldest that has one", []corev1.Pod{
+			pod("young", 3*time.Minute, now, unschedulableBecause("0/3 nodes are available: 3 Insufficient cpu.")),
+			pod("old", 10*time.Minute, now),
+			pod("fresh", 10*time.Second, now),
+		}, Pending{Count: 2, OldestSince: now.Add(-10 * time.Minute), Examples: []string{"team/old", "team/young"},
+			Unschedulable: "0/3 nodes are available: 3 Insufficient cpu.", NextDue: 110 * time.Second}},
+		{"gated, placed, done or going: not waiting for the scheduler", []corev1.Pod{
+			pod("gated", time.Hour, now, gated), pod("placed", time.Hour, now, placed),
+			pod("done", time.Hour, now, done), pod("going", time.Hour, now, going),
+		}, Pending{}},
+		{"at most five named", []corev1.Pod{
+			pod("p1", 7*time.Minute, now), pod("p2", 6*time.Minute, now), pod("p3", 5*time.Minute, now),
+			pod("p4", 4*time.Minute, now), pod("p5", 3*time.Minute, now), pod("p6", 3*time.Minute, now),
+		}, Pending{Count: 6, OldestSince: now.Add(-7 * time.Minute),
+			Examples: []string{"team/p1", "team/p2", "team/p3", "team/p4", "team/p5"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Count(tt.pods, threshold, now)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTrimKeepsWhatCountingReads checks that a cached pod keeps what Count reads, and
+// nothing of its containers, and that the scheduler's account is bounded.
+func TestTrimKeepsWhatCountingReads(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	full := pod("web", time.Hour, now, unschedulableBecause(strings.Repeat("0/5000 nodes are available. ", 100)), func(p *corev1.Pod) {
+		p.Spec.Containers = []corev1.Container{{Name: "app", Image: "app:1", Env: []corev1.EnvVar{{Name: "PASSWORD", Value: "hunter2"}}}}
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "a"}, {Name: "b"}}
+		p.Labels = map[string]string{"app": "web"}
+	})
+	trimmedObject, err := Trim(&full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := trimmedObject.(*corev1.Pod)
+	if len(trimmed.Spec.Containers) != 0 || trimmed.Labels != nil {
+		t.Errorf("kept containers or labels: %+v", trimmed)
+	}
+	if len(trimmed.Status.Conditions[0].Message) > maxSummary || !strings.HasSuffix(trimmed.Status.Conditions[0].Message, "…") {
+		t.Errorf("summary of %d bytes kept, at most %d with a mark of the cut", len(trimmed.Status.Conditions[0].Message), maxSummary)
+	}
+	full.Spec.SchedulingGates = nil
+	if got, want := Count([]corev1.Pod{*trimmed}, time.Minute, now), Count([]corev1.Pod{full}, time.Minute, now); got.Count != 0 || want.Count != 1 {
+		t.Errorf("a gated pod's trimmed copy counts %d (want 0; ungated, the full pod counts %d)", got.Count, want.Count)
+	}
+	trimmed.Spec.SchedulingGates = nil
+	if got := Count([]corev1.Pod{*trimmed}, time.Minute, now); got.Unschedulable != trimmed.Status.Conditions[0].Message || got.Count != 1 {
+		t.Errorf("the trimmed pod counts as %+v", got)
+	}
+}
+
+// TestFindingCannotWrite proves, over the package's own types and code, that finding
+// pending pods can reach no writer (internal/readonly/readonlytest).
+func TestFindingCannotWrite(t *testing.T) {
+	readonlytest.AssertCannotWrite(t, ".")
+}

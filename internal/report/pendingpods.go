@@ -1,0 +1,78 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+// PendingPods reports the pods stuck waiting for cr's scheduler: status.pendingPods and
+// the PodsPending condition, whose reason says why when the other conditions of status
+// (already set) tell: the scheduler is not available, its node pool is empty, or it found
+// no node for them. Call it last, once Available and the node pool are reported.
+func PendingPods(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, pending pendingpods.Pending) {
+	threshold := cr.EffectivePendingPodThreshold()
+	names := servedNames(status)
+	if pending.Count == 0 {
+		status.PendingPods = nil
+		conditions.Set(v1.ConditionPodsPending, false, v1.ReasonNoPodsPending,
+			fmt.Sprintf("no pod naming %s has waited longer than %s (spec.pendingPodThreshold) for a node", names, threshold))
+		return
+	}
+	status.PendingPods = &v1.PendingPodsStatus{Count: int32(pending.Count), Examples: pending.Examples,
+		OldestSince: &metav1.Time{Time: pending.OldestSince.Truncate(time.Second)}}
+	// The state, in one sentence, then the cause and what to do.
+	state := fmt.Sprintf("%d %s naming %s %s waited longer than %s for a node (the oldest since %s: %s)",
+		pending.Count, plural(pending.Count, "pod", "pods"), names, plural(pending.Count, "has", "have"), threshold,
+		pending.OldestSince.UTC().Format(time.RFC3339), strings.Join(pending.Examples, ", "))
+	available := meta.FindStatusCondition(status.Conditions, string(v1.ConditionAvailable))
+	switch {
+	case available == nil || available.Status != metav1.ConditionTrue:
+		reason := "unknown"
+		if available != nil {
+			reason = available.Reason
+		}
+		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonSchedulerNotRunning, fmt.Sprintf(
+			"%s: the scheduler is not available (Available is not True, reason %s), so nothing places them; "+
+				"the Available condition says what to fix, and they are placed once it runs", state, reason))
+	case status.NodePool != nil && status.NodePool.Nodes == 0:
+		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonNodePoolEmpty, fmt.Sprintf(
+			"%s: spec.nodePool (%s) matches no node, so the scheduler has nowhere to place them; "+
+				"label nodes into the pool or change spec.nodePool", state, status.NodePool.Selector))
+	case pending.Unschedulable != "":
+		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonPodsUnschedulable, fmt.Sprintf(
+			"%s: the scheduler found no node for them: %q; add or free capacity, or relax the pods' requests, "+
+				"affinity or tolerations (kubectl describe pod -n %s)", state, pending.Unschedulable,
+			strings.Replace(pending.Examples[0], "/", " ", 1)))
+	default:
+		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonPodsNotScheduled, fmt.Sprintf(
+			"%s: the scheduler runs but has neither placed them nor said why; read its log: kubectl logs -n %s deployment/%s",
+			state, cr.Namespace, render.WorkloadName(cr)))
+	}
+}
+
+// servedNames are the scheduler names pods use to reach cr's scheduler, for a message.
+func servedNames(status *v1.SecondarySchedulerStatus) string {
+	names := status.SchedulerNames
+	if len(names) == 0 {
+		names = []string{status.SchedulerName}
+	}
+	if len(names) == 1 {
+		return "scheduler " + names[0]
+	}
+	return "scheduler " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

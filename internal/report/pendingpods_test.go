@@ -1,0 +1,70 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
+)
+
+// TestPendingPodsSaysWhyTheyWait checks the PodsPending condition's reason, from the
+// conditions already set, and what its message names.
+func TestPendingPodsSaysWhyTheyWait(t *testing.T) {
+	oldest := time.Date(2026, 11, 25, 11, 50, 0, 0, time.UTC)
+	stuck := pendingpods.Pending{Count: 2, OldestSince: oldest, Examples: []string{"team/a", "team/b"}}
+	unschedulable := stuck
+	unschedulable.Unschedulable = "0/3 nodes are available: 3 Insufficient cpu."
+	available := func(isTrue bool, reason v1.ConditionReason) func(*Conditions) {
+		return func(c *Conditions) { c.Set(v1.ConditionAvailable, isTrue, reason, "") }
+	}
+	tests := []struct {
+		name     string
+		pending  pendingpods.Pending
+		pool     *v1.NodePoolStatus
+		setUp    func(*Conditions)
+		isTrue   bool
+		reason   v1.ConditionReason
+		contains []string
+	}{
+		{"none", pendingpods.Pending{NextDue: time.Minute}, nil, available(true, v1.ReasonSchedulerReady), false, v1.ReasonNoPodsPending,
+			[]string{"no pod naming scheduler packer", "2m0s"}},
+		{"the scheduler does not run", unschedulable, nil, available(false, v1.ReasonSchedulerCrashing), true, v1.ReasonSchedulerNotRunning,
+			[]string{"2 pods naming scheduler packer have waited longer than 2m0s", "2026-11-25T11:50:00Z", "team/a, team/b", "SchedulerCrashing"}},
+		{"no condition Available yet", stuck, nil, func(*Conditions) {}, true, v1.ReasonSchedulerNotRunning, []string{"unknown"}},
+		{"an empty node pool", unschedulable, &v1.NodePoolStatus{Selector: "pool=batch"}, available(true, v1.ReasonSchedulerReady), true,
+			v1.ReasonNodePoolEmpty, []string{"spec.nodePool (pool=batch) matches no node"}},
+		{"no node fits", unschedulable, &v1.NodePoolStatus{Selector: "pool=batch", Nodes: 3}, available(true, v1.ReasonSchedulerReady), true,
+			v1.ReasonPodsUnschedulable, []string{`"0/3 nodes are available: 3 Insufficient cpu."`, "kubectl describe pod -n team a"}},
+		{"the scheduler says nothing", stuck, nil, available(true, v1.ReasonSchedulerReady), true, v1.ReasonPodsNotScheduled,
+			[]string{"kubectl logs -n ns deployment/packer-scheduler"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "packer"}}
+			status := &v1.SecondarySchedulerStatus{SchedulerName: "packer", NodePool: tt.pool}
+			conditions := NewConditions(cr, status)
+			tt.setUp(conditions)
+			PendingPods(cr, status, conditions, tt.pending)
+			condition := meta.FindStatusCondition(status.Conditions, string(v1.ConditionPodsPending))
+			if condition == nil || (condition.Status == metav1.ConditionTrue) != tt.isTrue || condition.Reason != string(tt.reason) {
+				t.Fatalf("PodsPending = %+v, want %t/%s", condition, tt.isTrue, tt.reason)
+			}
+			for _, text := range tt.contains {
+				if !strings.Contains(condition.Message, text) {
+					t.Errorf("message %q lacks %q", condition.Message, text)
+				}
+			}
+			if (status.PendingPods != nil) != tt.isTrue {
+				t.Errorf("status.pendingPods = %+v", status.PendingPods)
+			}
+			if tt.isTrue && (status.PendingPods.Count != int32(tt.pending.Count) || !status.PendingPods.OldestSince.Time.Equal(oldest)) {
+				t.Errorf("status.pendingPods = %+v", status.PendingPods)
+			}
+		})
+	}
+}

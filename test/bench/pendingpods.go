@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+const (
+	// pendingPodsNamespaces hold the pods of the pending-pods benchmark.
+	pendingPodsNamespaces = 10
+	// boundPods are placed already (created with a node); waitingPods name a steady
+	// scheduler, which places nothing (podrunner --fake-ready runs no process);
+	// strandedPods name a scheduler no SecondaryScheduler provides.
+	boundPods    = 45000
+	waitingPods  = 4000
+	strandedPods = 1000
+	// parkingNode is the node the bound pods are bound to: a Node object that kwok does
+	// not manage, so that no one runs them or writes their status.
+	parkingNode = "bench-parking"
+)
+
+// runPendingPods measures what the stuck-pod watchdog costs in a large cluster: the
+// operator's memory and requests once the cluster holds 50,000 pods, 5,000 of them
+// without a node.
+func runPendingPods(ctx context.Context, e *env) (*section, error) {
+	podCount := boundPods + waitingPods + strandedPods
+	s := &section{
+		name:  "pending-pods",
+		title: fmt.Sprintf("%d pods, %d of them waiting for a scheduler", podCount, waitingPods+strandedPods),
+		what: fmt.Sprintf("Beside %d running BinPacking SecondarySchedulers, creates %d pods in %d namespaces: %d bound to a node (created with spec.nodeName), "+
+			"%d naming the steady schedulers (%d each), which place nothing here, and %d naming a scheduler no SecondaryScheduler provides. "+
+			"Then waits until every steady scheduler reports its pods (PodsPending, after the default threshold of %v) and the operator is at rest.",
+			steadyCount, podCount, pendingPodsNamespaces, boundPods, waitingPods, waitingPods/steadyCount, strandedPods, v1.DefaultPendingPodThreshold),
+		how: "The operator's resident memory (VmRSS) and Go heap in use at rest before the pods and after; its requests in between, from its client metrics " +
+			"and the API server's audit log.",
+	}
+	if err := e.steadySchedulers(ctx); err != nil {
+		return s, err
+	}
+	if err := e.waitQuiet(ctx, 5*time.Minute); err != nil {
+		return s, err
+	}
+	if err := sleep(ctx, memorySettle); err != nil {
+		return s, err
+	}
+	before, err := e.sampleOperator(ctx)
+	if err != nil {
+		return s, err
+	}
+	logf("pending-pods: creating %d pods", podCount)
+	createStarted := time.Now()
+	if err := e.createBenchPods(ctx); err != nil {
+		return s, err
+	}
+	createTook := time.Since(createStarted)
+	// Every steady scheduler tells its pods, once they have waited for the threshold.
+	err = e.poll(ctx, 10*time.Minute, "every steady scheduler reports its pending pods", func() (bool, error) {
+		list := &v1.SecondarySchedulerList{}
+		if err := e.client.List(ctx, list, client.InNamespace(steadyNamespace)); err != nil {
+			return false, err
+		}
+		reported := 0
+		for _, cr := range list.Items {
+			if cr.Status.PendingPods != nil && cr.Status.PendingPods.Count == int32(waitingPods/steadyCount) {
+				reported++
+			}
+		}
+		return reported == steadyCount, nil
+	})
+	if err != nil {
+		return s, err
+	}
+	if err := e.waitQuiet(ctx, 5*time.Minute); err != nil {
+		return s, err
+	}
+	if err := sleep(ctx, memorySettle); err != nil {
+		return s, err
+	}
+	after, err := e.sampleOperator(ctx)
+	if err != nil {
+		return s, err
+	}
+	spent, err := e.activityBetween(before, after)
+	if err != nil {
+		return s, err
+	}
+	heap := func(sample operatorSample) float64 {
+		return sample.metrics.sum("go_memstats_heap_inuse_bytes", nil) / mebibyte
+	}
+	s.rows = []row{
+		{figure: "RSS before the pods", values: []float64{before.memory.rss / mebibyte}, unit: unitMiB},
+		{figure: fmt.Sprintf("RSS with %d pods, %d waiting", podCount, waitingPods+strandedPods), values: []float64{after.memory.rss / mebibyte}, unit: unitMiB},
+		{figure: "RSS growth", values: []float64{(after.memory.rss - before.memory.rss) / mebibyte}, unit: unitMiB, target: below(10)},
+		{figure: "Go heap in use growth", values: []float64{heap(after) - heap(before)}, unit: unitMiB},
+		{figure: "requests to the API server meanwhile", values: []float64{total(spent.requests)}, unit: unitCount},
+		{figure: "of which writes", values: []float64{spent.writes()}, unit: unitCount},
+		{figure: "audited reads (get, list) meanwhile", values: []float64{float64(spent.auditedReads())}, unit: unitCount},
+	}
+	s.details = append(s.details, spent.requestDetails("With the pods")...)
+	s.notes = append(s.notes, fmt.Sprintf("Creating the %d pods took %v; the phase measured lasted %v.", podCount,
+		createTook.Round(time.Second), spent.duration.Round(time.Second)))
+	return s, e.deleteBenchPods(ctx)
+}
+
+func benchPodsNamespace(i int) string { return fmt.Sprintf("bench-pods-%02d", i) }
+
+// createBenchPods creates the parking node and the pods, spread over their namespaces.
+func (e *env) createBenchPods(ctx context.Context) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: parkingNode}}
+	if err := e.client.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	for i := range pendingPodsNamespaces {
+		if err := e.createNamespace(ctx, benchPodsNamespace(i)); err != nil {
+			return err
+		}
+	}
+	podCount := boundPods + waitingPods + strandedPods
+	indexes := make(chan int, podCount)
+	for i := range podCount {
+		indexes <- i
+	}
+	close(indexes)
+	return forEachParallel(ctx, 16, indexes, func(i int) error {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: benchPodsNamespace(i % pendingPodsNamespaces), Name: fmt.Sprintf("pod-%05d", i),
+				Labels: map[string]string{"app": "bench-pods"}},
+			Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1",
+					Env: []corev1.EnvVar{{Name: "PAYLOAD", Value: "a pod of a realistic size, whose spec the watchdog must not keep"}}}},
+				// The parking node goes NotReady: its pods stay bound, not evicted.
+				Tolerations: []corev1.Toleration{
+					{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+					{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+				},
+			},
+		}
+		switch {
+		case i < boundPods:
+			pod.Spec.NodeName = parkingNode
+		case i < boundPods+waitingPods:
+			pod.Spec.SchedulerName = fmt.Sprintf("steady-%03d", i%steadyCount)
+		default:
+			pod.Spec.SchedulerName = "bench-nobody-provides"
+		}
+		if err := e.client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	})
+}
+
+// deleteBenchPods deletes the pods at once (no kubelet would confirm a graceful deletion
+// of the bound ones), their namespaces and the parking node.
+func (e *env) deleteBenchPods(ctx context.Context) error {
+	if e.lastRun {
+		return nil
+	}
+	for i := range pendingPodsNamespaces {
+		err := e.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(benchPodsNamespace(i)),
+			client.GracePeriodSeconds(0), client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		if err := e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchPodsNamespace(i)}}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	if err := e.client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: parkingNode}}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return e.poll(ctx, 10*time.Minute, "the pods' namespaces are gone", func() (bool, error) {
+		for i := range pendingPodsNamespaces {
+			err := e.client.Get(ctx, client.ObjectKey{Name: benchPodsNamespace(i)}, &corev1.Namespace{})
+			if !apierrors.IsNotFound(err) {
+				return false, client.IgnoreNotFound(err)
+			}
+		}
+		return true, nil
+	})
+}
