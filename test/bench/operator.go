@@ -14,6 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 // useOperator runs the operator from binary, starting it when it does not run or runs
@@ -49,11 +54,25 @@ func (e *env) useOperator(ctx context.Context, binary string, fresh bool) error 
 	if err != nil {
 		return err
 	}
-	return e.poll(ctx, 2*time.Minute, "the operator starts its workers", func() (bool, error) {
+	err = e.poll(ctx, 2*time.Minute, "the operator starts its workers", func() (bool, error) {
 		if !e.operator.running() {
 			return false, fmt.Errorf("the operator exited; see %s", e.operator.logPath)
 		}
 		return e.operator.logContains(logOffset, "Starting workers"), nil
+	})
+	if err != nil || !hasFlag(binary, "require-admission-policy") {
+		return err
+	}
+	// A SecondaryScheduler created before the operator's admission policy and binding are
+	// in place is refused (CreatedBeforeAdmissionPolicy): a benchmark that starts by
+	// creating some, on a fresh cluster, waits for them.
+	return e.poll(ctx, 2*time.Minute, "the operator's admission policy is in place", func() (bool, error) {
+		for _, object := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
+			if err := e.client.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, object); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+		}
+		return true, nil
 	})
 }
 
