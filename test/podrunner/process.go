@@ -21,6 +21,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/hostprocess"
 )
 
@@ -56,6 +58,38 @@ func newPodProcess(r *runner, pod *corev1.Pod, cancel context.CancelFunc) *podPr
 // errNoBinary is a pod's image that no --binaries mapping names.
 var errNoBinary = errors.New("no local binary")
 
+// takeLease plays, for a fake-ready pod, the kube-scheduler that would lead: it takes the
+// Lease of the SecondaryScheduler the pod belongs to (its owner labels), for an hour, as
+// kube-scheduler's identity (the pod's name, an underscore, a suffix). The operator
+// reports a scheduler Available only once one of its current pods leads.
+func (p *podProcess) takeLease(ctx context.Context) {
+	owner := p.pod.Labels[render.LabelOwnerName]
+	if owner == "" {
+		return
+	}
+	name := render.LeaseName(&v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: p.pod.Namespace, Name: owner}})
+	leases := p.runner.clientset.CoordinationV1().Leases(p.pod.Namespace)
+	holder := p.pod.Name + "_fake-ready"
+	// The operator applies the Lease before the Deployment: it is there, but may change
+	// under the update.
+	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
+		lease, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			now := metav1.NewMicroTime(time.Now())
+			lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = &holder, ptr.To[int32](3600)
+			lease.Spec.AcquireTime, lease.Spec.RenewTime = &now, &now
+			if _, err = leases.Update(ctx, lease, metav1.UpdateOptions{}); err == nil {
+				return
+			}
+		}
+		klog.V(2).InfoS("cannot take the Lease yet", "pod", p.pod.Namespace+"/"+p.pod.Name, "lease", name, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // logPath is where the process's output goes, kept as a test artifact.
 func (p *podProcess) logPath() string { return filepath.Join(p.dir, "process.log") }
 
@@ -63,6 +97,7 @@ func (p *podProcess) supervise(ctx context.Context) {
 	defer close(p.done)
 	if p.runner.fakeReady {
 		p.reportRunning(ctx, metav1.Now(), 0, true)
+		p.takeLease(ctx)
 		<-ctx.Done()
 		return
 	}
