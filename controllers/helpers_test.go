@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -327,17 +328,26 @@ func (s *scenario) namespacedChildren(cr *v1.SecondaryScheduler) []client.Object
 
 // eventReasons lists the reasons of the Events about cr.
 func (s *scenario) eventReasons(cr *v1.SecondaryScheduler) []string {
-	list, err := adminClientset.EventsV1().Events(cr.Namespace).List(s.ctx, metav1.ListOptions{})
+	var reasons []string
+	for _, event := range s.eventsAbout(cr) {
+		reasons = append(reasons, event.Reason)
+	}
+	return reasons
+}
+
+// eventsAbout lists the Events about object.
+func (s *scenario) eventsAbout(object client.Object) []eventsv1.Event {
+	list, err := adminClientset.EventsV1().Events(object.GetNamespace()).List(s.ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
 	}
-	var reasons []string
+	var found []eventsv1.Event
 	for _, event := range list.Items {
-		if event.Regarding.UID == cr.UID {
-			reasons = append(reasons, event.Reason)
+		if event.Regarding.UID == object.GetUID() {
+			found = append(found, event)
 		}
 	}
-	return reasons
+	return found
 }
 
 func readAll(r io.Reader) string {

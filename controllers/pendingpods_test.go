@@ -73,21 +73,6 @@ func TestPendingPodsAreCountedAndExplained(t *testing.T) {
 // ignoredSchedulerName is a name the test operator is told another scheduler serves.
 const ignoredSchedulerName = "volcano"
 
-// podEvents lists the reasons of the Events about a pod.
-func (s *scenario) podEvents(pod *corev1.Pod) []eventsv1.Event {
-	list, err := adminClientset.EventsV1().Events(pod.Namespace).List(s.ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil
-	}
-	var found []eventsv1.Event
-	for _, event := range list.Items {
-		if event.Regarding.UID == pod.UID {
-			found = append(found, event)
-		}
-	}
-	return found
-}
-
 // A pod that waits for a scheduler name no SecondaryScheduler provides gets one Warning
 // Event naming those provided, and is counted in the operator's metrics; pods of the
 // default scheduler and of a name another scheduler serves are left alone.
@@ -101,7 +86,7 @@ func TestPodNamingAnUnprovidedSchedulerIsTold(t *testing.T) {
 	s.create(typo, volcano, defaulted)
 
 	var told []eventsv1.Event
-	s.g.Eventually(func() []eventsv1.Event { told = s.podEvents(typo); return told }, time.Minute).ShouldNot(BeEmpty())
+	s.g.Eventually(func() []eventsv1.Event { told = s.eventsAbout(typo); return told }, time.Minute).ShouldNot(BeEmpty())
 	s.g.Expect(told).To(HaveLen(1))
 	s.g.Expect(told[0].Type).To(Equal(corev1.EventTypeWarning))
 	s.g.Expect(told[0].Reason).To(Equal(string(v1.ReasonSchedulerNotProvided)))
@@ -113,9 +98,9 @@ func TestPodNamingAnUnprovidedSchedulerIsTold(t *testing.T) {
 	s.g.Expect(unknownSchedulerPods(ignoredSchedulerName)).To(BeZero())
 	// Told once, whatever wakes it again (here: an update of the pod's labels, and time).
 	s.update(typo, func() { typo.Labels = map[string]string{"touched": "yes"} })
-	s.g.Consistently(func() int { return len(s.podEvents(typo)) }, 3*time.Second).Should(Equal(1))
-	s.g.Expect(s.podEvents(volcano)).To(BeEmpty(), "a name another scheduler serves")
-	s.g.Expect(s.podEvents(defaulted)).To(BeEmpty(), "default-scheduler's pods are never touched")
+	s.g.Consistently(func() int { return len(s.eventsAbout(typo)) }, 3*time.Second).Should(Equal(1))
+	s.g.Expect(s.eventsAbout(volcano)).To(BeEmpty(), "a name another scheduler serves")
+	s.g.Expect(s.eventsAbout(defaulted)).To(BeEmpty(), "default-scheduler's pods are never touched")
 }
 
 // unknownSchedulerPods is the operator's metric of pods waiting for name, no SecondaryScheduler's.

@@ -226,11 +226,7 @@ func (r *SecondarySchedulerReconciler) reportPendingPods(ctx context.Context, cr
 	if r.PendingPods == nil {
 		return 0, nil
 	}
-	names := status.SchedulerNames
-	if len(names) == 0 {
-		names = []string{status.SchedulerName}
-	}
-	pending, err := r.PendingPods.Find(ctx, names, cr.EffectivePendingPodThreshold(), r.now())
+	pending, err := r.PendingPods.Find(ctx, report.ServedNames(status), cr.EffectivePendingPodThreshold(), r.now())
 	if err != nil {
 		return 0, err
 	}

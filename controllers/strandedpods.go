@@ -66,11 +66,12 @@ type strandedPods struct {
 
 // strandedPodsController registers the controller of stranded pods with mgr.
 func (r *SecondarySchedulerReconciler) strandedPodsController(mgr ctrl.Manager, unscheduled cache.Cache) error {
-	if r.StrandedPodGrace <= 0 {
-		r.StrandedPodGrace = v1.DefaultPendingPodThreshold
+	grace := r.StrandedPodGrace
+	if grace <= 0 {
+		grace = v1.DefaultPendingPodThreshold
 	}
 	stranded := &strandedPods{secondarySchedulers: r.Client, unscheduled: unscheduled, recorder: r.Recorder,
-		ignored: r.IgnoredSchedulerNames, grace: r.StrandedPodGrace, now: r.now, warned: map[types.NamespacedName]types.UID{}}
+		ignored: r.IgnoredSchedulerNames, grace: grace, now: r.now, warned: map[types.NamespacedName]types.UID{}}
 	if err := registerCollector(stranded); err != nil {
 		return fmt.Errorf("register the metric of pods naming an unknown scheduler: %w", err)
 	}

@@ -58,12 +58,18 @@ func PendingPods(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus,
 	}
 }
 
-// servedNames are the scheduler names pods use to reach cr's scheduler, for a message.
-func servedNames(status *v1.SecondarySchedulerStatus) string {
-	names := status.SchedulerNames
-	if len(names) == 0 {
-		names = []string{status.SchedulerName}
+// ServedNames are the scheduler names pods use to reach the scheduler status describes:
+// status.schedulerNames, or before they are known, status.schedulerName.
+func ServedNames(status *v1.SecondarySchedulerStatus) []string {
+	if len(status.SchedulerNames) == 0 {
+		return []string{status.SchedulerName}
 	}
+	return status.SchedulerNames
+}
+
+// servedNames are ServedNames for a message.
+func servedNames(status *v1.SecondarySchedulerStatus) string {
+	names := ServedNames(status)
 	if len(names) == 1 {
 		return "scheduler " + names[0]
 	}

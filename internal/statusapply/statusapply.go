@@ -139,11 +139,11 @@ func (w *Writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, status *v
 // managers named own.
 func (w *Writer) upgradeManagedFields(ctx context.Context, current *unstructured.Unstructured, updateManagers sets.Set[string]) error {
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(current, updateManagers, w.fieldOwner, csaupgrade.Subresource(statusSubresource))
-	if err != nil || patch == nil {
-		if err != nil {
-			err = fmt.Errorf("upgrade the managed fields of status: %w", err)
-		}
-		return err
+	if err != nil {
+		return fmt.Errorf("upgrade the managed fields of status: %w", err)
+	}
+	if patch == nil {
+		return nil // nothing to hand over
 	}
 	// The patch replaces resourceVersion too: a resource changed since is refused with a
 	// conflict, and the next reconcile tries again.
