@@ -328,8 +328,9 @@ func (s *scenario) namespacedChildren(cr *v1.SecondaryScheduler) []client.Object
 
 // eventReasons lists the reasons of the Events about cr.
 func (s *scenario) eventReasons(cr *v1.SecondaryScheduler) []string {
-	var reasons []string
-	for _, event := range s.eventsAbout(cr) {
+	events := s.eventsAbout(cr)
+	reasons := make([]string, 0, len(events))
+	for _, event := range events {
 		reasons = append(reasons, event.Reason)
 	}
 	return reasons
