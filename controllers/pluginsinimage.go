@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
+
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -14,13 +16,14 @@ import (
 // maxNamedPlugins bounds how many plugins a message names.
 const maxNamedPlugins = 10
 
-// checkPluginsInImage refuses a configuration that enables out-of-tree plugins
-// (scheduler-plugins' Trimaran, or any plugin Kubernetes does not have) with Kubernetes'
-// own kube-scheduler image, which has the in-tree plugins only: that scheduler would
-// refuse to start ("plugin ... does not exist"). It accepts any other image, whose plugins
-// the operator cannot know, and a configuration of in-tree plugins only.
+// checkPluginsInImage refuses, before rollout, a configuration the scheduler would refuse
+// to start with ("plugin ... does not exist"): with an image of a kind the operator
+// knows, one that enables a plugin no kube-scheduler has (checkPluginsExist); with
+// Kubernetes' own kube-scheduler image, which has the in-tree plugins only, one that
+// enables out-of-tree plugins (scheduler-plugins' Trimaran). It accepts any plugin with
+// any other image, whose plugins the operator cannot know.
 func checkPluginsInImage(cr *v1.SecondaryScheduler, rendered *render.Result, customConfigSource string) error {
-	if rendered.Image.Kind != render.KubeSchedulerImage {
+	if rendered.Image.Kind == render.OtherImage {
 		return nil
 	}
 	config, err := schedconfig.Parse([]byte(rendered.SchedulerConfig), "", "the rendered configuration")
@@ -29,19 +32,46 @@ func checkPluginsInImage(cr *v1.SecondaryScheduler, rendered *render.Result, cus
 		return refusal.New(v1.ReasonInvalidSpec,
 			"the rendered scheduler configuration cannot be read back: %v", err)
 	}
-	missing := schedconfig.OutOfTreePlugins(config)
-	if len(missing) == 0 {
-		return nil
-	}
 	where := fmt.Sprintf("profile type %s", cr.EffectiveProfile())
 	if customConfigSource != "" {
 		where = "the configuration in " + customConfigSource
+	}
+	if err := checkPluginsExist(config, where); err != nil {
+		return err
+	}
+	missing := schedconfig.OutOfTreePlugins(config)
+	if rendered.Image.Kind != render.KubeSchedulerImage || len(missing) == 0 {
+		return nil
 	}
 	return refusal.New(v1.ReasonPluginsNotInImage,
 		"spec.schedulerImage %s is Kubernetes' own kube-scheduler, which has the in-tree plugins only, but %s enables %s, "+
 			"which it does not have: it would refuse to start. Use an image that has them, such as scheduler-plugins' %s "+
 			"(or leave spec.schedulerImage empty for the default), or enable only in-tree plugins",
 		usertext.Cut(rendered.Image.Reference, 200), where, pluginList(missing), render.DefaultSchedulerImages()[0])
+}
+
+// checkPluginsExist refuses a configuration that enables a plugin no kube-scheduler the
+// operator knows has, in-tree or scheduler-plugins', such as a misspelt one: the scheduler
+// would refuse to start, and its pods crash until the name is fixed. The nearest real
+// name is suggested.
+func checkPluginsExist(config *schedulerconfigv1.KubeSchedulerConfiguration, where string) error {
+	unknown := schedconfig.UnknownPlugins(config, true)
+	if len(unknown) == 0 {
+		return nil
+	}
+	suggestions := make([]string, 0, len(unknown))
+	for _, name := range unknown[:min(len(unknown), maxNamedPlugins)] {
+		if nearest := schedconfig.NearestPlugin(name, true); nearest != "" {
+			suggestions = append(suggestions, fmt.Sprintf("%s for %s", nearest, usertext.Cut(name, 100)))
+		}
+	}
+	hint := "check the spelling against the plugins of Kubernetes and of scheduler-plugins"
+	if len(suggestions) > 0 {
+		hint = "did you mean " + strings.Join(suggestions, ", ") + "?"
+	}
+	return refusal.New(v1.ReasonInvalidConfig,
+		"%s enables plugin %s, which neither Kubernetes' kube-scheduler nor scheduler-plugins' has: the scheduler would refuse to start; %s",
+		where, pluginList(unknown), hint)
 }
 
 // pluginList names plugins for a message, at most maxNamedPlugins of them.

@@ -60,7 +60,9 @@ func TestKubernetesOwnSchedulerImage(t *testing.T) {
 	s.g.Expect(cr.Status.ImageSource).To(ContainSubstring("built for Kubernetes 1.35, 2 minor versions older than the cluster's 1.37"))
 	s.markDeploymentReady(cr)
 	available := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
-	s.g.Expect(available.Message).To(ContainSubstring("version-skew policy"))
+	s.g.Expect(available.Message).To(ContainSubstring(imageSkewPointer))
+	s.g.Expect(available.Message).NotTo(ContainSubstring("usually works"), "the skew is pointed to, not repeated: status.imageSource says it")
+	s.g.Expect(len(available.Message)).To(BeNumerically("<", 300), "Available stays readable: %s", available.Message)
 	s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(v1.ReasonImageVersionSkew)))
 	s.g.Consistently(func() int { return countOf(s.eventReasons(cr), string(v1.ReasonImageVersionSkew)) }, 2*time.Second).Should(Equal(1))
 

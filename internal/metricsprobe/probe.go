@@ -240,7 +240,7 @@ func (c *coverage) result(nodeNames []string, where string) Result {
 			none = fmt.Sprintf(", %d no data", noData)
 		}
 		result.Message = fmt.Sprintf("the newest sample of %s for node %s in %s is %s old (%s), older than staleAfter %s; %d of %d nodes have stale data%s: "+
-			"a recording rule or the scrape of node-exporter stopped, and the scheduler keeps scoring with the old data",
+			"a recording rule or the scrape of node-exporter stopped",
 			c.stalestSeries, c.stalestNode, where, wholeSeconds(c.stalest.age), c.stalest.at.UTC().Format(time.RFC3339), c.staleAfter,
 			result.StaleNodes, len(nodeNames), none)
 	default:

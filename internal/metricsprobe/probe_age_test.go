@@ -102,7 +102,7 @@ func TestProbeDataAge(t *testing.T) {
 			wantMessage: []string{
 				"the newest sample of instance:node_cpu:ratio for node node-a in http://127.0.0.1:",
 				" is 7m12s old (2026-11-18T10:59:28Z), older than staleAfter 3m0s; 3 of 3 nodes have stale data: ",
-				"the scheduler keeps scoring with the old data",
+				"a recording rule or the scrape of node-exporter stopped",
 			},
 		},
 		{

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -105,7 +106,13 @@ func problemOfContainer(pod *corev1.Pod, status corev1.ContainerStatus) *reasons
 	if last != nil {
 		message += fmt.Sprintf(": it last exited with code %d (%s)", last.ExitCode, last.Reason)
 		if text := strings.TrimSpace(last.Message); text != "" {
-			message += "; its last log lines: " + logTail(text, terminationLogTailSize)
+			if lastError := lastErrorLine(text); lastError != "" {
+				// The cause, without the lines of flags and start-up a verbose scheduler
+				// writes before it.
+				message += "; its last error: " + usertext.Cut(lastError, terminationLogTailSize)
+			} else {
+				message += "; its last log lines: " + logTail(text, terminationLogTailSize)
+			}
 		}
 	}
 	return &reasons.Finding{Reason: v1.ReasonSchedulerCrashing, Message: message + fmt.Sprintf(
@@ -148,6 +155,22 @@ func quoted(message string) string {
 		return "(no message)"
 	}
 	return usertext.Cut(message, quotedMessageBytes)
+}
+
+// errorLine matches a line that reports an error: klog's error and fatal lines (E1125
+// 08:15:00.123456 ...), and the error, fatal and panic lines Go programs and their
+// command-line libraries write.
+var errorLine = regexp.MustCompile(`^([EF]\d{4} \d\d:\d\d:\d\d|(?i:error|fatal|panic)\b)`)
+
+// lastErrorLine is the last line of output that reports an error, "" when none does.
+func lastErrorLine(output string) string {
+	lines := strings.Split(output, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(lines[i]); errorLine.MatchString(line) {
+			return line
+		}
+	}
+	return ""
 }
 
 // logTail is the end of a log, where a program's fatal error is, at most limit bytes

@@ -89,6 +89,17 @@ func TestPodProblem(t *testing.T) {
 			State: waiting("CrashLoopBackOff", ""), LastTerminationState: terminated(1, "Error", longLog)})},
 			v1.ReasonSchedulerCrashing, []string{"last log lines: ...I0101 a line", "E0101 the fatal error"}, []string{"lines: ...0101", "\n\n"}},
 
+		{"a verbose log: its last error line is quoted, not the flags before it", []corev1.Pod{schedulerPodWith("s-1", corev1.ContainerStatus{RestartCount: 2,
+			State: waiting("CrashLoopBackOff", ""), LastTerminationState: terminated(1, "Error",
+				"I1125 08:17:42.791792   10015 flags.go:64] FLAG: --tls-cert-file=\"\"\n"+
+					"E1125 08:17:42.800001   10015 run.go:72] \"command failed\" err=\"invalid configuration: profiles[0].percentageOfNodesToScore: Invalid value: 101\"\n"+
+					"I1125 08:17:42.800002   10015 shutdown.go:1] done\n")})},
+			v1.ReasonSchedulerCrashing, []string{`its last error: E1125 08:17:42.800001   10015 run.go:72] "command failed" err="invalid configuration: profiles[0].percentageOfNodesToScore`},
+			[]string{"FLAG:", "last log lines"}},
+		{"a command-line error without klog", []corev1.Pod{schedulerPodWith("s-1", corev1.ContainerStatus{RestartCount: 1,
+			State: waiting("CrashLoopBackOff", ""), LastTerminationState: terminated(1, "Error", "Usage:\n  kube-scheduler [flags]\nError: unknown flag: --bogus\n")})},
+			v1.ReasonSchedulerCrashing, []string{"its last error: Error: unknown flag: --bogus"}, []string{"Usage"}},
+
 		{"runAsNonRoot with an image running as root", []corev1.Pod{schedulerPodWith("s-1", corev1.ContainerStatus{
 			State: waiting("CreateContainerConfigError", "container has runAsNonRoot and image will run as root (pod: \"s-1_platform\", container: kube-scheduler)")})},
 			v1.ReasonSchedulerCannotStart, []string{"the kubelet cannot start the scheduler's container in pod s-1: CreateContainerConfigError", "runAsNonRoot"}, nil},

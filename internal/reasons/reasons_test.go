@@ -1,14 +1,17 @@
 package reasons
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -82,15 +85,291 @@ func TestEveryReasonIsDeclaredOnceInTheTable(t *testing.T) {
 	}
 }
 
-func TestEveryReasonIsDocumentedInTheREADME(t *testing.T) {
+// troubleshootingHeading opens the README's table of what to do about each reason.
+const troubleshootingHeading = "### Troubleshooting by reason"
+
+// troubleshootingColumns are the columns of that table.
+var troubleshootingColumns = []string{"reason", "condition(s)", "what to do"}
+
+// troubleshootingRow is one row of the README's Troubleshooting by reason table.
+type troubleshootingRow struct {
+	line       int    // in README.md, for messages
+	reason     string // the first cell, without its backquotes
+	conditions string
+	whatToDo   string
+}
+
+// troubleshootingTable reads the rows of the table under troubleshootingHeading, up to
+// the next heading. It reads the Markdown by hand: the module has no Markdown parser
+// among its dependencies, and a table row is one line of cells between pipes.
+func troubleshootingTable(readme string) ([]troubleshootingRow, error) {
+	lines := strings.Split(readme, "\n")
+	start := slices.IndexFunc(lines, func(line string) bool { return strings.TrimSpace(line) == troubleshootingHeading })
+	if start < 0 {
+		return nil, fmt.Errorf("README.md has no heading %q: add that section, with a table of every reason, after the Status section", troubleshootingHeading)
+	}
+	var rows []troubleshootingRow
+	sawHeader, fenced := false, false
+	for i := start + 1; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if !fenced && strings.HasPrefix(line, "#") {
+			break
+		}
+		if fenced || !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := tableCells(line)
+		switch {
+		case !sawHeader:
+			if !slices.Equal(cells, troubleshootingColumns) {
+				return nil, fmt.Errorf("README.md:%d: the Troubleshooting by reason table has columns %q, want %q", i+1, cells, troubleshootingColumns)
+			}
+			sawHeader = true
+			continue
+		case strings.Trim(strings.Join(cells, ""), "-: ") == "":
+			continue // the delimiter row
+		case len(cells) != len(troubleshootingColumns):
+			return nil, fmt.Errorf("README.md:%d: a row of Troubleshooting by reason has %d cells, want %d (write a | inside a cell as \\|)",
+				i+1, len(cells), len(troubleshootingColumns))
+		}
+		reason := strings.TrimSuffix(strings.TrimPrefix(cells[0], "`"), "`")
+		if cells[0] != "`"+reason+"`" || reason == "" || strings.ContainsAny(reason, "` ") {
+			return nil, fmt.Errorf("README.md:%d: the first cell of a Troubleshooting by reason row is %q; write the reason alone, in backquotes", i+1, cells[0])
+		}
+		rows = append(rows, troubleshootingRow{line: i + 1, reason: reason, conditions: cells[1], whatToDo: cells[2]})
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("README.md has no table under %q: add one with columns %q", troubleshootingHeading, troubleshootingColumns)
+	}
+	return rows, nil
+}
+
+// tableCells splits a Markdown table row into its trimmed cells; \| is a pipe within a cell.
+func tableCells(line string) []string {
+	const escapedPipe = "\x00"
+	line = strings.ReplaceAll(line, `\|`, escapedPipe)
+	line = strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")
+	cells := strings.Split(line, "|")
+	for i, cell := range cells {
+		cells[i] = strings.TrimSpace(strings.ReplaceAll(cell, escapedPipe, "|"))
+	}
+	return cells
+}
+
+// troubleshootingProblems is what is wrong with rows as the documentation of table, each
+// problem saying how to fix it: a reason without exactly one row, a row of no reason,
+// rows out of the table's order, conditions other than the table's, or no advice.
+func troubleshootingProblems(rows []troubleshootingRow, table []Reason) []string {
+	var problems []string
+	rank := map[string]int{}
+	conditionTypes := map[string]bool{}
+	for i, reason := range table {
+		rank[string(reason.Name)] = i
+		for _, conditionType := range reason.Conditions {
+			conditionTypes[string(conditionType)] = true
+		}
+	}
+	firstRow := map[string]int{}
+	previous := -1 // the highest index in table of a reason of the rows so far
+	misordered := false
+	for _, row := range rows {
+		index, known := rank[row.reason]
+		if !known {
+			problems = append(problems, fmt.Sprintf("README.md:%d: Troubleshooting by reason has a row for %s, which internal/reasons does not declare: "+
+				"remove the row, or correct the reason's name", row.line, row.reason))
+			continue
+		}
+		if first, seen := firstRow[row.reason]; seen {
+			problems = append(problems, fmt.Sprintf("README.md:%d: reason %s has a second row in Troubleshooting by reason (the first is at line %d): "+
+				"keep one of them", row.line, row.reason, first))
+			continue
+		}
+		firstRow[row.reason] = row.line
+		if index < previous && !misordered {
+			// Only the first: after a row out of place, every later one may seem so too.
+			misordered = true
+			problems = append(problems, fmt.Sprintf("README.md:%d: the row of %s comes after the row of %s, but internal/reasons lists %s first: "+
+				"put the rows in the order of reasons.All() (precedence)", row.line, row.reason, table[previous].Name, row.reason))
+		}
+		previous = max(previous, index)
+		problems = append(problems, rowProblems(row, table[index], conditionTypes)...)
+	}
+	for i, reason := range table {
+		if _, documented := firstRow[string(reason.Name)]; documented {
+			continue
+		}
+		where := "as the first row"
+		if i > 0 {
+			where = "after the row of " + string(table[i-1].Name)
+		}
+		problems = append(problems, fmt.Sprintf("reason %s has no row in README.md's Troubleshooting by reason: add a row for %s, in the table's order "+
+			"(%s), saying in its what-to-do cell what a platform engineer does about it", reason.Name, reason.Name, where))
+	}
+	return problems
+}
+
+// rowProblems is what is wrong with the conditions and the advice of reason's row.
+func rowProblems(row troubleshootingRow, reason Reason, conditionTypes map[string]bool) []string {
+	var problems, named []string
+	for _, quoted := range backquoted(row.conditions) {
+		if conditionTypes[quoted] {
+			named = append(named, quoted)
+		}
+	}
+	want := make([]string, 0, len(reason.Conditions))
+	for _, conditionType := range reason.Conditions {
+		want = append(want, string(conditionType))
+	}
+	slices.Sort(named)
+	slices.Sort(want)
+	switch {
+	case len(want) == 0 && (len(named) > 0 || !strings.Contains(row.conditions, "Event")):
+		problems = append(problems, fmt.Sprintf("README.md:%d: %s is a reason of Events only, but its condition(s) cell is %q: write Event there",
+			row.line, reason.Name, row.conditions))
+	case !slices.Equal(named, want):
+		problems = append(problems, fmt.Sprintf("README.md:%d: the row of %s names conditions %q, but internal/reasons gives it %q: "+
+			"correct its condition(s) cell", row.line, reason.Name, named, want))
+	}
+	if advice := lettersAndDigits(row.whatToDo); advice == "" || advice == lettersAndDigits(string(reason.Name)) {
+		problems = append(problems, fmt.Sprintf("README.md:%d: the row of %s says nothing but its name in what to do: say in one sentence what "+
+			"a platform engineer does about it (\"Nothing: ...\" and what it confirms, for a reason of health)", row.line, reason.Name))
+	}
+	return problems
+}
+
+// backquoted are the code spans of a Markdown cell.
+func backquoted(cell string) []string {
+	parts := strings.Split(cell, "`")
+	var spans []string
+	for i := 1; i < len(parts); i += 2 {
+		spans = append(spans, parts[i])
+	}
+	return spans
+}
+
+// lettersAndDigits is text lower-cased without anything but letters and digits, so that
+// "`NoLeader`." and "no leader" compare equal.
+func lettersAndDigits(text string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, text)
+}
+
+func readmeTroubleshootingTable(t *testing.T) []troubleshootingRow {
+	t.Helper()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, reason := range All() {
-		if !strings.Contains(string(readme), "`"+string(reason.Name)+"`") {
-			t.Errorf("reason %s is not in the README: say there, in backquotes, when it is given and what to do", reason.Name)
-		}
+	rows, err := troubleshootingTable(string(readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestEveryReasonHasARowInTheREADMEsTroubleshooting(t *testing.T) {
+	for _, problem := range troubleshootingProblems(readmeTroubleshootingTable(t), All()) {
+		t.Error(problem)
+	}
+}
+
+// TestTroubleshootingProblemsFindEachMistake breaks the README's table in each way the
+// check above must catch, so that a check that passes everything fails here.
+func TestTroubleshootingProblemsFindEachMistake(t *testing.T) {
+	readmeRows := readmeTroubleshootingTable(t)
+	if len(readmeRows) < 2 {
+		t.Fatalf("the README's table has %d rows; the cases below need 2", len(readmeRows))
+	}
+	first, second := readmeRows[0], readmeRows[1]
+	edited := func(edit func(rows []troubleshootingRow) []troubleshootingRow) []troubleshootingRow {
+		return edit(slices.Clone(readmeRows))
+	}
+	tests := []struct {
+		name string
+		rows []troubleshootingRow
+		want string // in the one problem found
+	}{
+		{"a reason without a row", edited(func(rows []troubleshootingRow) []troubleshootingRow { return rows[1:] }),
+			"add a row for " + first.reason},
+		{"a row of no reason", edited(func(rows []troubleshootingRow) []troubleshootingRow {
+			return slices.Insert(rows, 1, troubleshootingRow{line: 1, reason: "SomethingOld", conditions: "`Degraded`", whatToDo: "Remove it."})
+		}), "a row for SomethingOld, which internal/reasons does not declare"},
+		{"two rows swapped", edited(func(rows []troubleshootingRow) []troubleshootingRow {
+			rows[0], rows[1] = rows[1], rows[0]
+			return rows
+		}), "the row of " + first.reason + " comes after the row of " + second.reason},
+		{"a reason with two rows", edited(func(rows []troubleshootingRow) []troubleshootingRow { return slices.Insert(rows, 1, first) }),
+			"reason " + first.reason + " has a second row"},
+		{"nothing to do", edited(func(rows []troubleshootingRow) []troubleshootingRow {
+			rows[0].whatToDo = ""
+			return rows
+		}), "the row of " + first.reason + " says nothing but its name"},
+		{"only the name to do", edited(func(rows []troubleshootingRow) []troubleshootingRow {
+			rows[0].whatToDo = "`" + first.reason + "`."
+			return rows
+		}), "the row of " + first.reason + " says nothing but its name"},
+		{"other conditions", edited(func(rows []troubleshootingRow) []troubleshootingRow {
+			rows[0].conditions = "`PodsPending`"
+			return rows
+		}), "the row of " + first.reason + " names conditions"},
+	}
+	if problems := troubleshootingProblems(readmeRows, All()); len(problems) > 0 {
+		t.Fatalf("the README's own table has problems, which TestEveryReasonHasARowInTheREADMEsTroubleshooting reports")
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			problems := troubleshootingProblems(tt.rows, All())
+			if len(problems) != 1 || !strings.Contains(problems[0], tt.want) {
+				t.Errorf("problems = %q, want one saying %q", problems, tt.want)
+			}
+		})
+	}
+}
+
+func TestTroubleshootingTableReadsTheSectionOnly(t *testing.T) {
+	tests := []struct {
+		name    string
+		readme  string
+		want    []string // the reasons of the rows
+		wantErr string
+	}{
+		{"no section", "# x\n| `A` | `Degraded` | Fix it. |\n", nil, "no heading"},
+		{"no table", troubleshootingHeading + "\nText.\n### Next\n| `A` | `Degraded` | Fix it. |\n", nil, "no table"},
+		{"up to the next heading", troubleshootingHeading + "\n\n| reason | condition(s) | what to do |\n| --- | --- | --- |\n" +
+			"| `A` | `Degraded` | Fix it. |\n| `B` | Event | Set `x` to `a\\|b`. |\n\n### Next\n\n| `C` | `Degraded` | Fix it. |\n", []string{"A", "B"}, ""},
+		{"other columns", troubleshootingHeading + "\n| reason | what to do |\n| --- | --- |\n| `A` | Fix it. |\n", nil, "columns"},
+		{"a reason out of backquotes", troubleshootingHeading + "\n| reason | condition(s) | what to do |\n| --- | --- | --- |\n" +
+			"| A | `Degraded` | Fix it. |\n", nil, "in backquotes"},
+		{"a pipe not escaped", troubleshootingHeading + "\n| reason | condition(s) | what to do |\n| --- | --- | --- |\n" +
+			"| `A` | `Degraded` | Run `a | b`. |\n", nil, "has 4 cells"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, err := troubleshootingTable(tt.readme)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, row := range rows {
+				got = append(got, row.reason)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("rows of %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -45,7 +45,9 @@ func Available(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, c
 		conditions.Set(v1.ConditionAvailable, false, v1.ReasonSchedulerNotDeployed, "the scheduler's Deployment "+key.String()+" does not exist")
 		return Availability{}
 	}
-	status.ReadyReplicas = deployment.Status.ReadyReplicas
+	// Counted from the pods seen now, as Available is: the Deployment's own count lags
+	// the pods by a sync of its controller, and READY 0 beside AVAILABLE True was seen.
+	status.ReadyReplicas = int32(seen.Current + seen.Old)
 	if seen.Current == 0 {
 		reportNoReadyPod(cr, status, conditions, seen)
 		return Availability{Deployment: deployment, PodProblem: seen.Problem}

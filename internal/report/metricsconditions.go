@@ -52,11 +52,8 @@ func Metrics(cr *v1.SecondaryScheduler, desired *gather.Facts, status *v1.Second
 	switch found := func() string {
 		return strings.TrimSuffix(result.Message, ".") + "." + failsafe.Note(metrics, verdict.State)
 	}; {
-	case !result.Available && result.Reason == v1.ReasonMetricsStale:
-		degraded = &reasons.Finding{Reason: result.Reason, Message: "the load-aware scheduler scores nodes by old data: " + found()}
 	case !result.Available:
-		degraded = &reasons.Finding{Reason: result.Reason,
-			Message: "the load-aware scheduler runs but cannot see node load, so it scores every node alike: " + found()}
+		degraded = &reasons.Finding{Reason: result.Reason, Message: scoringWithUnusableMetrics(result, verdict.State) + ": " + found()}
 	case verdict.State.Scoring == v1.ScoringByRequests:
 		degraded = &reasons.Finding{Reason: v1.ReasonScoringByRequests, Message: failsafe.ResumingMessage(metrics, verdict.State)}
 	}
@@ -66,6 +63,24 @@ func Metrics(cr *v1.SecondaryScheduler, desired *gather.Facts, status *v1.Second
 		return degraded, time.Second
 	}
 	return degraded, Sooner(interval, verdict.RecheckAfter)
+}
+
+// scoringWithUnusableMetrics says how the scheduler scores nodes now that its metrics are
+// unusable, as it really does: by requests while the failsafe holds; else Trimaran's
+// plugins score with whatever load-watcher last fetched, and a node without series gets
+// the lowest score, so some nodes with series still steer placement while none scores
+// every node alike.
+func scoringWithUnusableMetrics(result metricsprobe.Result, state failsafe.State) string {
+	switch {
+	case state.Scoring == v1.ScoringByRequests:
+		return "the load-aware scheduler's metrics are unusable, so it scores nodes by their requests (the failsafe)"
+	case result.Reason == v1.ReasonMetricsStale:
+		return "the load-aware scheduler scores nodes by old data"
+	case result.NodesWithMetrics > 0:
+		return fmt.Sprintf("the load-aware scheduler sees the load of %d of %d nodes only: it places pods by the load of those, "+
+			"and scores the other %d, which have no series, lowest", result.NodesWithMetrics, result.Nodes, result.Nodes-result.NodesWithMetrics)
+	}
+	return "the load-aware scheduler runs but cannot see node load, so it scores every node alike"
 }
 
 // explainProbe adds to a failed probe what the operator knows of its cause: recording

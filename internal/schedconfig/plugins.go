@@ -2,6 +2,7 @@ package schedconfig
 
 import (
 	"slices"
+	"strings"
 
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 )
@@ -52,4 +53,71 @@ func OutOfTreePlugins(config *schedulerconfigv1.KubeSchedulerConfiguration) []st
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// schedulerPluginsPlugins are the out-of-tree plugins that scheduler-plugins'
+// kube-scheduler registers beside the in-tree ones (cmd/scheduler/main.go of
+// kubernetes-sigs/scheduler-plugins, main of August 2026): a superset of what its v0.3x
+// releases have, so that no name one of them has is refused.
+var schedulerPluginsPlugins = map[string]bool{
+	"CapacityScheduling": true, "Coscheduling": true, "LoadVariationRiskBalancing": true, "NetworkOverhead": true,
+	"TopologicalSort": true, "NodeMetadata": true, "NodeResourcesAllocatable": true, "NodeResourceTopologyMatch": true,
+	"PreemptionToleration": true, "TargetLoadPacking": true, "LowRiskOverCommitment": true, "SySched": true,
+	"Peaks": true, "PodState": true, "QOSSort": true,
+}
+
+// UnknownPlugins lists the plugins that a configuration's profiles enable and that no
+// kube-scheduler of the kind given has: Kubernetes' own (in-tree plugins), or, with
+// schedulerPlugins, scheduler-plugins' (in-tree and its own). Sorted, without duplicates.
+// kube-scheduler refuses to start with one of them ("plugin ... does not exist").
+func UnknownPlugins(config *schedulerconfigv1.KubeSchedulerConfiguration, schedulerPlugins bool) []string {
+	var unknown []string
+	for _, name := range OutOfTreePlugins(config) {
+		if !schedulerPlugins || !schedulerPluginsPlugins[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	return unknown
+}
+
+// NearestPlugin is the plugin name, of those a kube-scheduler of the kind given has,
+// nearest to name by edit distance, when it is near enough to be what was meant (at most
+// a third of name's letters differ, at least 2 allowed); "" when none is.
+func NearestPlugin(name string, schedulerPlugins bool) string {
+	best, bestDistance := "", max(2, len(name)/3)+1
+	consider := func(known map[string]bool) {
+		for candidate := range known {
+			if distance := editDistance(strings.ToLower(name), strings.ToLower(candidate)); distance < bestDistance ||
+				(distance == bestDistance && candidate < best) {
+				best, bestDistance = candidate, distance
+			}
+		}
+	}
+	consider(inTreePlugins)
+	if schedulerPlugins {
+		consider(schedulerPluginsPlugins)
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes: plugin names are ASCII.
+// Written here rather than imported: a dozen lines, for names of a few dozen bytes.
+func editDistance(a, b string) int {
+	previous := make([]int, len(b)+1)
+	current := make([]int, len(b)+1)
+	for j := range previous {
+		previous[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		current[0] = i
+		for j := 1; j <= len(b); j++ {
+			substitution := previous[j-1]
+			if a[i-1] != b[j-1] {
+				substitution++
+			}
+			current[j] = min(previous[j]+1, current[j-1]+1, substitution)
+		}
+		previous, current = current, previous
+	}
+	return previous[len(b)]
 }

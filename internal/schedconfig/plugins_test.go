@@ -1,9 +1,11 @@
 package schedconfig
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 )
 
 func TestOutOfTreePlugins(t *testing.T) {
@@ -81,5 +83,43 @@ func TestOutOfTreePlugins(t *testing.T) {
 				t.Errorf("OutOfTreePlugins (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestNearestPlugin(t *testing.T) {
+	tests := []struct {
+		name             string
+		schedulerPlugins bool
+		want             string
+	}{
+		{"ImageLocalty", true, "ImageLocality"},
+		{"imagelocality", false, "ImageLocality"},
+		{"TargetLoadPackng", true, "TargetLoadPacking"},
+		{"TargetLoadPackng", false, ""}, // Kubernetes' own image has no Trimaran to suggest
+		{"NodeResourceFit", true, "NodeResourcesFit"},
+		{"Coscheduling2", true, "Coscheduling"},
+		{"SomethingElseEntirely", true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NearestPlugin(tt.name, tt.schedulerPlugins); got != tt.want {
+				t.Errorf("NearestPlugin(%q, %v) = %q, want %q", tt.name, tt.schedulerPlugins, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnknownPlugins(t *testing.T) {
+	config := &schedulerconfigv1.KubeSchedulerConfiguration{Profiles: []schedulerconfigv1.KubeSchedulerProfile{{
+		Plugins: &schedulerconfigv1.Plugins{
+			Score:  schedulerconfigv1.PluginSet{Enabled: []schedulerconfigv1.Plugin{{Name: "ImageLocalty"}, {Name: "TargetLoadPacking"}, {Name: "NodeResourcesFit"}}},
+			Filter: schedulerconfigv1.PluginSet{Disabled: []schedulerconfigv1.Plugin{{Name: "NoSuchDisabled"}}},
+		},
+	}}}
+	if got := UnknownPlugins(config, true); !slices.Equal(got, []string{"ImageLocalty"}) {
+		t.Errorf("with scheduler-plugins: %q, want only the misspelt one (a disabled unknown plugin is ignored, as kube-scheduler does)", got)
+	}
+	if got := UnknownPlugins(config, false); !slices.Equal(got, []string{"ImageLocalty", "TargetLoadPacking"}) {
+		t.Errorf("with Kubernetes' own kube-scheduler: %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -196,6 +198,40 @@ var _ = Describe("Faults", func() {
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }).Should(HavePrefix("False/"))
 	})
 
+	It("quotes the scheduler's own last error when its configuration makes it exit, as the kubelet's termination message carries it", func() {
+		ns := newNamespace()
+		// A configuration the operator accepts and kube-scheduler's own validation refuses.
+		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "exits-config"},
+			Data: map[string]string{"config.yaml": "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" +
+				"profiles:\n- schedulerName: exits\n  percentageOfNodesToScore: 101\n"}})).To(Succeed())
+		cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "exits"}, Spec: v1.SecondarySchedulerSpec{SchedulerConfig: "exits-config"}}
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		Eventually(func() string { return condition(cr, v1.ConditionAvailable) }, "2m").Should(Equal("False/" + string(v1.ReasonSchedulerCrashing)))
+		// The scheduler's last words reach Available as the kubelet carries them, in the
+		// pod's termination message (podrunner fills it in as a kubelet does, from the
+		// process's own output). Every run ends with the same error, after a log header
+		// that differs by the time: compared without headers.
+		Eventually(func(g Gomega) {
+			pods := schedulerPods(cr)
+			g.Expect(pods).NotTo(BeEmpty())
+			g.Expect(pods[0].Status.ContainerStatuses).NotTo(BeEmpty())
+			terminated := pods[0].Status.ContainerStatuses[0].LastTerminationState.Terminated
+			g.Expect(terminated).NotTo(BeNil())
+			words := strings.TrimSpace(terminated.Message)
+			g.Expect(words).NotTo(BeEmpty(), "the termination message of a container that failed with FallbackToLogsOnError")
+			log, err := os.ReadFile(filepath.Join(processDir(pods[0]), "process.log"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(log)).To(ContainSubstring(words), "the termination message is what the process wrote")
+			lines := strings.Split(withoutKlogHeaders(words), "\n")
+			lastError := lines[len(lines)-1]
+			current := &v1.SecondaryScheduler{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
+			available := meta.FindStatusCondition(current.Status.Conditions, string(v1.ConditionAvailable))
+			g.Expect(available).NotTo(BeNil())
+			g.Expect(withoutKlogHeaders(available.Message)).To(ContainSubstring(lastError), "Available quotes the scheduler's own last error")
+		}).Should(Succeed())
+	})
+
 	It("reports a killed scheduler process, and recovers when it restarts", func() {
 		ns := newNamespace()
 		cr := binPacking(ns, "crashed")
@@ -211,3 +247,12 @@ var _ = Describe("Faults", func() {
 		expectScheduledBy(ns, createWorkload(ns, "after-crash", "crashed", "100m", 1), "crashed")
 	})
 })
+
+// klogHeaders are the headers klog writes before each message: severity, date, time,
+// thread, file and line.
+var klogHeaders = regexp.MustCompile(`(?m)^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] `)
+
+// withoutKlogHeaders is text without klog's headers.
+func withoutKlogHeaders(text string) string {
+	return klogHeaders.ReplaceAllString(text, "")
+}

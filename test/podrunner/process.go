@@ -41,6 +41,9 @@ type podProcess struct {
 	// cancel ends the context supervise runs under.
 	cancel context.CancelFunc
 	done   chan struct{}
+	// runLogStart is where the output of the last run starts in the log file: a
+	// terminated container's message is taken from its own output only.
+	runLogStart int64
 }
 
 func newPodProcess(r *runner, pod *corev1.Pod, cancel context.CancelFunc) *podProcess {
@@ -123,7 +126,7 @@ func (p *podProcess) supervise(ctx context.Context) {
 		}
 		klog.InfoS("process exited; restarting", "pod", key, "exitCode", exitCode, "err", err)
 		restarts++
-		p.reportTerminated(ctx, restarts, exitCode, started)
+		p.reportTerminated(ctx, restarts, exitCode, started, p.terminationMessage(exitCode))
 		select {
 		case <-ctx.Done():
 			return
@@ -141,6 +144,9 @@ func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts in
 	}
 	defer func() { _ = logFile.Close() }()
 	fmt.Fprintf(logFile, "==== %s podrunner starts: %s\n", time.Now().Format(time.RFC3339), strings.Join(spec.command, " "))
+	if info, err := logFile.Stat(); err == nil {
+		p.runLogStart = info.Size()
+	}
 	process, err := p.runner.startProcess(spec, logFile)
 	if err != nil {
 		return -1, err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,12 +29,12 @@ func (p *podProcess) reportRunning(ctx context.Context, started metav1.Time, res
 	})
 }
 
-func (p *podProcess) reportTerminated(ctx context.Context, restarts int32, exitCode int, started time.Time) {
+func (p *podProcess) reportTerminated(ctx context.Context, restarts int32, exitCode int, started time.Time, message string) {
 	p.updateStatus(ctx, func(status *corev1.PodStatus) {
 		container := containerStatus(p.pod, restarts, false)
 		container.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 		container.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: int32(exitCode), StartedAt: metav1.NewTime(started), FinishedAt: metav1.Now(), Reason: "Error"}}
+			ExitCode: int32(exitCode), StartedAt: metav1.NewTime(started), FinishedAt: metav1.Now(), Reason: "Error", Message: message}}
 		status.ContainerStatuses = []corev1.ContainerStatus{container}
 		setConditions(status, false)
 	})
@@ -96,3 +98,42 @@ func setConditions(status *corev1.PodStatus, ready bool) {
 }
 
 func ptrTime(t metav1.Time) *metav1.Time { return &t }
+
+// The kubelet's bounds of a termination message taken from the container's log
+// (FallbackToLogsOnError): its last 80 lines, at most their last 2 KiB.
+const (
+	terminationMessageLogLines = 80
+	terminationMessageLogBytes = 2 * 1024
+)
+
+// terminationMessage is the message a kubelet gives a container that exited with
+// exitCode. podrunner cannot offer the container a file at its terminationMessagePath (a
+// host process shares the host's /dev), so the message comes from the log alone: as the
+// kubelet does with terminationMessagePolicy FallbackToLogsOnError and an empty file,
+// the tail of the last run's output when the container failed; nothing otherwise.
+func (p *podProcess) terminationMessage(exitCode int) string {
+	container := p.pod.Spec.Containers[0]
+	if exitCode == 0 || container.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+		return ""
+	}
+	log, err := os.ReadFile(p.logPath())
+	if err != nil || p.runLogStart > int64(len(log)) {
+		return ""
+	}
+	return logTail(log[p.runLogStart:])
+}
+
+// logTail is the last terminationMessageLogLines lines of output, at most their last
+// terminationMessageLogBytes bytes.
+func logTail(output []byte) string {
+	text := strings.TrimRight(string(output), "\n")
+	lines := strings.Split(text, "\n")
+	if len(lines) > terminationMessageLogLines {
+		lines = lines[len(lines)-terminationMessageLogLines:]
+	}
+	text = strings.Join(lines, "\n")
+	if len(text) > terminationMessageLogBytes {
+		text = text[len(text)-terminationMessageLogBytes:]
+	}
+	return text
+}
