@@ -38,8 +38,9 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD and the operator's ClusterRole.
+manifests: $(CONTROLLER_GEN) ## Generate the CRD, the operator's ClusterRole and config/prometheus/alert-rules.yaml (a copy of the alert rules the operator ships).
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases
+	cp bindata/assets/monitoring/alert-rules.yaml config/prometheus/alert-rules.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
@@ -82,8 +83,8 @@ scheduler-plugins: ## Build kube-scheduler of kubernetes-sigs/scheduler-plugins 
 test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) test-unit test-integration test-e2e bundle-validate ## Run every test: unit, integration on a real API server, e2e on a local cluster, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle.
 
 .PHONY: test-unit
-test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), and the shipped RBAC against its allow-list.
-	go test ./api/... ./internal/... ./test/podrunner/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/bench -count=1
+test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), the shipped RBAC against its allow-list, the alert rules and the dashboard's queries with promtool.
+	go test ./api/... ./internal/... ./test/podrunner/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/bench -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -52,9 +53,9 @@ func main() {
 		metricsAddr, probeAddr, pprofAddr         string
 		schedulerNamespaces, prometheusNamespaces string
 		metricsTokenClusterRoles, allowedImages   string
-		ignoredSchedulerNames                     string
+		ignoredSchedulerNames, monitoringLabels   string
 		leaderElect, secureMetrics, enableHTTP2   bool
-		requireAdmissionPolicy                    bool
+		requireAdmissionPolicy, monitoring        bool
 		metricsProbeInterval, strandedPodGrace    time.Duration
 		concurrentReconciles                      int
 	)
@@ -93,6 +94,12 @@ func main() {
 			"pods naming them are never told that no SecondaryScheduler provides them.")
 	flag.DurationVar(&strandedPodGrace, "stranded-pod-grace", v1.DefaultPendingPodThreshold,
 		"How long a pod naming a scheduler no SecondaryScheduler provides may wait for a node before it gets a Warning Event saying so.")
+	flag.BoolVar(&monitoring, "monitoring", true,
+		"When the cluster has the Prometheus Operator's API, apply at start, in the operator's namespace, ServiceMonitors of the operator's and "+
+			"the schedulers' metrics and a PrometheusRule of the alerts (docs/monitoring.md).")
+	flag.StringVar(&monitoringLabels, "monitoring-labels", "",
+		"Comma-separated key=value labels of those ServiceMonitors and PrometheusRule, for a Prometheus whose serviceMonitorSelector "+
+			"and ruleSelector select by label (release=kube-prometheus-stack).")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too; off by default against the HTTP/2 rapid-reset and stream-cancellation attacks.")
 	flag.DurationVar(&metricsProbeInterval, "metrics-probe-interval", controllers.DefaultMetricsProbeInterval,
@@ -116,6 +123,7 @@ func main() {
 		requireAdmissionPolicy: requireAdmissionPolicy,
 		metricsProbeInterval:   metricsProbeInterval, concurrentReconciles: concurrentReconciles,
 		strandedPodGrace: strandedPodGrace,
+		monitoring:       monitoring, monitoringLabels: monitoringLabels,
 	}); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)
@@ -129,6 +137,8 @@ type options struct {
 	leaderElect, secureMetrics, enableHTTP2, requireAdmissionPolicy     bool
 	metricsProbeInterval, strandedPodGrace                              time.Duration
 	concurrentReconciles                                                int
+	monitoring                                                          bool
+	monitoringLabels                                                    string
 }
 
 // defaultSchedulerNamespaces is OLM's target namespaces, else the operator's own.
@@ -257,6 +267,9 @@ func run(ctx context.Context, opts options) error {
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
+	if err := setUpMonitoring(mgr, opts); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -278,6 +291,28 @@ func run(ctx context.Context, opts options) error {
 		"requireAdmissionPolicy", opts.requireAdmissionPolicy, "allowedSchedulerImages", opts.allowedImages,
 		"prometheusNamespaces", opts.prometheusNamespaces, "metricsTokenClusterRoles", opts.metricsTokenClusterRoles)
 	return mgr.Start(ctx)
+}
+
+// setUpMonitoring adds what applies the ServiceMonitors and PrometheusRule, unless turned
+// off or outside a pod (no namespace of the operator's to put them in).
+func setUpMonitoring(mgr ctrl.Manager, opts options) error {
+	if !opts.monitoring {
+		return nil
+	}
+	monitoringLabels, err := labels.ConvertSelectorToLabelsMap(opts.monitoringLabels)
+	if err != nil {
+		return fmt.Errorf("--monitoring-labels: %w", err)
+	}
+	if err := render.CheckMonitoringLabels(monitoringLabels); err != nil {
+		return fmt.Errorf("--monitoring-labels: %w", err)
+	}
+	namespace := operatorNamespace()
+	if namespace == "" {
+		ctrl.Log.WithName("setup").Info("not in a pod and no $POD_NAMESPACE: no ServiceMonitor or PrometheusRule is applied")
+		return nil
+	}
+	return mgr.Add(&controllers.MonitoringInstaller{Client: mgr.GetClient(), Mapper: mgr.GetRESTMapper(),
+		Namespace: namespace, Labels: monitoringLabels})
 }
 
 // setUpAdmission renders the admission policies for the operator's namespace, applies

@@ -25,13 +25,15 @@ const (
 	schedulerNamespaceRoleFile = "scheduler_namespace_role.yaml"
 	kubeSystemRoleFile         = "kube_system_role.yaml"
 	schedulerMetricsReaderFile = "scheduler_metrics_reader_role.yaml"
+	monitoringRoleFile         = "monitoring_role.yaml"
+	monitoringRoleBindingFile  = "monitoring_role_binding.yaml"
 )
 
 // grantOperatorRBAC creates through c, an admin's client, the roles in config/rbac that the
 // operator holds, and binds them to user as the installer binds them to the operator's
 // ServiceAccount: the generated ClusterRole cluster-wide, the scheduler namespace
-// ClusterRole in operatorNamespace (created when missing), the kube-system Role in
-// kube-system. It also creates the ClusterRole the operator binds load-aware schedulers
+// ClusterRole and the monitoring Role in operatorNamespace (created when missing), the
+// kube-system Role in kube-system. It also creates the ClusterRole the operator binds load-aware schedulers
 // to, which the operator itself does not hold.
 func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNamespace string) error {
 	manager := &rbacv1.ClusterRole{}
@@ -40,6 +42,8 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 	kubeSystem := &rbacv1.Role{}
 	kubeSystemBinding := &rbacv1.RoleBinding{}
 	metricsReader := &rbacv1.ClusterRole{}
+	monitoring := &rbacv1.Role{}
+	monitoringBinding := &rbacv1.RoleBinding{}
 	for _, shipped := range []struct {
 		file, kind string
 		into       any
@@ -50,6 +54,8 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 		{kubeSystemRoleFile, "Role", kubeSystem},
 		{kubeSystemRoleFile, "RoleBinding", kubeSystemBinding},
 		{schedulerMetricsReaderFile, "ClusterRole", metricsReader},
+		{monitoringRoleFile, "Role", monitoring},
+		{monitoringRoleBindingFile, "RoleBinding", monitoringBinding},
 	} {
 		if err := decodeShipped(shipped.file, shipped.kind, shipped.into); err != nil {
 			return err
@@ -60,10 +66,15 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 	}
 	managerBinding.Subjects = userSubjects(user)
 	kubeSystemBinding.Subjects = userSubjects(user)
+	monitoringBinding.Subjects = userSubjects(user)
+	monitoring.Namespace, monitoringBinding.Namespace = operatorNamespace, operatorNamespace
 	if err := ensureNamespace(ctx, c, kubeSystem.Namespace); err != nil {
 		return err
 	}
-	for _, obj := range []client.Object{manager, managerBinding, schedulerNamespace, kubeSystem, kubeSystemBinding, metricsReader} {
+	if err := ensureNamespace(ctx, c, operatorNamespace); err != nil {
+		return err
+	}
+	for _, obj := range []client.Object{manager, managerBinding, schedulerNamespace, kubeSystem, kubeSystemBinding, metricsReader, monitoring, monitoringBinding} {
 		if err := c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("create %T %s: %w", obj, client.ObjectKeyFromObject(obj), err)
 		}

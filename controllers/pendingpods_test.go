@@ -49,6 +49,15 @@ func TestPendingPodsAreCountedAndExplained(t *testing.T) {
 	s.g.Expect(cr.Status.PendingPods.Examples).To(Equal([]string{s.namespace + "/waits"}))
 	s.g.Expect(cr.Status.PendingPods.OldestSince.Time).To(BeTemporally("~", waits.CreationTimestamp.Time, time.Second))
 	s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(v1.ReasonPodsNotScheduled)))
+	// The operator's metrics say the same, for alerts.
+	ours := map[string]string{"namespace": cr.Namespace, "secondary_scheduler": cr.Name}
+	s.g.Eventually(func() float64 { return operatorMetric("secondary_scheduler_operator_scheduler_pending_pods", ours) }).Should(Equal(1.0))
+	s.g.Expect(operatorMetric("secondary_scheduler_operator_scheduler_oldest_pending_pod_timestamp_seconds", ours)).
+		To(BeNumerically("~", float64(waits.CreationTimestamp.Unix()), 1))
+	s.g.Expect(operatorMetric("secondary_scheduler_operator_scheduler_condition", map[string]string{"namespace": cr.Namespace,
+		"secondary_scheduler": cr.Name, "condition": string(v1.ConditionPodsPending), "status": "True", "reason": string(v1.ReasonPodsNotScheduled)})).To(Equal(1.0))
+	s.g.Expect(operatorMetric("secondary_scheduler_operator_scheduler_info", map[string]string{"namespace": cr.Namespace,
+		"secondary_scheduler": cr.Name, "scheduler_name": name, "profile": string(v1.BinPackingProfile)})).To(Equal(1.0))
 
 	// The scheduler says why no node fits.
 	const summary = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available."
@@ -68,6 +77,7 @@ func TestPendingPodsAreCountedAndExplained(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionPodsPending, metav1.ConditionFalse, v1.ReasonNoPodsPending)
 	s.g.Expect(s.get(cr)).To(Succeed())
 	s.g.Expect(cr.Status.PendingPods).To(BeNil())
+	s.g.Eventually(func() float64 { return operatorMetric("secondary_scheduler_operator_scheduler_pending_pods", ours) }).Should(BeZero())
 }
 
 // ignoredSchedulerName is a name the test operator is told another scheduler serves.
@@ -105,19 +115,35 @@ func TestPodNamingAnUnprovidedSchedulerIsTold(t *testing.T) {
 
 // unknownSchedulerPods is the operator's metric of pods waiting for name, no SecondaryScheduler's.
 func unknownSchedulerPods(name string) float64 {
+	return operatorMetric("secondary_scheduler_operator_pods_naming_unknown_scheduler", map[string]string{"scheduler_name": name})
+}
+
+// operatorMetric is the value of the operator's series name whose labels include
+// labels, 0 when there is none: the value the operator's /metrics serves.
+func operatorMetric(name string, labels map[string]string) float64 {
 	families, err := crmetrics.Registry.Gather()
 	if err != nil {
 		return -1
 	}
 	for _, family := range families {
-		if family.GetName() != "secondary_scheduler_operator_pods_naming_unknown_scheduler" {
+		if family.GetName() != name {
 			continue
 		}
 		for _, metric := range family.GetMetric() {
+			matched := 0
 			for _, label := range metric.GetLabel() {
-				if label.GetName() == "scheduler_name" && label.GetValue() == name {
-					return metric.GetGauge().GetValue()
+				if value, ok := labels[label.GetName()]; ok && value == label.GetValue() {
+					matched++
 				}
+			}
+			if matched < len(labels) {
+				continue
+			}
+			switch {
+			case metric.GetGauge() != nil:
+				return metric.GetGauge().GetValue()
+			case metric.GetCounter() != nil:
+				return metric.GetCounter().GetValue()
 			}
 		}
 	}

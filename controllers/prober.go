@@ -23,6 +23,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/failsafe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/operatormetrics"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/report"
 )
@@ -69,6 +70,7 @@ func (r probeRequest) sameSource(other probeRequest) bool {
 
 type probeRecord struct {
 	at      time.Time
+	took    time.Duration
 	request probeRequest
 	result  metricsprobe.Result
 }
@@ -124,7 +126,9 @@ func (p *MetricsProber) probe(key types.NamespacedName, address string, access *
 func (p *MetricsProber) runProbe(key types.NamespacedName, request probeRequest, httpClient *http.Client, token string, nodes []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*p.Timeout+time.Second)
 	defer cancel()
+	started := time.Now()
 	result := metricsprobe.Probe(ctx, httpClient, request.address, token, nodes, request.staleAfter)
+	took := time.Since(started)
 	p.mu.Lock()
 	if p.running[key] != request {
 		p.mu.Unlock()
@@ -134,7 +138,7 @@ func (p *MetricsProber) runProbe(key types.NamespacedName, request probeRequest,
 	if p.last == nil {
 		p.last = map[types.NamespacedName]probeRecord{}
 	}
-	p.last[key] = probeRecord{at: time.Now(), request: request, result: result}
+	p.last[key] = probeRecord{at: time.Now(), took: took, request: request, result: result}
 	p.mu.Unlock()
 	done := &v1.SecondaryScheduler{}
 	done.SetNamespace(key.Namespace)
@@ -162,6 +166,20 @@ func (p *MetricsProber) httpClient(access *gather.MetricsAccess) *http.Client {
 // staleAfter: at most half of it, so that staleness is seen in time.
 func (p *MetricsProber) intervalFor(staleAfter time.Duration) time.Duration {
 	return min(p.Interval, staleAfter/2)
+}
+
+// LastProbes implements operatormetrics.ProbeSource: the last probe of each
+// SecondaryScheduler whose metrics are probed.
+func (p *MetricsProber) LastProbes() []operatormetrics.Probe {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	probes := make([]operatormetrics.Probe, 0, len(p.last))
+	for key, record := range p.last {
+		probes = append(probes, operatormetrics.Probe{Scheduler: key, Finished: record.at, Duration: record.took,
+			Available: record.result.Available, Reason: record.result.Reason,
+			DataAge: record.result.DataAge, HasData: !record.result.NewestSample.IsZero()})
+	}
+	return probes
 }
 
 func (p *MetricsProber) forget(key types.NamespacedName) {

@@ -40,6 +40,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/operatormetrics"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
@@ -107,6 +108,11 @@ type SecondarySchedulerReconciler struct {
 	observe observer
 	// status writes status, made at the first reconcile.
 	status statusWriter
+	// reconcileErrors counts the reconciles that did not reach the desired state; the
+	// token expiries are those of the metrics tokens last seen. Both are served on the
+	// operator's /metrics from SetupWithManager.
+	reconcileErrors *operatormetrics.ReconcileErrors
+	tokenExpiries   operatormetrics.TokenExpiries
 }
 
 // now is the reconciler's time, for metrics tokens.
@@ -140,9 +146,13 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 	}
 	status, outcome, err := r.reconcile(ctx, cr)
 	if err != nil {
+		if !isSecondarySchedulerConflict(err) {
+			r.reconcileErrors.Transient(err)
+		}
 		return requeueOnConflict(err)
 	}
 	if err := r.writeStatus(ctx, cr, status); err != nil {
+		r.reconcileErrors.Transient(err)
 		return ctrl.Result{}, err
 	}
 	r.warnOfImageSkew(cr, status, outcome)
@@ -159,6 +169,10 @@ func requeueOnConflict(err error) (ctrl.Result, error) {
 	}
 	return ctrl.Result{}, err
 }
+
+// imageSkewPointer ends the Available message of a scheduler whose image is outside
+// Kubernetes' version-skew policy for the cluster.
+const imageSkewPointer = "Its image is outside Kubernetes' version-skew policy for this cluster: status.imageSource says why and which image to use"
 
 // outcome is what a reconcile that wrote status asks for next.
 type outcome struct {
@@ -288,7 +302,9 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 		return outcome{}, err
 	}
 	if rendered.Image.Skew != "" {
-		conditions.AppendToMessage(v1.ConditionAvailable, rendered.Image.Skew)
+		// Pointed to, not repeated: status.imageSource and the ImageVersionSkew Event
+		// carry the whole sentence, and Available must stay readable.
+		conditions.AppendToMessage(v1.ConditionAvailable, imageSkewPointer)
 	}
 	report.Progressing(conditions, observed.Deployment)
 	metricsProblem, metricsRecheck := reportMetrics(cr, found, done.metrics, status, conditions)
@@ -361,6 +377,11 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 			return nil, err
 		}
 	}
+	if token := final.Access.BoundToken(); token != nil {
+		r.tokenExpiries.Observe(client.ObjectKeyFromObject(cr), token.ExpiresAt, token.RenewAt)
+	} else {
+		r.tokenExpiries.Forget(client.ObjectKeyFromObject(cr))
+	}
 	deployment, err := r.apply(ctx, cr, final, rendered, live)
 	if err != nil {
 		return nil, err
@@ -388,6 +409,7 @@ func renderScheduler(cr *v1.SecondaryScheduler, found *gather.Facts) (*render.Re
 func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *report.Conditions, problem *refusal.Error) error {
 	logf.FromContext(ctx).V(1).Info("desired scheduler refused", "reason", problem.Reason, "message", problem.Message)
+	r.reconcileErrors.Refused(problem.Reason)
 	if !report.Refused(conditions, status, problem) {
 		return nil
 	}
@@ -522,4 +544,5 @@ func (r *SecondarySchedulerReconciler) forgetReferences(key types.NamespacedName
 	r.CABundleWatches.Reference(key, nil)
 	r.MetricsProber.forget(key)
 	r.gatherStage().Forget(key)
+	r.tokenExpiries.Forget(key)
 }

@@ -211,6 +211,8 @@ func TestBadInputKeepsTheRunningSchedulerAndHeals(t *testing.T) {
 		{"YAML alias in leaderElection", map[string]string{"config.yaml": goodConfig("careful", 3) + "leaderElection: &le\n  leaderElect: true\nclientConnection: *le\n"},
 			v1.ReasonInvalidConfig, "anchor or alias"},
 		{"config under binaryData", nil, v1.ReasonConfigKeyMissing, "binaryData"},
+		{"a misspelt plugin, caught before rollout", map[string]string{"config.yaml": strings.Replace(goodConfig("careful", 3), "ImageLocality", "ImageLocalty", 1)},
+			v1.ReasonInvalidConfig, `enables plugin ImageLocalty, which neither Kubernetes' kube-scheduler nor scheduler-plugins' has: the scheduler would refuse to start; did you mean ImageLocality for ImageLocalty?`},
 		{"config too large", map[string]string{"config.yaml": goodConfig("careful", 3) + "# " + strings.Repeat("x", 70000) + "\n"}, v1.ReasonConfigTooLarge, "the operator accepts"},
 	}
 	for _, tt := range tests {
@@ -235,6 +237,9 @@ func TestBadInputKeepsTheRunningSchedulerAndHeals(t *testing.T) {
 			s.g.Expect(degraded.Message).To(ContainSubstring(tt.messageHint))
 			s.g.Expect(degraded.Message).To(ContainSubstring("keeps running with its last good configuration"))
 			s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(tt.reason)))
+			// Counted for the operator's metrics (other tests refuse for the same reasons: at least once).
+			s.g.Expect(operatorMetric("secondary_scheduler_operator_reconcile_errors_total",
+				map[string]string{"kind": "Refused", "reason": string(tt.reason)})).To(BeNumerically(">=", 1))
 
 			// Nothing running is lost: the last good config and Deployment are untouched.
 			s.g.Consistently(func() string { return s.renderedConfig(cr) }, time.Second).Should(Equal(goodRendered))
@@ -420,8 +425,8 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 		stdout, stderr, err := kubectl.Run("get", "secondaryschedulers", "-n", s.namespace, "columns")
 		g.Expect(err).NotTo(HaveOccurred(), "kubectl: %s", readAll(stderr))
 		output := readAll(stdout)
-		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+METRICS\s+PENDING\s+AGE`))
-		g.Expect(output).To(MatchRegexp(`columns\s+columns\s+BinPacking\s+0\s+False`))
+		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+DEGRADED\s+REASON\s+METRICS\s+PENDING\s+AGE`))
+		g.Expect(output).To(MatchRegexp(`columns\s+columns\s+BinPacking\s+0\s+False\s+False\s+AsExpected`))
 	})
 }
 

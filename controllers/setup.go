@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/operatormetrics"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -155,6 +157,9 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		return err
 	}
 	r.PendingPods = pendingpods.NewFinder(unscheduled)
+	if err := r.registerMetrics(mgr); err != nil {
+		return err
+	}
 	if err := r.strandedPodsController(mgr, unscheduled); err != nil {
 		return err
 	}
@@ -168,6 +173,18 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	// Reconciles of different SecondarySchedulers run concurrently (one resource is
 	// never reconciled twice at once): most of a reconcile waits on the API server.
 	return controller.WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).Complete(r)
+}
+
+// registerMetrics serves the operator's metrics about the schedulers (internal/operatormetrics).
+func (r *SecondarySchedulerReconciler) registerMetrics(mgr ctrl.Manager) error {
+	r.reconcileErrors = operatormetrics.NewReconcileErrors()
+	schedulers := &operatormetrics.Collector{Schedulers: mgr.GetCache(), Probes: r.MetricsProber, Tokens: &r.tokenExpiries, Elected: mgr.Elected()}
+	for _, collector := range []prometheus.Collector{r.reconcileErrors.Collector(), schedulers} {
+		if err := registerCollector(collector); err != nil {
+			return fmt.Errorf("register the operator's metrics: %w", err)
+		}
+	}
+	return nil
 }
 
 // unscheduledPods is a cache of its own, beside the manager's (which holds only the

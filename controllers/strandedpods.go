@@ -34,6 +34,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/operatormetrics"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 )
 
@@ -57,6 +58,8 @@ type strandedPods struct {
 	// grace is how long a pod may wait before it is told.
 	grace time.Duration
 	now   func() time.Time
+	// elected is closed once this replica leads: only the leader serves the metric.
+	elected <-chan struct{}
 
 	mu sync.Mutex
 	// warned are the pods already told, so that each is told once: the UID of the pod
@@ -71,7 +74,8 @@ func (r *SecondarySchedulerReconciler) strandedPodsController(mgr ctrl.Manager, 
 		grace = v1.DefaultPendingPodThreshold
 	}
 	stranded := &strandedPods{secondarySchedulers: r.Client, unscheduled: unscheduled, recorder: r.Recorder,
-		ignored: r.IgnoredSchedulerNames, grace: grace, now: r.now, warned: map[types.NamespacedName]types.UID{}}
+		ignored: r.IgnoredSchedulerNames, grace: grace, now: r.now, elected: mgr.Elected(),
+		warned: map[types.NamespacedName]types.UID{}}
 	if err := registerCollector(stranded); err != nil {
 		return fmt.Errorf("register the metric of pods naming an unknown scheduler: %w", err)
 	}
@@ -212,6 +216,9 @@ func (s *strandedPods) Describe(ch chan<- *prometheus.Desc) { ch <- unknownSched
 
 // Collect implements prometheus.Collector: it counts, at each scrape, from the caches.
 func (s *strandedPods) Collect(ch chan<- prometheus.Metric) {
+	if !operatormetrics.Leading(s.elected) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pods := &corev1.PodList{}

@@ -58,6 +58,15 @@ func (a *MetricsAccess) BearerToken() string {
 	return a.Token
 }
 
+// BoundToken is the bound token the scheduler presents, nil when it presents none (or a
+// token of the user's, whose lifetime the operator does not know).
+func (a *MetricsAccess) BoundToken() *render.BoundToken {
+	if a == nil || a.Identity == nil {
+		return nil
+	}
+	return a.Identity.Token
+}
+
 // metrics finds the Prometheus a load-aware scheduler reads, the recording rules to
 // install for it, and the token and CA bundle that reach it.
 func (g *Gatherer) metrics(ctx context.Context, cr *v1.SecondaryScheduler, found *Facts, references *References) error {

@@ -41,6 +41,15 @@ func (e *env) readLiveHeap(ctx context.Context, name string) (liveHeap, error) {
 	return heap, err
 }
 
+// liveHeapIfServed is readLiveHeap, or a zero liveHeap without a path for a baseline
+// binary that serves no profiles.
+func (e *env) liveHeapIfServed(ctx context.Context, name string) (liveHeap, error) {
+	if e.pprofURL == "" {
+		return liveHeap{}, nil
+	}
+	return e.readLiveHeap(ctx, name)
+}
+
 // inUse sums a heap profile's in-use objects and bytes.
 func inUse(heap *profile.Profile) (objects, bytes int64, err error) {
 	objectsIndex, bytesIndex := -1, -1

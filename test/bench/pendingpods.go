@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +57,11 @@ func runPendingPods(ctx context.Context, e *env) (*section, error) {
 	if err != nil {
 		return s, err
 	}
+	// Read after the sample: the forced collection would lower the RSS it reads.
+	liveBefore, err := e.liveHeapIfServed(ctx, "pending-pods-before")
+	if err != nil {
+		return s, err
+	}
 	logf("pending-pods: creating %d pods", podCount)
 	createStarted := time.Now()
 	if err := e.createBenchPods(ctx); err != nil {
@@ -88,6 +95,10 @@ func runPendingPods(ctx context.Context, e *env) (*section, error) {
 	if err != nil {
 		return s, err
 	}
+	liveAfter, err := e.liveHeapIfServed(ctx, "pending-pods-after")
+	if err != nil {
+		return s, err
+	}
 	spent, err := e.activityBetween(before, after)
 	if err != nil {
 		return s, err
@@ -95,11 +106,16 @@ func runPendingPods(ctx context.Context, e *env) (*section, error) {
 	heap := func(sample operatorSample) float64 {
 		return sample.metrics.sum("go_memstats_heap_inuse_bytes", nil) / mebibyte
 	}
+	liveGrowth := math.NaN()
+	if liveAfter.path != "" {
+		liveGrowth = float64(liveAfter.bytes-liveBefore.bytes) / mebibyte
+	}
 	s.rows = []row{
 		{figure: "RSS before the pods", values: []float64{before.memory.rss / mebibyte}, unit: unitMiB},
 		{figure: fmt.Sprintf("RSS with %d pods, %d waiting", podCount, waitingPods+strandedPods), values: []float64{after.memory.rss / mebibyte}, unit: unitMiB},
 		{figure: "RSS growth", values: []float64{(after.memory.rss - before.memory.rss) / mebibyte}, unit: unitMiB, target: below(10)},
 		{figure: "Go heap in use growth", values: []float64{heap(after) - heap(before)}, unit: unitMiB},
+		{figure: "live heap growth (after a forced collection)", values: []float64{liveGrowth}, unit: unitMiB},
 		{figure: "requests to the API server meanwhile", values: []float64{total(spent.requests)}, unit: unitCount},
 		{figure: "of which writes", values: []float64{spent.writes()}, unit: unitCount},
 		{figure: "audited reads (get, list) meanwhile", values: []float64{float64(spent.auditedReads())}, unit: unitCount},
@@ -107,6 +123,11 @@ func runPendingPods(ctx context.Context, e *env) (*section, error) {
 	s.details = append(s.details, spent.requestDetails("With the pods")...)
 	s.notes = append(s.notes, fmt.Sprintf("Creating the %d pods took %v; the phase measured lasted %v.", podCount,
 		createTook.Round(time.Second), spent.duration.Round(time.Second)))
+	if liveAfter.path != "" {
+		s.notes = append(s.notes, fmt.Sprintf("The heap profiles before and after are kept as %s and %s in the output directory: "+
+			"`go tool pprof -sample_index=inuse_space -diff_base BEFORE -top AFTER` names what the pods added to the live heap.",
+			filepath.Base(liveBefore.path), filepath.Base(liveAfter.path)))
+	}
 	return s, e.deleteBenchPods(ctx)
 }
 

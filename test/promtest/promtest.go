@@ -5,6 +5,7 @@ package promtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -56,6 +57,9 @@ type Options struct {
 	// pod runs: reachable from the cluster through a Service and an EndpointSlice. Nil
 	// runs it on loopback.
 	Host *netnshost.Host
+	// ScrapeConfigs are more jobs to scrape, as items of a Prometheus configuration's
+	// scrape_configs list (YAML, each starting with "- job_name:").
+	ScrapeConfigs string
 }
 
 // Server is a running Prometheus and the exporter it scrapes every second.
@@ -122,7 +126,7 @@ scrape_configs:
   honor_labels: true
   static_configs:
   - targets: [%q]
-`, s.rulesPath, strings.TrimPrefix(s.exporter.URL, "http://"))
+%s`, s.rulesPath, strings.TrimPrefix(s.exporter.URL, "http://"), opts.ScrapeConfigs)
 	configPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
@@ -201,6 +205,75 @@ func (s *Server) LoadRules(groups []byte) error {
 	}
 	// Prometheus reloads its configuration and rule files on SIGHUP.
 	return s.command.Process.Signal(syscall.SIGHUP)
+}
+
+// Query evaluates expr now and returns its samples, as label sets with the value under
+// "__value__".
+func (s *Server) Query(expr string) ([]map[string]string, error) {
+	var answer struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := s.getJSON("/api/v1/query?query="+url.QueryEscape(expr), &answer); err != nil {
+		return nil, err
+	}
+	if answer.Status != "success" {
+		return nil, fmt.Errorf("query %s: %s", expr, answer.Error)
+	}
+	samples := make([]map[string]string, 0, len(answer.Data.Result))
+	for _, result := range answer.Data.Result {
+		sample := result.Metric
+		if sample == nil {
+			sample = map[string]string{}
+		}
+		sample["__value__"], _ = result.Value[1].(string)
+		samples = append(samples, sample)
+	}
+	return samples, nil
+}
+
+// Alert is an alert Prometheus evaluates, as its /api/v1/alerts lists it.
+type Alert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	// State is pending or firing.
+	State string `json:"state"`
+}
+
+// Alerts lists the alerts that are pending or firing now.
+func (s *Server) Alerts() ([]Alert, error) {
+	var answer struct {
+		Data struct {
+			Alerts []Alert `json:"alerts"`
+		} `json:"data"`
+	}
+	return answer.Data.Alerts, s.getJSON("/api/v1/alerts", &answer)
+}
+
+// MetricNames lists the names of every series Prometheus holds.
+func (s *Server) MetricNames() ([]string, error) {
+	var answer struct {
+		Data []string `json:"data"`
+	}
+	return answer.Data, s.getJSON("/api/v1/label/__name__/values", &answer)
+}
+
+func (s *Server) getJSON(path string, into any) error {
+	response, err := http.Get(s.URL + path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = response.Body.Close() }()
+	if response.StatusCode != http.StatusOK && response.StatusCode != http.StatusBadRequest {
+		return fmt.Errorf("GET %s: %s", path, response.Status)
+	}
+	return json.NewDecoder(response.Body).Decode(into)
 }
 
 // SetCollector makes the exporter serve the exposition-format lines collect returns at

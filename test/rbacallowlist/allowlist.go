@@ -45,6 +45,7 @@ var (
 	kubeSystemRole         = role("kube-system", "secondary-scheduler-operator-kube-system")
 	schedulerMetricsReader = clusterRole(render.SchedulerMetricsReaderClusterRole)
 	leaderElectionRole     = role(operatorNamespace, "secondary-scheduler-operator-leader-election-role")
+	monitoringRole         = role(operatorNamespace, "secondary-scheduler-operator-monitoring-role")
 	metricsAuthRole        = clusterRole("secondary-scheduler-operator-metrics-auth-role")
 	operatorMetricsReader  = clusterRole("secondary-scheduler-operator-metrics-reader")
 	adminRole              = clusterRole("secondary-scheduler-operator-secondaryscheduler-admin-role")
@@ -113,6 +114,8 @@ var allowedRules = []allowedRule{
 
 	// The operator's own leader election and /metrics endpoint.
 	{leaderElectionRole, "coordination.k8s.io", []string{"leases"}, nil, allVerbs},
+	{monitoringRole, monitoring, []string{"servicemonitors"}, nil, []string{"create"}},
+	{monitoringRole, monitoring, []string{"servicemonitors"}, []string{"secondary-scheduler-operator", "secondary-schedulers"}, []string{"get", "patch"}},
 	{metricsAuthRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
 	{metricsAuthRole, "authorization.k8s.io", []string{"subjectaccessreviews"}, nil, []string{"create"}},
 
@@ -133,6 +136,7 @@ var allowedBindings = []string{
 	"ClusterRoleBinding secondary-scheduler-operator-manager-rolebinding grants ClusterRole manager-role to " + operatorServiceAccount,
 	"ClusterRoleBinding secondary-scheduler-operator-metrics-auth-rolebinding grants ClusterRole secondary-scheduler-operator-metrics-auth-role to " + operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-leader-election-rolebinding grants Role secondary-scheduler-operator-leader-election-role to " + operatorServiceAccount,
+	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-monitoring-rolebinding grants Role secondary-scheduler-operator-monitoring-role to " + operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/" + tenancy.SchedulerNamespaceClusterRole + " grants ClusterRole " + tenancy.SchedulerNamespaceClusterRole + " to " + operatorServiceAccount,
 	"RoleBinding kube-system/secondary-scheduler-operator-kube-system grants Role secondary-scheduler-operator-kube-system to " + operatorServiceAccount,
 }

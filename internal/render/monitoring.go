@@ -1,0 +1,104 @@
+package render
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ServiceMonitorGVK is the Prometheus Operator's kind of scrape targets. The cluster may
+// not have it.
+var ServiceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+
+// AlertRulesAsset is the rule file of the alerts on the operator's and the schedulers'
+// metrics (docs/runbooks.md); config/prometheus/alert-rules.yaml is its copy, for a
+// Prometheus without the Prometheus Operator.
+const AlertRulesAsset = "monitoring/alert-rules.yaml"
+
+// monitoringAssets are the objects MonitoringObjects renders, in the order they are
+// applied.
+var monitoringAssets = []string{
+	"monitoring/servicemonitor-operator.yaml",
+	"monitoring/servicemonitor-schedulers.yaml",
+	"monitoring/prometheusrule-alerts.yaml",
+}
+
+// operatorNameValue is the name label of the operator's own objects, as config/ sets it.
+const operatorNameValue = "secondary-scheduler-operator"
+
+// MonitoringObjects renders what the operator applies in its own namespace when the
+// cluster has the Prometheus Operator's API (docs/monitoring.md): a ServiceMonitor of the
+// operator's metrics, one of every scheduler's, and a PrometheusRule of the alert rules.
+// They are the operator's, labelled so, and carry labels too, by which a Prometheus's
+// serviceMonitorSelector and ruleSelector select them (CheckMonitoringLabels).
+func MonitoringObjects(namespace string, labels map[string]string) ([]*unstructured.Unstructured, error) {
+	if namespace == "" {
+		return nil, fmt.Errorf("render monitoring objects: no namespace")
+	}
+	if err := CheckMonitoringLabels(labels); err != nil {
+		return nil, fmt.Errorf("render monitoring objects: %w", err)
+	}
+	own := map[string]string{LabelManagedBy: ManagedByValue, LabelName: operatorNameValue}
+	maps.Copy(own, labels)
+	objects := make([]*unstructured.Unstructured, 0, len(monitoringAssets))
+	for _, asset := range monitoringAssets {
+		node, err := loadAsset(asset)
+		if err != nil {
+			return nil, err
+		}
+		if err := setNamespace(node, namespace); err != nil {
+			return nil, fmt.Errorf("%s: %w", asset, err)
+		}
+		if err := setLabels(node, own); err != nil {
+			return nil, fmt.Errorf("%s: %w", asset, err)
+		}
+		if node.GetKind() == PrometheusRuleGVK.Kind {
+			groups, err := alertRuleGroups()
+			if err != nil {
+				return nil, err
+			}
+			if err := setNode(node, groups, "spec", "groups"); err != nil {
+				return nil, fmt.Errorf("%s: %w", asset, err)
+			}
+		}
+		object, err := toUnstructured(node)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", asset, err)
+		}
+		objects = append(objects, object)
+	}
+	return objects, nil
+}
+
+// alertRuleGroups are the groups of the alert rule file.
+func alertRuleGroups() (*yaml.RNode, error) {
+	rules, err := loadAsset(AlertRulesAsset)
+	if err != nil {
+		return nil, err
+	}
+	return lookup(rules, "groups")
+}
+
+// CheckMonitoringLabels says why the monitoring objects cannot carry labels: a key or a
+// value the API server would refuse, or a label the operator sets itself.
+func CheckMonitoringLabels(labels map[string]string) error {
+	for _, key := range slices.Sorted(maps.Keys(labels)) {
+		value := labels[key]
+		if problems := validation.IsQualifiedName(key); len(problems) > 0 {
+			return fmt.Errorf("monitoring label key %s is no valid label key: %s", quoteBounded(key), strings.Join(problems, "; "))
+		}
+		if problems := validation.IsValidLabelValue(value); len(problems) > 0 {
+			return fmt.Errorf("monitoring label %s=%s has no valid label value: %s", key, quoteBounded(value), strings.Join(problems, "; "))
+		}
+		if key == LabelManagedBy || key == LabelName {
+			return fmt.Errorf("monitoring label %s is the operator's own, by which it knows its objects", key)
+		}
+	}
+	return nil
+}
