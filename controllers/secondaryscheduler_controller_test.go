@@ -427,6 +427,10 @@ func TestAPIServerValidatesTheResource(t *testing.T) {
 		output := readAll(stdout)
 		g.Expect(output).To(MatchRegexp(`NAME\s+SCHEDULER\s+PROFILE\s+READY\s+AVAILABLE\s+DEGRADED\s+REASON\s+METRICS\s+PENDING\s+AGE`))
 		g.Expect(output).To(MatchRegexp(`columns\s+columns\s+BinPacking\s+0\s+False\s+False\s+AsExpected`))
+		// -o wide names every scheduler name served (a Custom configuration may serve several).
+		stdout, stderr, err = kubectl.Run("get", "secondaryschedulers", "-n", s.namespace, "columns", "-o", "wide")
+		g.Expect(err).NotTo(HaveOccurred(), "kubectl: %s", readAll(stderr))
+		g.Expect(readAll(stdout)).To(MatchRegexp(`NAMES[\s\S]*\["columns"\]`))
 	})
 }
 

@@ -794,6 +794,7 @@ const (
 // +kubebuilder:printcolumn:name="Metrics",type=string,JSONPath=`.status.conditions[?(@.type=="MetricsAvailable")].reason`
 // +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pendingPods.count`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Names",type=string,JSONPath=`.status.schedulerNames`,priority=1,description="Every scheduler name served: a Custom configuration's profiles each have one"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 50",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter) of at most 50 characters: the scheduler's Deployment and Service are named after it"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.schedulerName) || self.metadata.name != 'default-scheduler'",message="a SecondaryScheduler named default-scheduler must set spec.schedulerName to another name"
 // +kubebuilder:validation:XValidation:rule="(has(self.spec.schedulerName) ? self.spec.schedulerName : self.metadata.name) == (has(oldSelf.spec.schedulerName) ? oldSelf.spec.schedulerName : oldSelf.metadata.name)",message="spec.schedulerName cannot be changed; create a new SecondaryScheduler instead"

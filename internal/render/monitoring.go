@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -89,12 +87,8 @@ func alertRuleGroups() (*yaml.RNode, error) {
 // value the API server would refuse, or a label the operator sets itself.
 func CheckMonitoringLabels(labels map[string]string) error {
 	for _, key := range slices.Sorted(maps.Keys(labels)) {
-		value := labels[key]
-		if problems := validation.IsQualifiedName(key); len(problems) > 0 {
-			return fmt.Errorf("monitoring label key %s is no valid label key: %s", quoteBounded(key), strings.Join(problems, "; "))
-		}
-		if problems := validation.IsValidLabelValue(value); len(problems) > 0 {
-			return fmt.Errorf("monitoring label %s=%s has no valid label value: %s", key, quoteBounded(value), strings.Join(problems, "; "))
+		if err := checkLabel(key, labels[key]); err != nil {
+			return fmt.Errorf("the monitoring objects cannot carry %w", err)
 		}
 		if key == LabelManagedBy || key == LabelName {
 			return fmt.Errorf("monitoring label %s is the operator's own, by which it knows its objects", key)

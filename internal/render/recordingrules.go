@@ -76,11 +76,8 @@ func CheckRuleSelector(selector map[string]string) error {
 	// Sorted, so that the error names the same label every time.
 	for _, key := range slices.Sorted(maps.Keys(selector)) {
 		value := selector[key]
-		if problems := validation.IsQualifiedName(key); len(problems) > 0 {
-			return fmt.Errorf("the ruleSelector requires label key %s, which is no valid label key: %s", quoteBounded(key), strings.Join(problems, "; "))
-		}
-		if problems := validation.IsValidLabelValue(value); len(problems) > 0 {
-			return fmt.Errorf("the ruleSelector requires label %s=%s, which is no valid label value: %s", key, quoteBounded(value), strings.Join(problems, "; "))
+		if err := checkLabel(key, value); err != nil {
+			return fmt.Errorf("the ruleSelector requires %w", err)
 		}
 		if own, ok := shared[key]; ok && own != value {
 			return fmt.Errorf("the ruleSelector requires label %s=%q, which the operator sets to %q on every object it manages", key, value, own)
@@ -89,6 +86,18 @@ func CheckRuleSelector(selector map[string]string) error {
 			return fmt.Errorf("the ruleSelector requires label %s=%q, which the operator sets to identify the SecondaryScheduler owning each object, "+
 				"while the recording rules serve every scheduler that reads this Prometheus", key, value)
 		}
+	}
+	return nil
+}
+
+// checkLabel says why the API server would refuse label key=value on an object: a key
+// that is no valid label key, or a value that is no valid label value.
+func checkLabel(key, value string) error {
+	if problems := validation.IsQualifiedName(key); len(problems) > 0 {
+		return fmt.Errorf("label key %s, which is no valid label key: %s", quoteBounded(key), strings.Join(problems, "; "))
+	}
+	if problems := validation.IsValidLabelValue(value); len(problems) > 0 {
+		return fmt.Errorf("label %s=%s, which is no valid label value: %s", key, quoteBounded(value), strings.Join(problems, "; "))
 	}
 	return nil
 }

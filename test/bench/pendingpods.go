@@ -113,7 +113,7 @@ func runPendingPods(ctx context.Context, e *env) (*section, error) {
 	s.rows = []row{
 		{figure: "RSS before the pods", values: []float64{before.memory.rss / mebibyte}, unit: unitMiB},
 		{figure: fmt.Sprintf("RSS with %d pods, %d waiting", podCount, waitingPods+strandedPods), values: []float64{after.memory.rss / mebibyte}, unit: unitMiB},
-		{figure: "RSS growth", values: []float64{(after.memory.rss - before.memory.rss) / mebibyte}, unit: unitMiB, target: below(10)},
+		{figure: "RSS growth", values: []float64{(after.memory.rss - before.memory.rss) / mebibyte}, unit: unitMiB, target: below(10), ifMissed: pendingPodsMissed},
 		{figure: "Go heap in use growth", values: []float64{heap(after) - heap(before)}, unit: unitMiB},
 		{figure: "live heap growth (after a forced collection)", values: []float64{liveGrowth}, unit: unitMiB},
 		{figure: "requests to the API server meanwhile", values: []float64{total(spent.requests)}, unit: unitCount},
@@ -130,6 +130,15 @@ func runPendingPods(ctx context.Context, e *env) (*section, error) {
 	}
 	return s, e.deleteBenchPods(ctx)
 }
+
+// pendingPodsMissed is what the heap profiles of the first run (2026-11-25) said of the
+// growth: what to change, not yet done.
+const pendingPodsMissed = "The live heap grows by about 10.7 MiB (the profiles' diff): 5.5 MiB are the 5,000 trimmed pods, about 1.1 KiB each, " +
+	"which is the size of an empty corev1.Pod struct, whatever Trim keeps; 3.0 MiB are the cache's index entries, since controller-runtime " +
+	"indexes each pod three times (by namespace, and by scheduler name under a namespaced and an all-namespaces key); 1 MiB is the event " +
+	"broadcaster's cache of the 1,100 Events. The RSS grows by several times that, as the garbage of decoding every pending pod whole and " +
+	"the heap goal (twice the live heap) grow with it. The fix is an informer of its own storing a small pod type with one index, " +
+	"read without copies, which would save about 6 of those 10.7 MiB."
 
 func benchPodsNamespace(i int) string { return fmt.Sprintf("bench-pods-%02d", i) }
 

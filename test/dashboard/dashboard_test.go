@@ -8,25 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
 
 var (
 	dashboardPath = filepath.Join("..", "..", "config", "grafana", "secondary-schedulers.json")
 	monitoringDoc = filepath.Join("..", "..", "docs", "monitoring.md")
 )
-
-// promtool finds promtool, which CI installs; elsewhere a missing one skips the test.
-func promtool(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("promtool is not installed (Debian's prometheus package): %v", err)
-		}
-		t.Skipf("promtool is not installed (apt-get install prometheus): %v", err)
-	}
-	return path
-}
 
 // checkParse has promtool parse every expression, as recording rules of a rule file.
 func checkParse(t *testing.T, expressions []string) error {
@@ -40,7 +29,7 @@ func checkParse(t *testing.T, expressions []string) error {
 	if err := os.WriteFile(file, []byte(rules.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	output, err := exec.Command(promtool(t), "check", "rules", file).CombinedOutput()
+	output, err := exec.Command(promtest.Promtool(t), "check", "rules", file).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, output)
 	}

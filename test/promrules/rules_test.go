@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
 
 // Paths relative to this package's directory, where go test runs.
@@ -100,22 +101,10 @@ func readAlerts(t *testing.T) []rule {
 	return alerts
 }
 
-func promtool(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("promtool is needed to check the alert rules: %v", err)
-		}
-		t.Skipf("promtool is not installed (Debian package prometheus): %v", err)
-	}
-	return path
-}
-
 // TestPromtool checks the rule file with Prometheus' own parser and evaluates every alert
 // against the unit tests of alerts_test.yaml.
 func TestPromtool(t *testing.T) {
-	binary := promtool(t)
+	binary := promtest.Promtool(t)
 	tests := []struct {
 		name string
 		args []string

@@ -51,7 +51,25 @@ type TB interface {
 	Failed() bool
 }
 
-// Options say where Prometheus runs.
+// Promtool is the promtool of Debian's prometheus package, on PATH. Without it, t is
+// skipped, unless $CI is set (CI installs it): then t fails.
+func Promtool(t interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+}) string {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("promtool is not installed (Debian's prometheus package): %v", err)
+		}
+		t.Skipf("promtool is not installed (apt-get install prometheus): %v", err)
+	}
+	return path
+}
+
+// Options say where Prometheus runs and what more it scrapes.
 type Options struct {
 	// Host runs Prometheus in a network namespace, on the host's own address, the way a
 	// pod runs: reachable from the cluster through a Service and an EndpointSlice. Nil
