@@ -221,7 +221,7 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	if err != nil {
 		return nil, outcome{}, err
 	}
-	due, err := r.reportPendingPods(ctx, cr, status, conditions)
+	due, err := r.reportPendingPods(cr, status, conditions)
 	if err != nil {
 		return nil, outcome{}, err
 	}
@@ -235,12 +235,12 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 // reportPendingPods reports the pods stuck waiting for cr's scheduler, once the other
 // conditions are set (they tell why), and returns when a pod waiting now reaches the
 // threshold, zero for none.
-func (r *SecondarySchedulerReconciler) reportPendingPods(ctx context.Context, cr *v1.SecondaryScheduler,
+func (r *SecondarySchedulerReconciler) reportPendingPods(cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (time.Duration, error) {
 	if r.PendingPods == nil {
 		return 0, nil
 	}
-	pending, err := r.PendingPods.Find(ctx, report.ServedNames(status), cr.EffectivePendingPodThreshold(), r.now())
+	pending, err := r.PendingPods.Find(report.ServedNames(status), cr.EffectivePendingPodThreshold(), r.now())
 	if err != nil {
 		return 0, err
 	}

@@ -13,6 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -21,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -152,18 +157,18 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		}
 	}
 	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))
-	unscheduled, err := unscheduledPods(ctx, mgr)
+	unscheduled, err := unscheduledPods(mgr)
 	if err != nil {
 		return err
 	}
-	r.PendingPods = pendingpods.NewFinder(unscheduled)
+	r.PendingPods = pendingpods.NewFinder(unscheduled.GetIndexer())
 	if err := r.registerMetrics(mgr); err != nil {
 		return err
 	}
 	if err := r.strandedPodsController(mgr, unscheduled); err != nil {
 		return err
 	}
-	controller = controller.WatchesRawSource(source.Kind(unscheduled, &corev1.Pod{}, r.pendingPodEvents()))
+	controller = controller.WatchesRawSource(newUnscheduledPodSource(unscheduled, r.pendingPodEvents()))
 	// A PriorityClass's existence is all the operator reads of it.
 	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
 	priorityClasses := &metav1.PartialObjectMetadata{}
@@ -187,28 +192,65 @@ func (r *SecondarySchedulerReconciler) registerMetrics(mgr ctrl.Manager) error {
 	return nil
 }
 
-// unscheduledPods is a cache of its own, beside the manager's (which holds only the
-// operator's pods), of the pods of every namespace that have no node yet: the API server
-// selects them (spec.nodeName=), so a cluster's scheduled pods never reach the operator,
-// and each is trimmed to a few hundred bytes (internal/pendingpods).
-func unscheduledPods(ctx context.Context, mgr ctrl.Manager) (cache.Cache, error) {
-	unscheduled, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
-		DefaultNamespaces: map[string]cache.Config{cache.AllNamespaces: {}},
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Field: fields.OneTermEqualSelector("spec.nodeName", ""), Transform: pendingpods.Trim},
-		},
-	})
+// unscheduledPods is an informer of its own, beside the manager's cache (which holds
+// only the operator's pods), of the pods of every namespace that have no node yet: the
+// API server selects them (spec.nodeName=), so a cluster's scheduled pods never reach the
+// operator. Each is stored as a pendingpods.Pod of a few hundred bytes, indexed by
+// scheduler name alone, and read in place: a cache of the manager's kind would keep a
+// corev1.Pod (1.1 KiB even trimmed) indexed three times, and copy each pod it lists.
+// The pods come as protobuf, the cheapest to decode of the API server's encodings.
+func unscheduledPods(mgr ctrl.Manager) (toolscache.SharedIndexInformer, error) {
+	config := rest.CopyConfig(mgr.GetConfig())
+	config.ContentType = runtime.ContentTypeProtobuf
+	clientset, err := kubernetes.NewForConfigAndClient(config, mgr.GetHTTPClient())
 	if err != nil {
-		return nil, fmt.Errorf("cache of unscheduled pods: %w", err)
+		return nil, fmt.Errorf("client of unscheduled pods: %w", err)
 	}
-	if err := unscheduled.IndexField(ctx, &corev1.Pod{}, pendingpods.SchedulerNameIndex, pendingpods.IndexSchedulerName); err != nil {
-		return nil, fmt.Errorf("index unscheduled pods by scheduler name: %w", err)
+	unscheduled := fields.OneTermEqualSelector("spec.nodeName", "").String()
+	listWatch := toolscache.NewFilteredListWatchFromClient(clientset.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
+		func(options *metav1.ListOptions) { options.FieldSelector = unscheduled })
+	informer := toolscache.NewSharedIndexInformer(listWatch, &corev1.Pod{}, 0,
+		toolscache.Indexers{pendingpods.SchedulerNameIndex: pendingpods.IndexSchedulerName})
+	if err := informer.SetTransform(pendingpods.Trim); err != nil {
+		return nil, fmt.Errorf("informer of unscheduled pods: %w", err)
 	}
-	if err := mgr.Add(unscheduled); err != nil {
-		return nil, fmt.Errorf("add the cache of unscheduled pods: %w", err)
+	if err := mgr.Add(informerRunnable{informer}); err != nil {
+		return nil, fmt.Errorf("add the informer of unscheduled pods: %w", err)
 	}
-	return unscheduled, nil
+	return informer, nil
+}
+
+// informerRunnable runs an informer for as long as the manager runs, on every replica,
+// as the manager's caches run.
+type informerRunnable struct{ toolscache.SharedIndexInformer }
+
+// Start implements manager.Runnable.
+func (i informerRunnable) Start(ctx context.Context) error {
+	i.RunWithContext(ctx)
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (informerRunnable) NeedLeaderElection() bool { return false }
+
+// unscheduledPodSource is a watch of the informer of unscheduled pods, which the
+// controller waits for (a SyncingSource): until the informer has listed every pod, a
+// reconcile would count none and report no pod pending.
+type unscheduledPodSource struct {
+	source.TypedInformer[*pendingpods.Pod, reconcile.Request]
+}
+
+func newUnscheduledPodSource(informer toolscache.SharedIndexInformer, events handler.TypedEventHandler[*pendingpods.Pod, reconcile.Request],
+	predicates ...predicate.TypedPredicate[*pendingpods.Pod]) *unscheduledPodSource {
+	return &unscheduledPodSource{source.TypedInformer[*pendingpods.Pod, reconcile.Request]{Informer: informer, Handler: events, Predicates: predicates}}
+}
+
+// WaitForSync implements source.SyncingSource.
+func (s *unscheduledPodSource) WaitForSync(ctx context.Context) error {
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.Informer.HasSynced) {
+		return fmt.Errorf("the informer of unscheduled pods did not sync: %w", ctx.Err())
+	}
+	return nil
 }
 
 // leaseHolderIdentity is who a Lease names as its holder, "" for none or another object.

@@ -17,12 +17,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -30,7 +30,6 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
@@ -49,8 +48,8 @@ type strandedPods struct {
 	// secondarySchedulers reads the manager's cache of SecondarySchedulers, indexed by
 	// the names they claim.
 	secondarySchedulers client.Reader
-	// unscheduled reads the cache of unscheduled pods.
-	unscheduled client.Reader
+	// unscheduled is the informer's store of unscheduled pods, read in place.
+	unscheduled toolscache.Indexer
 	recorder    events.EventRecorder
 	// ignored are scheduler names that other schedulers of the cluster serve (the admin's
 	// --ignored-scheduler-names), never told about.
@@ -68,12 +67,12 @@ type strandedPods struct {
 }
 
 // strandedPodsController registers the controller of stranded pods with mgr.
-func (r *SecondarySchedulerReconciler) strandedPodsController(mgr ctrl.Manager, unscheduled cache.Cache) error {
+func (r *SecondarySchedulerReconciler) strandedPodsController(mgr ctrl.Manager, unscheduled toolscache.SharedIndexInformer) error {
 	grace := r.StrandedPodGrace
 	if grace <= 0 {
 		grace = v1.DefaultPendingPodThreshold
 	}
-	stranded := &strandedPods{secondarySchedulers: r.Client, unscheduled: unscheduled, recorder: r.Recorder,
+	stranded := &strandedPods{secondarySchedulers: r.Client, unscheduled: unscheduled.GetIndexer(), recorder: r.Recorder,
 		ignored: r.IgnoredSchedulerNames, grace: grace, now: r.now, elected: mgr.Elected(),
 		warned: map[types.NamespacedName]types.UID{}}
 	if err := registerCollector(stranded); err != nil {
@@ -82,10 +81,10 @@ func (r *SecondarySchedulerReconciler) strandedPodsController(mgr ctrl.Manager, 
 	// A pod that names a provided scheduler is that SecondaryScheduler's to report: only
 	// the others are looked at (and their placement or deletion, to forget them), so
 	// that the pods of busy schedulers cost nothing here.
-	namesUnprovided := predicate.TypedFuncs[*corev1.Pod]{
-		CreateFunc: func(e event.TypedCreateEvent[*corev1.Pod]) bool { return stranded.unprovided(e.Object) },
-		UpdateFunc: func(e event.TypedUpdateEvent[*corev1.Pod]) bool { return false },
-		DeleteFunc: func(e event.TypedDeleteEvent[*corev1.Pod]) bool { return stranded.concerns(e.Object) },
+	namesUnprovided := predicate.TypedFuncs[*pendingpods.Pod]{
+		CreateFunc: func(e event.TypedCreateEvent[*pendingpods.Pod]) bool { return stranded.unprovided(e.Object) },
+		UpdateFunc: func(e event.TypedUpdateEvent[*pendingpods.Pod]) bool { return false },
+		DeleteFunc: func(e event.TypedDeleteEvent[*pendingpods.Pod]) bool { return stranded.concerns(e.Object) },
 	}
 	// A SecondaryScheduler deleted leaves the pods that name it waiting for nothing.
 	deleted := predicate.Funcs{
@@ -94,31 +93,31 @@ func (r *SecondarySchedulerReconciler) strandedPodsController(mgr ctrl.Manager, 
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("strandedpods").
-		WatchesRawSource(source.Kind(unscheduled, &corev1.Pod{}, &handler.TypedEnqueueRequestForObject[*corev1.Pod]{}, namesUnprovided)).
+		WatchesRawSource(newUnscheduledPodSource(unscheduled, &handler.TypedEnqueueRequestForObject[*pendingpods.Pod]{}, namesUnprovided)).
 		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(stranded.podsNaming), builder.WithPredicates(deleted)).
 		Complete(stranded)
 }
 
 // unprovided reports whether pod names a scheduler this controller looks at that no
 // SecondaryScheduler claims.
-func (s *strandedPods) unprovided(pod *corev1.Pod) bool {
+func (s *strandedPods) unprovided(pod *pendingpods.Pod) bool {
 	if !s.concerns(pod) {
 		return false
 	}
-	claimants, err := gather.Claimants(context.Background(), s.secondarySchedulers, pod.Spec.SchedulerName)
+	claimants, err := gather.Claimants(context.Background(), s.secondarySchedulers, pod.SchedulerName)
 	return err == nil && len(claimants) == 0
 }
 
 // podsNaming are the unscheduled pods that name one of a SecondaryScheduler's names.
-func (s *strandedPods) podsNaming(ctx context.Context, object client.Object) []reconcile.Request {
+func (s *strandedPods) podsNaming(_ context.Context, object client.Object) []reconcile.Request {
 	var requests []reconcile.Request
 	for _, name := range gather.ClaimedNames(object.(*v1.SecondaryScheduler)) {
-		pods := &corev1.PodList{}
-		if err := s.unscheduled.List(ctx, pods, client.MatchingFields{pendingpods.SchedulerNameIndex: name}); err != nil {
+		pods, err := pendingpods.PodsNaming(s.unscheduled, name)
+		if err != nil {
 			return nil
 		}
-		for i := range pods.Items {
-			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pods.Items[i])})
+		for _, pod := range pods {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(pod)})
 		}
 	}
 	return requests
@@ -126,31 +125,29 @@ func (s *strandedPods) podsNaming(ctx context.Context, object client.Object) []r
 
 // concerns reports whether pod's scheduler name is one this controller looks at: not the
 // default scheduler's, nor one the admin said another scheduler serves.
-func (s *strandedPods) concerns(pod *corev1.Pod) bool {
-	name := pod.Spec.SchedulerName
+func (s *strandedPods) concerns(pod *pendingpods.Pod) bool {
+	name := pod.SchedulerName
 	return name != "" && name != corev1.DefaultSchedulerName && !slices.Contains(s.ignored, name)
 }
 
 // Reconcile tells one pod, once, that the scheduler it names is not provided, once it
 // has waited past the threshold.
 func (s *strandedPods) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	pod := &corev1.Pod{}
-	if err := s.unscheduled.Get(ctx, req.NamespacedName, pod); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Placed or gone: it left the cache of unscheduled pods.
-			s.mu.Lock()
-			delete(s.warned, req.NamespacedName)
-			s.mu.Unlock()
-		}
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	pod := s.storedPod(req.NamespacedName)
+	if pod == nil {
+		// Placed or gone: it left the store of unscheduled pods.
+		s.mu.Lock()
+		delete(s.warned, req.NamespacedName)
+		s.mu.Unlock()
+		return reconcile.Result{}, nil
 	}
-	if !s.concerns(pod) || len(pod.Spec.SchedulingGates) > 0 || pod.DeletionTimestamp != nil || s.isWarned(pod) {
+	if !s.concerns(pod) || !pendingpods.WaitsForScheduler(pod) || s.isWarned(pod) {
 		return reconcile.Result{}, nil
 	}
 	if due := pod.CreationTimestamp.Add(s.grace).Sub(s.now()); due > 0 {
 		return reconcile.Result{RequeueAfter: due + time.Second}, nil
 	}
-	claimants, err := gather.Claimants(ctx, s.secondarySchedulers, pod.Spec.SchedulerName)
+	claimants, err := gather.Claimants(ctx, s.secondarySchedulers, pod.SchedulerName)
 	if err != nil || len(claimants) > 0 {
 		// A SecondaryScheduler provides it: its status.pendingPods tells.
 		return reconcile.Result{}, err
@@ -159,18 +156,31 @@ func (s *strandedPods) Reconcile(ctx context.Context, req reconcile.Request) (re
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	s.recorder.Eventf(pod, nil, corev1.EventTypeWarning, string(v1.ReasonSchedulerNotProvided), "Schedule",
+	// The Event is about the pod as the API knows it: kind, name and UID.
+	regarding := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}}
+	s.recorder.Eventf(regarding, nil, corev1.EventTypeWarning, string(v1.ReasonSchedulerNotProvided), "Schedule",
 		"no SecondaryScheduler provides scheduler %q, which this pod names in spec.schedulerName: %s; "+
 			"recreate the pod naming one of them (spec.schedulerName cannot be changed), or create the SecondaryScheduler it names",
-		pod.Spec.SchedulerName, providedSentence(provided))
-	logf.FromContext(ctx).V(1).Info("pod names a scheduler no SecondaryScheduler provides", "schedulerName", pod.Spec.SchedulerName)
+		pod.SchedulerName, providedSentence(provided))
+	logf.FromContext(ctx).V(1).Info("pod names a scheduler no SecondaryScheduler provides", "schedulerName", pod.SchedulerName)
 	s.mu.Lock()
 	s.warned[client.ObjectKeyFromObject(pod)] = pod.UID
 	s.mu.Unlock()
 	return reconcile.Result{}, nil
 }
 
-func (s *strandedPods) isWarned(pod *corev1.Pod) bool {
+// storedPod is the stored pod of key, shared with the store (never changed), nil when
+// there is none.
+func (s *strandedPods) storedPod(key types.NamespacedName) *pendingpods.Pod {
+	object, found, err := s.unscheduled.GetByKey(key.String())
+	if err != nil || !found {
+		return nil
+	}
+	pod, _ := object.(*pendingpods.Pod)
+	return pod
+}
+
+func (s *strandedPods) isWarned(pod *pendingpods.Pod) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.warned[client.ObjectKeyFromObject(pod)] == pod.UID
@@ -221,18 +231,14 @@ func (s *strandedPods) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	pods := &corev1.PodList{}
-	if err := s.unscheduled.List(ctx, pods); err != nil {
-		return
-	}
 	counts := map[string]int{}
 	claimed := map[string]bool{}
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if !s.concerns(pod) || len(pod.Spec.SchedulingGates) > 0 || s.now().Sub(pod.CreationTimestamp.Time) < s.grace {
+	for _, object := range s.unscheduled.List() {
+		pod, ok := object.(*pendingpods.Pod)
+		if !ok || !s.concerns(pod) || pod.Gated || s.now().Sub(pod.CreationTimestamp.Time) < s.grace {
 			continue
 		}
-		name := pod.Spec.SchedulerName
+		name := pod.SchedulerName
 		if _, known := claimed[name]; !known {
 			claimants, err := gather.Claimants(ctx, s.secondarySchedulers, name)
 			claimed[name] = err != nil || len(claimants) > 0

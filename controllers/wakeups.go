@@ -157,13 +157,13 @@ func nodeMatters(cr *v1.SecondaryScheduler, before, after *corev1.Node) bool {
 // their threshold (the queue keeps one wake-up per resource, the soonest), and a pod that
 // had reached it wakes them at once when it gets a node or goes (it leaves the cache of
 // unscheduled pods), or when the scheduler's account of why it fits no node changes.
-func (r *SecondarySchedulerReconciler) pendingPodEvents() handler.TypedEventHandler[*corev1.Pod, reconcile.Request] {
+func (r *SecondarySchedulerReconciler) pendingPodEvents() handler.TypedEventHandler[*pendingpods.Pod, reconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	wake := func(ctx context.Context, pod *corev1.Pod, q queue, onlyOverdue bool) {
-		if pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == corev1.DefaultSchedulerName {
+	wake := func(ctx context.Context, pod *pendingpods.Pod, q queue, onlyOverdue bool) {
+		if pod.SchedulerName == "" || pod.SchedulerName == corev1.DefaultSchedulerName {
 			return
 		}
-		claimants, err := gather.Claimants(ctx, r.Client, pod.Spec.SchedulerName)
+		claimants, err := gather.Claimants(ctx, r.Client, pod.SchedulerName)
 		if err != nil {
 			return
 		}
@@ -180,16 +180,16 @@ func (r *SecondarySchedulerReconciler) pendingPodEvents() handler.TypedEventHand
 			}
 		}
 	}
-	return handler.TypedFuncs[*corev1.Pod, reconcile.Request]{
-		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*corev1.Pod], q queue) {
+	return handler.TypedFuncs[*pendingpods.Pod, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*pendingpods.Pod], q queue) {
 			wake(ctx, e.Object, q, false)
 		},
-		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*corev1.Pod], q queue) {
-			if pendingpods.Summary(e.ObjectOld) != pendingpods.Summary(e.ObjectNew) {
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*pendingpods.Pod], q queue) {
+			if e.ObjectOld.Unschedulable != e.ObjectNew.Unschedulable {
 				wake(ctx, e.ObjectNew, q, true)
 			}
 		},
-		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*corev1.Pod], q queue) {
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*pendingpods.Pod], q queue) {
 			wake(ctx, e.Object, q, true)
 		},
 	}

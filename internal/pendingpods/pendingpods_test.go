@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/readonly/readonlytest"
 )
@@ -23,6 +24,19 @@ func pod(name string, age time.Duration, now time.Time, mutate ...func(*corev1.P
 	return p
 }
 
+// stored is pods as the informer's store keeps them.
+func stored(pods ...corev1.Pod) []*Pod {
+	kept := make([]*Pod, 0, len(pods))
+	for i := range pods {
+		object, err := Trim(&pods[i])
+		if err != nil {
+			panic(err)
+		}
+		kept = append(kept, object.(*Pod))
+	}
+	return kept
+}
+
 func unschedulableBecause(message string) func(*corev1.Pod) {
 	return func(p *corev1.Pod) {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
@@ -36,7 +50,6 @@ func TestCount(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	threshold := 2 * time.Minute
 	gated := func(p *corev1.Pod) { p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/quota"}} }
-	placed := func(p *corev1.Pod) { p.Spec.NodeName = "node-1" }
 	done := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
 	going := func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: now} }
 	tests := []struct {
@@ -53,9 +66,8 @@ func TestCount(t *testing.T) {
 			pod("fresh", 10*time.Second, now),
 		}, Pending{Count: 2, OldestSince: now.Add(-10 * time.Minute), Examples: []string{"team/old", "team/young"},
 			Unschedulable: "0/3 nodes are available: 3 Insufficient cpu.", NextDue: 110 * time.Second}},
-		{"gated, placed, done or going: not waiting for the scheduler", []corev1.Pod{
-			pod("gated", time.Hour, now, gated), pod("placed", time.Hour, now, placed),
-			pod("done", time.Hour, now, done), pod("going", time.Hour, now, going),
+		{"gated, done or going: not waiting for the scheduler", []corev1.Pod{
+			pod("gated", time.Hour, now, gated), pod("done", time.Hour, now, done), pod("going", time.Hour, now, going),
 		}, Pending{}},
 		{"at most five named", []corev1.Pod{
 			pod("p1", 7*time.Minute, now), pod("p2", 6*time.Minute, now), pod("p3", 5*time.Minute, now),
@@ -65,40 +77,61 @@ func TestCount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, Count(tt.pods, threshold, now)); diff != "" {
+			if diff := cmp.Diff(tt.want, Count(stored(tt.pods...), threshold, now)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-// TestTrimKeepsWhatCountingReads checks that a cached pod keeps what Count reads, and
-// nothing of its containers, and that the scheduler's account is bounded.
+// TestTrimKeepsWhatCountingReads checks that a stored pod keeps what Count reads, and
+// nothing of its containers or labels, and that the scheduler's account is bounded.
 func TestTrimKeepsWhatCountingReads(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	full := pod("web", time.Hour, now, unschedulableBecause(strings.Repeat("0/5000 nodes are available. ", 100)), func(p *corev1.Pod) {
 		p.Spec.Containers = []corev1.Container{{Name: "app", Image: "app:1", Env: []corev1.EnvVar{{Name: "PASSWORD", Value: "hunter2"}}}}
 		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "a"}, {Name: "b"}}
 		p.Labels = map[string]string{"app": "web"}
+		p.UID = "3f1c"
 	})
-	trimmedObject, err := Trim(&full)
+	trimmed := stored(full)[0]
+	want := &Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web", UID: "3f1c", CreationTimestamp: full.CreationTimestamp},
+		SchedulerName: "packer", Gated: true, Unschedulable: trimmed.Unschedulable}
+	if diff := cmp.Diff(want, trimmed); diff != "" {
+		t.Errorf("stored pod (-want +got):\n%s", diff)
+	}
+	if len(trimmed.Unschedulable) > maxSummary || !strings.HasSuffix(trimmed.Unschedulable, "…") {
+		t.Errorf("summary of %d bytes kept, at most %d with a mark of the cut", len(trimmed.Unschedulable), maxSummary)
+	}
+	if got := Count([]*Pod{trimmed}, time.Minute, now); got.Count != 0 {
+		t.Errorf("a gated pod counts %d, want 0", got.Count)
+	}
+	full.Spec.SchedulingGates = nil
+	if got := Count(stored(full), time.Minute, now); got.Unschedulable != trimmed.Unschedulable || got.Count != 1 {
+		t.Errorf("the ungated pod counts as %+v", got)
+	}
+	if copied := trimmed.DeepCopyObject().(*Pod); !cmp.Equal(copied, trimmed) || copied == trimmed {
+		t.Errorf("DeepCopyObject gave %+v", copied)
+	}
+}
+
+// TestFinderReadsTheIndex checks Find over an informer's indexer holding stored pods.
+func TestFinderReadsTheIndex(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{SchedulerNameIndex: IndexSchedulerName})
+	other := pod("other", time.Hour, now, func(p *corev1.Pod) { p.Spec.SchedulerName = "spreader" })
+	for _, kept := range stored(pod("old", time.Hour, now), pod("young", time.Second, now), other) {
+		if err := indexer.Add(kept); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := NewFinder(indexer).Find([]string{"packer", "packer-gpu"}, time.Minute, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trimmed := trimmedObject.(*corev1.Pod)
-	if len(trimmed.Spec.Containers) != 0 || trimmed.Labels != nil {
-		t.Errorf("kept containers or labels: %+v", trimmed)
-	}
-	if len(trimmed.Status.Conditions[0].Message) > maxSummary || !strings.HasSuffix(trimmed.Status.Conditions[0].Message, "…") {
-		t.Errorf("summary of %d bytes kept, at most %d with a mark of the cut", len(trimmed.Status.Conditions[0].Message), maxSummary)
-	}
-	full.Spec.SchedulingGates = nil
-	if got, want := Count([]corev1.Pod{*trimmed}, time.Minute, now), Count([]corev1.Pod{full}, time.Minute, now); got.Count != 0 || want.Count != 1 {
-		t.Errorf("a gated pod's trimmed copy counts %d (want 0; ungated, the full pod counts %d)", got.Count, want.Count)
-	}
-	trimmed.Spec.SchedulingGates = nil
-	if got := Count([]corev1.Pod{*trimmed}, time.Minute, now); got.Unschedulable != trimmed.Status.Conditions[0].Message || got.Count != 1 {
-		t.Errorf("the trimmed pod counts as %+v", got)
+	want := Pending{Count: 1, OldestSince: now.Add(-time.Hour), Examples: []string{"team/old"}, NextDue: time.Minute - time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
