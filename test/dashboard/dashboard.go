@@ -1,6 +1,3 @@
-// Package dashboard reads the Grafana dashboard of config/grafana, so that its tests can
-// check every query it makes (they parse, they use documented metrics) and the end-to-end
-// suite can check that a real scrape returns every metric it queries.
 package dashboard
 
 import (
@@ -22,8 +19,34 @@ type Panel struct {
 	Targets     []struct {
 		Expr string `json:"expr"`
 	} `json:"targets"`
-	// Panels are those of a collapsed row.
+	// Panels are those of a row (Grafana keeps them here while the row is collapsed).
 	Panels []Panel `json:"panels"`
+}
+
+// Variable is what the checks read of a template variable.
+type Variable struct {
+	Name       string          `json:"name"`
+	Type       string          `json:"type"`
+	Datasource json.RawMessage `json:"datasource"`
+	// Query is a data source variable's plugin type ("prometheus"), or a query
+	// variable's query: {"query": "label_values(...)"}, or the plain string older
+	// dashboards write.
+	Query      json.RawMessage `json:"query"`
+	Multi      bool            `json:"multi"`
+	IncludeAll bool            `json:"includeAll"`
+}
+
+// QueryText is the variable's query as a string, whichever form the dashboard gives it.
+func (v Variable) QueryText() string {
+	var query struct {
+		Query string `json:"query"`
+	}
+	if err := json.Unmarshal(v.Query, &query); err == nil {
+		return query.Query
+	}
+	var plain string
+	_ = json.Unmarshal(v.Query, &plain)
+	return plain
 }
 
 // Dashboard is what the checks read of a Grafana dashboard.
@@ -32,11 +55,7 @@ type Dashboard struct {
 	Title      string  `json:"title"`
 	Panels     []Panel `json:"panels"`
 	Templating struct {
-		List []struct {
-			Name  string          `json:"name"`
-			Type  string          `json:"type"`
-			Query json.RawMessage `json:"query"`
-		} `json:"list"`
+		List []Variable `json:"list"`
 	} `json:"templating"`
 }
 
@@ -44,7 +63,7 @@ type Dashboard struct {
 func Read(path string) (*Dashboard, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read dashboard: %w", err)
 	}
 	dashboard := &Dashboard{}
 	if err := json.Unmarshal(data, dashboard); err != nil {
@@ -70,10 +89,10 @@ func (d *Dashboard) AllPanels() []Panel {
 }
 
 // labelValues is a query variable's label_values(EXPR, LABEL).
-var labelValues = regexp.MustCompile(`^label_values\((.*),\s*[a-zA-Z_][a-zA-Z0-9_]*\)$`)
+var labelValues = regexp.MustCompile(`^\s*label_values\((.*),\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\)\s*$`)
 
 // Expressions are the PromQL expressions of every panel target and query variable, as
-// written (with Grafana's variables).
+// written (with Grafana's variables); of a variable's label_values(EXPR, LABEL), EXPR.
 func (d *Dashboard) Expressions() []string {
 	var expressions []string
 	for _, panel := range d.AllPanels() {
@@ -85,17 +104,11 @@ func (d *Dashboard) Expressions() []string {
 		if variable.Type != "query" {
 			continue
 		}
-		var query struct {
-			Query string `json:"query"`
-		}
-		if err := json.Unmarshal(variable.Query, &query); err != nil {
-			// A query given as a plain string, as older dashboards write it.
-			_ = json.Unmarshal(variable.Query, &query.Query)
-		}
-		if match := labelValues.FindStringSubmatch(query.Query); match != nil {
+		query := variable.QueryText()
+		if match := labelValues.FindStringSubmatch(query); match != nil {
 			expressions = append(expressions, match[1])
-		} else if query.Query != "" {
-			expressions = append(expressions, query.Query)
+		} else if query != "" {
+			expressions = append(expressions, query)
 		}
 	}
 	return expressions
@@ -110,14 +123,6 @@ func Expressions(path string) ([]string, error) {
 	return dashboard.Expressions(), nil
 }
 
-// metricName matches the names of the metrics the dashboard may query: the operator's,
-// kube-scheduler's and Prometheus' up.
-var metricName = regexp.MustCompile(`\b(secondary_scheduler_operator_[a-z_]+|scheduler_[a-z_]+|up)\b`)
-
-// labelName matches a label name in a matcher or grouping, which metricName must not take
-// for a metric (scheduler_name is a label).
-var labelName = regexp.MustCompile(`\b[a-z_]+\s*(=~|!~|!=|=)`)
-
 // MetricNames are the sorted names of the metrics the dashboard at path queries, as the
 // queries name them (a histogram's _bucket series included).
 func MetricNames(path string) ([]string, error) {
@@ -131,11 +136,8 @@ func MetricNames(path string) ([]string, error) {
 func metricNames(expressions []string) []string {
 	seen := map[string]bool{}
 	for _, expr := range expressions {
-		// Labels inside matchers and by/without lists are no metrics.
-		expr = labelName.ReplaceAllString(expr, "$1")
-		expr = regexp.MustCompile(`(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`).ReplaceAllString(expr, "")
-		for _, name := range metricName.FindAllString(expr, -1) {
-			seen[name] = true
+		for _, s := range selectors(expr) {
+			seen[s.metric] = true
 		}
 	}
 	names := make([]string, 0, len(seen))
@@ -146,11 +148,50 @@ func metricNames(expressions []string) []string {
 	return names
 }
 
-// Substitute replaces Grafana's variables in expr with values PromQL accepts: ranges with
-// a duration, a variable in a matcher with the regular expression of any value.
-func Substitute(expr string) string {
-	for _, duration := range []string{"$__rate_interval", "$__interval", "$__range"} {
-		expr = strings.ReplaceAll(expr, duration, "5m")
+// selector is a metric a query names and the label matchers written after it, braces
+// excluded ("" when none).
+type selector struct {
+	metric   string
+	matchers string
+}
+
+// selectorToken finds, left to right, what may look like a metric name without being
+// one (a string literal; the label list of by, without, on, ignoring, group_left and
+// group_right; a matcher list of its own) and the names of the metrics the dashboard may
+// query: the operator's, kube-scheduler's and Prometheus' up, each with its matchers.
+// Skipping the former keeps labels such as scheduler_name from being taken for metrics.
+//
+// promtool is what parses the queries (TestEveryQueryParses). Picking names out with a
+// regular expression instead of the PromQL parser (prometheus/prometheus'
+// promql/parser) keeps that module and its dependencies out of go.mod; the queries are
+// ours and short, and the unit tests cover the forms they use.
+var selectorToken = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`" +
+	`|\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)` +
+	`|\{[^}]*\}` +
+	`|\b(secondary_scheduler_operator_[a-z0-9_]+|scheduler_[a-z0-9_]+|up)\b(?:\s*\{([^}]*)\})?`)
+
+// selectors are the metrics expr names, in order, with their matchers.
+func selectors(expr string) []selector {
+	var found []selector
+	for _, match := range selectorToken.FindAllStringSubmatch(expr, -1) {
+		if match[1] != "" {
+			found = append(found, selector{metric: match[1], matchers: strings.TrimSpace(match[2])})
+		}
 	}
-	return regexp.MustCompile(`\$\{?[a-zA-Z_][a-zA-Z0-9_]*(:[a-z]+)?\}?`).ReplaceAllString(expr, ".*")
+	return found
+}
+
+var (
+	// grafanaRange is a variable Grafana replaces with a duration.
+	grafanaRange = regexp.MustCompile(`\$\{?__(?:rate_interval|interval|range)\}?`)
+	// grafanaVariable is a dashboard variable, as $name, ${name} or ${name:format}.
+	grafanaVariable = regexp.MustCompile(`\$(?:[a-zA-Z_][a-zA-Z0-9_]*|\{[a-zA-Z_][a-zA-Z0-9_]*(?::[a-z]+)?\})`)
+)
+
+// Substitute replaces Grafana's variables in expr with values PromQL accepts: a range
+// with a duration, a dashboard variable (used in a regular-expression matcher) with the
+// regular expression of any value.
+func Substitute(expr string) string {
+	expr = grafanaRange.ReplaceAllString(expr, "5m")
+	return grafanaVariable.ReplaceAllString(expr, ".*")
 }
