@@ -23,7 +23,9 @@ const maxNamedPlugins = 10
 // enables out-of-tree plugins (scheduler-plugins' Trimaran). It accepts any plugin with
 // any other image, whose plugins the operator cannot know.
 func checkPluginsInImage(cr *v1.SecondaryScheduler, rendered *render.Result, customConfigSource string) error {
-	if rendered.Image.Kind == render.OtherImage {
+	// The operator's own profiles enable only plugins it knows: with scheduler-plugins'
+	// image there is nothing to check, and no reason to parse the configuration again.
+	if rendered.Image.Kind == render.OtherImage || (customConfigSource == "" && rendered.Image.Kind != render.KubeSchedulerImage) {
 		return nil
 	}
 	config, err := schedconfig.Parse([]byte(rendered.SchedulerConfig), "", "the rendered configuration")

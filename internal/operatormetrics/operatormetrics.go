@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/report"
 )
 
 // Prefix starts the name of every metric of the operator's own.
@@ -130,7 +131,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	list := &v1.SecondarySchedulerList{}
 	// A failed read yields no series of status rather than a failed scrape: the probe and
 	// token series below still tell.
-	if err := c.Schedulers.List(ctx, list); err == nil {
+	// Read only, so the cached objects themselves: no copy of every resource per scrape.
+	if err := c.Schedulers.List(ctx, list, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range list.Items {
 			collectStatus(ch, &list.Items[i])
 		}
@@ -155,7 +157,7 @@ func collectStatus(ch chan<- prometheus.Metric, cr *v1.SecondaryScheduler) {
 		return
 	}
 	ns, name := cr.Namespace, cr.Name
-	for _, schedulerName := range servedNames(status) {
+	for _, schedulerName := range report.ServedNames(status) {
 		gauge(ch, schedulerInfo, 1, ns, name, schedulerName, string(status.Profile))
 	}
 	for _, condition := range status.Conditions {
@@ -178,17 +180,6 @@ func collectStatus(ch chan<- prometheus.Metric, cr *v1.SecondaryScheduler) {
 			gauge(ch, scoringByRequests, boolValue(metrics.Scoring == v1.ScoringByRequests), ns, name)
 		}
 	}
-}
-
-// servedNames are the scheduler names status says the resource serves.
-func servedNames(status *v1.SecondarySchedulerStatus) []string {
-	if len(status.SchedulerNames) > 0 {
-		return status.SchedulerNames
-	}
-	if status.SchedulerName != "" {
-		return []string{status.SchedulerName}
-	}
-	return nil
 }
 
 func collectProbe(ch chan<- prometheus.Metric, probe Probe) {

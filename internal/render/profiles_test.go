@@ -415,8 +415,14 @@ func TestProfileGoldens(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := schedconfig.Parse([]byte(config), schedulerNameOfTheConfig, "the rendered configuration"); err != nil {
+				parsed, err := schedconfig.Parse([]byte(config), schedulerNameOfTheConfig, "the rendered configuration")
+				if err != nil {
 					t.Fatalf("the rendered configuration does not pass schedconfig.Parse: %v\n%s", err, config)
+				}
+				// The controller checks plugin names of Custom configurations only
+				// (checkPluginsInImage): the typed profiles must enable known plugins.
+				if unknown := schedconfig.UnknownPlugins(parsed, true); profileType != v1.CustomProfile && len(unknown) > 0 {
+					t.Errorf("profile %s enables plugins no kube-scheduler has: %v", profileType, unknown)
 				}
 				documents[i] += config
 			}
