@@ -245,7 +245,7 @@ func run(ctx context.Context, opts options) error {
 		Client:           mgr.GetClient(),
 		APIReader:        mgr.GetAPIReader(),
 		Version:          discoveryClient,
-		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
+		Recorder:         mgr.GetEventRecorder(controllers.EventReporter),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
 		SecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
 			// Only Secrets meant for a scheduler's metrics provider reach the operator.

@@ -100,6 +100,9 @@ func TestPodNamingAnUnprovidedSchedulerIsTold(t *testing.T) {
 	s.g.Expect(told).To(HaveLen(1))
 	s.g.Expect(told[0].Type).To(Equal(corev1.EventTypeWarning))
 	s.g.Expect(told[0].Reason).To(Equal(string(v1.ReasonSchedulerNotProvided)))
+	s.g.Expect(told[0].Regarding).To(Equal(corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: typo.Namespace, Name: typo.Name, UID: typo.UID}))
+	s.g.Expect(told[0].ReportingController).To(Equal(EventReporter))
+	s.g.Expect(told[0].ReportingInstance).To(HavePrefix(EventReporter + "-"))
 	// Other tests' SecondarySchedulers run beside it: which names the Event lists is
 	// TestProvidedSentence's.
 	s.g.Expect(told[0].Note).To(And(ContainSubstring(`"binpackng-`+s.namespace+`"`), ContainSubstring("those provided are")))

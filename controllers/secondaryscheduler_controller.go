@@ -53,6 +53,9 @@ import (
 // FieldOwner is the server-side apply field manager of every object the operator writes.
 const FieldOwner = "secondary-scheduler-operator"
 
+// EventReporter is the reporting controller the operator's Events name.
+const EventReporter = "secondary-scheduler-operator"
+
 // Finalizer lets the operator delete the objects that an owner reference cannot reach:
 // the ClusterRoleBindings and the RoleBinding in kube-system.
 const Finalizer = "operator.secondary-scheduler.io/cleanup"

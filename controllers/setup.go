@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,9 +26,9 @@ import (
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
@@ -233,24 +235,104 @@ func (i informerRunnable) Start(ctx context.Context) error {
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
 func (informerRunnable) NeedLeaderElection() bool { return false }
 
-// unscheduledPodSource is a watch of the informer of unscheduled pods, which the
-// controller waits for (a SyncingSource): until the informer has listed every pod, a
-// reconcile would count none and report no pod pending.
+// unscheduledPodSource delivers the events of the informer of unscheduled pods to a
+// controller, which waits for it (a SyncingSource): until the informer has listed every
+// pod, a reconcile would count none and report no pod pending. controller-runtime's
+// source.Informer would read a deletion whose object is no client.Object as a tombstone
+// and drop it, and a stored pendingpods.Pod is none (it keeps no ObjectMeta).
 type unscheduledPodSource struct {
-	source.TypedInformer[*pendingpods.Pod, reconcile.Request]
+	informer   toolscache.SharedIndexInformer
+	events     handler.TypedEventHandler[*pendingpods.Pod, reconcile.Request]
+	predicates []predicate.TypedPredicate[*pendingpods.Pod]
 }
 
 func newUnscheduledPodSource(informer toolscache.SharedIndexInformer, events handler.TypedEventHandler[*pendingpods.Pod, reconcile.Request],
 	predicates ...predicate.TypedPredicate[*pendingpods.Pod]) *unscheduledPodSource {
-	return &unscheduledPodSource{source.TypedInformer[*pendingpods.Pod, reconcile.Request]{Informer: informer, Handler: events, Predicates: predicates}}
+	return &unscheduledPodSource{informer: informer, events: events, predicates: predicates}
+}
+
+// Start implements source.TypedSource: the informer tells the controller's queue of
+// every pod added, changed and deleted, from now on and of those it holds.
+func (s *unscheduledPodSource) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	_, err := s.informer.AddEventHandlerWithOptions(toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(object any, isInInitialList bool) {
+			if pod, ok := object.(*pendingpods.Pod); ok {
+				s.create(ctx, event.TypedCreateEvent[*pendingpods.Pod]{Object: pod, IsInInitialList: isInInitialList}, queue)
+			}
+		},
+		UpdateFunc: func(oldObject, newObject any) {
+			old, oldOK := oldObject.(*pendingpods.Pod)
+			updated, newOK := newObject.(*pendingpods.Pod)
+			if oldOK && newOK {
+				s.update(ctx, event.TypedUpdateEvent[*pendingpods.Pod]{ObjectOld: old, ObjectNew: updated}, queue)
+			}
+		},
+		DeleteFunc: func(object any) {
+			deleted := event.TypedDeleteEvent[*pendingpods.Pod]{}
+			// A pod deleted while the watch was down comes in a tombstone.
+			if tombstone, ok := object.(toolscache.DeletedFinalStateUnknown); ok {
+				deleted.DeleteStateUnknown = true
+				object = tombstone.Obj
+			}
+			if pod, ok := object.(*pendingpods.Pod); ok {
+				deleted.Object = pod
+				s.delete(ctx, deleted, queue)
+			}
+		},
+	}, toolscache.HandlerOptions{Logger: ptr.To(logf.FromContext(ctx))})
+	if err != nil {
+		return fmt.Errorf("watch the informer of unscheduled pods: %w", err)
+	}
+	return nil
+}
+
+func (s *unscheduledPodSource) create(ctx context.Context, e event.TypedCreateEvent[*pendingpods.Pod], queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	for _, p := range s.predicates {
+		if !p.Create(e) {
+			return
+		}
+	}
+	s.events.Create(ctx, e, queue)
+}
+
+func (s *unscheduledPodSource) update(ctx context.Context, e event.TypedUpdateEvent[*pendingpods.Pod], queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	for _, p := range s.predicates {
+		if !p.Update(e) {
+			return
+		}
+	}
+	s.events.Update(ctx, e, queue)
+}
+
+func (s *unscheduledPodSource) delete(ctx context.Context, e event.TypedDeleteEvent[*pendingpods.Pod], queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	for _, p := range s.predicates {
+		if !p.Delete(e) {
+			return
+		}
+	}
+	s.events.Delete(ctx, e, queue)
 }
 
 // WaitForSync implements source.SyncingSource.
 func (s *unscheduledPodSource) WaitForSync(ctx context.Context) error {
-	if !toolscache.WaitForCacheSync(ctx.Done(), s.Informer.HasSynced) {
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.informer.HasSynced) {
 		return fmt.Errorf("the informer of unscheduled pods did not sync: %w", ctx.Err())
 	}
 	return nil
+}
+
+// String names the source in the controller's logs.
+func (s *unscheduledPodSource) String() string { return "informer of unscheduled pods" }
+
+// enqueuePod is the event handler that reconciles a stored pod by its key.
+func enqueuePod() handler.TypedEventHandler[*pendingpods.Pod, reconcile.Request] {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	add := func(pod *pendingpods.Pod, q queue) { q.Add(reconcile.Request{NamespacedName: pod.Key()}) }
+	return handler.TypedFuncs[*pendingpods.Pod, reconcile.Request]{
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*pendingpods.Pod], q queue) { add(e.Object, q) },
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*pendingpods.Pod], q queue) { add(e.ObjectNew, q) },
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[*pendingpods.Pod], q queue) { add(e.Object, q) },
+	}
 }
 
 // leaseHolderIdentity is who a Lease names as its holder, "" for none or another object.

@@ -244,7 +244,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		Client:           countApplies(mgr.GetClient()),
 		APIReader:        mgr.GetAPIReader(),
 		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
-		Recorder:         mgr.GetEventRecorder("secondary-scheduler-operator"),
+		Recorder:         mgr.GetEventRecorder(EventReporter),
 		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
 		SecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
 			// Only Secrets meant for a scheduler's metrics provider reach the operator.

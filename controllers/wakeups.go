@@ -160,16 +160,16 @@ func nodeMatters(cr *v1.SecondaryScheduler, before, after *corev1.Node) bool {
 func (r *SecondarySchedulerReconciler) pendingPodEvents() handler.TypedEventHandler[*pendingpods.Pod, reconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	wake := func(ctx context.Context, pod *pendingpods.Pod, q queue, onlyOverdue bool) {
-		if pod.SchedulerName == "" || pod.SchedulerName == corev1.DefaultSchedulerName {
+		if pod.SchedulerName() == "" || pod.SchedulerName() == corev1.DefaultSchedulerName {
 			return
 		}
-		claimants, err := gather.Claimants(ctx, r.Client, pod.SchedulerName)
+		claimants, err := gather.Claimants(ctx, r.Client, pod.SchedulerName())
 		if err != nil {
 			return
 		}
 		for i := range claimants {
 			request := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&claimants[i])}
-			due := pod.CreationTimestamp.Add(claimants[i].EffectivePendingPodThreshold()).Sub(r.now())
+			due := pod.Created().Add(claimants[i].EffectivePendingPodThreshold()).Sub(r.now())
 			switch {
 			case due <= 0:
 				q.Add(request)
@@ -185,7 +185,7 @@ func (r *SecondarySchedulerReconciler) pendingPodEvents() handler.TypedEventHand
 			wake(ctx, e.Object, q, false)
 		},
 		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*pendingpods.Pod], q queue) {
-			if e.ObjectOld.Unschedulable != e.ObjectNew.Unschedulable {
+			if e.ObjectOld.Unschedulable() != e.ObjectNew.Unschedulable() {
 				wake(ctx, e.ObjectNew, q, true)
 			}
 		},

@@ -7,15 +7,18 @@
 package pendingpods
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
 // SchedulerNameIndex indexes the stored pods by spec.schedulerName.
@@ -29,30 +32,64 @@ const maxExamples = 5
 const maxSummary = 512
 
 // Pod is what the store of unscheduled pods keeps of a pod: what finding stuck pods, and
-// telling a pod that names a scheduler nobody provides, read. About 350 bytes, where a
-// trimmed corev1.Pod still took 1.1 KiB for the fields it left empty (the pending-pods
-// benchmark's heap profile).
+// telling a pod that names a scheduler nobody provides, read. About 290 bytes with its
+// strings and its entries in the store and index (BenchmarkStore5000PendingPods), where
+// a corev1.Pod took 1.1 KiB for the fields it left empty and a struct holding
+// metav1.ObjectMeta 540 bytes. Its
+// fields are unexported: the store shares each Pod with every reader, none may change it.
+// The namespace and scheduler name, which many pods share, are kept once (interned).
 type Pod struct {
-	metav1.TypeMeta `json:",inline"`
-	// ObjectMeta holds the name, namespace, UID, resourceVersion, and the creation and
-	// deletion times.
-	metav1.ObjectMeta `json:"metadata"`
-	// SchedulerName is spec.schedulerName.
-	SchedulerName string `json:"schedulerName"`
-	// Gated is true while a scheduling gate holds the pod.
-	Gated bool `json:"gated,omitempty"`
-	// Finished is true once the pod succeeded or failed.
-	Finished bool `json:"finished,omitempty"`
-	// Unschedulable is the scheduler's account of why no node fits the pod (its
+	namespace       unique.Handle[string]
+	schedulerName   unique.Handle[string]
+	name            string
+	uid             types.UID
+	resourceVersion string
+	// unschedulable is the scheduler's account of why no node fits the pod (its
 	// PodScheduled condition's message, bounded), empty when it gave none.
-	Unschedulable string `json:"unschedulable,omitempty"`
+	unschedulable string
+	// created is the creation time in Unix seconds, the API server's precision.
+	created  int64
+	deleting bool
+	gated    bool
+	finished bool
 }
 
-// DeepCopyObject implements runtime.Object.
-func (p *Pod) DeepCopyObject() runtime.Object {
-	copied := *p
-	p.DeepCopyInto(&copied.ObjectMeta)
-	return &copied
+// Namespace is the pod's namespace.
+func (p *Pod) Namespace() string { return interned(p.namespace) }
+
+// Name is the pod's name.
+func (p *Pod) Name() string { return p.name }
+
+// Key is the pod's namespace and name.
+func (p *Pod) Key() types.NamespacedName {
+	return types.NamespacedName{Namespace: p.Namespace(), Name: p.name}
+}
+
+// UID is the pod's UID.
+func (p *Pod) UID() types.UID { return p.uid }
+
+// SchedulerName is the pod's spec.schedulerName.
+func (p *Pod) SchedulerName() string { return interned(p.schedulerName) }
+
+// Created is when the pod was created.
+func (p *Pod) Created() time.Time { return time.Unix(p.created, 0).UTC() }
+
+// Unschedulable is the scheduler's account of why no node fits the pod, bounded; empty
+// when it gave none.
+func (p *Pod) Unschedulable() string { return p.unschedulable }
+
+// GetObjectMeta implements metav1.ObjectMetaAccessor, through which the informer reads
+// the key (namespace/name) and the resourceVersion (an update that keeps it is a resync):
+// a copy, made at each call, which changes nothing of the Pod.
+func (p *Pod) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Namespace: p.Namespace(), Name: p.name, UID: p.uid, ResourceVersion: p.resourceVersion}
+}
+
+func interned(handle unique.Handle[string]) string {
+	if handle == (unique.Handle[string]{}) {
+		return ""
+	}
+	return handle.Value()
 }
 
 // IndexSchedulerName is the informer's IndexFunc of SchedulerNameIndex.
@@ -61,7 +98,7 @@ func IndexSchedulerName(object any) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("index scheduler names: %T is no stored pod", object)
 	}
-	return []string{pod.SchedulerName}, nil
+	return []string{pod.SchedulerName()}, nil
 }
 
 // Trim is the informer's transform: it keeps of a pod only what a Pod holds.
@@ -71,16 +108,20 @@ func Trim(object any) (any, error) {
 		return object, nil
 	}
 	trimmed := &Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
-			CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp},
-		SchedulerName: pod.Spec.SchedulerName,
-		Gated:         len(pod.Spec.SchedulingGates) > 0,
-		Finished:      pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
+		namespace:       unique.Make(pod.Namespace),
+		schedulerName:   unique.Make(pod.Spec.SchedulerName),
+		name:            pod.Name,
+		uid:             pod.UID,
+		resourceVersion: pod.ResourceVersion,
+		created:         pod.CreationTimestamp.Unix(),
+		deleting:        pod.DeletionTimestamp != nil,
+		gated:           len(pod.Spec.SchedulingGates) > 0,
+		finished:        pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
 	}
 	for _, condition := range pod.Status.Conditions {
 		if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse &&
 			condition.Reason == corev1.PodReasonUnschedulable && condition.Message != "" {
-			trimmed.Unschedulable = truncate(condition.Message, maxSummary)
+			trimmed.unschedulable = usertext.Cut(condition.Message, maxSummary-len("..."))
 		}
 	}
 	return trimmed, nil
@@ -156,7 +197,7 @@ func Count(pods []*Pod, threshold time.Duration, now time.Time) Pending {
 		if !WaitsForScheduler(pod) {
 			continue
 		}
-		if waited := now.Sub(pod.CreationTimestamp.Time); waited < threshold {
+		if waited := now.Sub(pod.Created()); waited < threshold {
 			due := threshold - waited
 			if pending.NextDue == 0 || due < pending.NextDue {
 				pending.NextDue = due
@@ -166,21 +207,21 @@ func Count(pods []*Pod, threshold time.Duration, now time.Time) Pending {
 		stuck = append(stuck, pod)
 	}
 	slices.SortFunc(stuck, func(a, b *Pod) int {
-		if order := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); order != 0 {
+		if order := cmp.Compare(a.created, b.created); order != 0 {
 			return order
 		}
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		return strings.Compare(a.Key().String(), b.Key().String())
 	})
 	pending.Count = len(stuck)
 	for i, pod := range stuck {
 		if i == 0 {
-			pending.OldestSince = pod.CreationTimestamp.Time
+			pending.OldestSince = pod.Created()
 		}
 		if i < maxExamples {
-			pending.Examples = append(pending.Examples, pod.Namespace+"/"+pod.Name)
+			pending.Examples = append(pending.Examples, pod.Key().String())
 		}
 		if pending.Unschedulable == "" {
-			pending.Unschedulable = pod.Unschedulable
+			pending.Unschedulable = pod.unschedulable
 		}
 	}
 	return pending
@@ -190,17 +231,5 @@ func Count(pods []*Pod, threshold time.Duration, now time.Time) Pending {
 // not going away, and held by no scheduling gate (those wait by design). It has no node:
 // the store holds no other.
 func WaitsForScheduler(pod *Pod) bool {
-	return pod.DeletionTimestamp == nil && !pod.Gated && !pod.Finished
-}
-
-// truncate cuts s to at most limit bytes, on a rune boundary, marking the cut.
-func truncate(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return !pod.deleting && !pod.gated && !pod.finished
 }
