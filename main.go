@@ -220,6 +220,10 @@ func run(ctx context.Context, opts options) error {
 	if opts.secureMetrics {
 		metricsOptions.FilterProvider = metricsauth.FilterProvider
 	}
+	routingSupported, err := controllers.RoutingSupported(clientset.Discovery())
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOptions,
@@ -232,7 +236,7 @@ func run(ctx context.Context, opts options) error {
 		// otherwise read it from the mounted ServiceAccount, which a process outside a pod
 		// (make run, the e2e process runner) does not have.
 		LeaderElectionNamespace: os.Getenv("POD_NAMESPACE"),
-		Cache:                   controllers.CacheOptions(schedulerNamespaces),
+		Cache:                   controllers.CacheOptions(schedulerNamespaces, routingSupported),
 	})
 	if err != nil {
 		return err
@@ -262,6 +266,9 @@ func run(ctx context.Context, opts options) error {
 		StrandedPodGrace:         opts.strandedPodGrace,
 	}
 	if err := setUpAdmission(ctx, mgr, config, reconciler, opts); err != nil {
+		return err
+	}
+	if err := controllers.SetUpRouting(mgr, reconciler, routingSupported, operatorNamespace()); err != nil {
 		return err
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {

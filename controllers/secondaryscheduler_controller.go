@@ -102,6 +102,8 @@ type SecondarySchedulerReconciler struct {
 	// applies anything for a SecondaryScheduler; nil only with the development flag
 	// --require-admission-policy=false.
 	Admission *admission.Policies
+	// Routing are the facts routes are decided by (SetUpRouting); nil reports no route.
+	Routing *RoutingFacts
 
 	// gather is the gather stage, made at the first reconcile.
 	gather gatherer
@@ -226,6 +228,10 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	}
 	due, err := r.reportPendingPods(cr, status, conditions)
 	if err != nil {
+		return nil, outcome{}, err
+	}
+	next.requeueAfter = report.Sooner(next.requeueAfter, due)
+	if due, err = r.reportRouting(ctx, cr, status, conditions); err != nil {
 		return nil, outcome{}, err
 	}
 	next.requeueAfter = report.Sooner(next.requeueAfter, due)

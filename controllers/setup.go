@@ -49,7 +49,7 @@ import (
 // kubelet reports that placement does not need (images, volumes, managed fields).
 // No cached object keeps its managed fields: the operator never reads them, and for an
 // object written with server-side apply they are about as large as the object.
-func CacheOptions(schedulerNamespaces []string) cache.Options {
+func CacheOptions(schedulerNamespaces []string, routingSupported bool) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedByValue})
 	namespaces := map[string]cache.Config{}
 	for _, namespace := range schedulerNamespaces {
@@ -65,6 +65,12 @@ func CacheOptions(schedulerNamespaces []string) cache.Options {
 			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Label: ours},
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Label: ours},
 		},
+	}
+	// The routing policy, where the API server serves its kind: the cache fails to start
+	// with a kind it does not.
+	if routingSupported {
+		options.ByObject[&admissionregistrationv1.MutatingAdmissionPolicy{}] = cache.ByObject{Label: ours}
+		options.ByObject[&admissionregistrationv1.MutatingAdmissionPolicyBinding{}] = cache.ByObject{Label: ours}
 	}
 	// The scheduler's pods, for observe: few, and each change of theirs worth a look.
 	options.ByObject[&corev1.Pod{}] = cache.ByObject{Label: ours, Transform: trimPod}
@@ -158,6 +164,22 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 			controller = controller.Watches(kind, handler.EnqueueRequestsFromMapFunc(r.everySecondaryScheduler))
 		}
 	}
+	if r.Routing != nil && r.Routing.Supported {
+		// What the routing policy carries is each route's Routing condition; and a route
+		// changed or gone may end another's conflict with it.
+		named := predicate.NewPredicateFuncs(func(object client.Object) bool { return object.GetName() == render.RoutingPolicyName })
+		routeChanged := predicate.Funcs{
+			CreateFunc: func(e event.CreateEvent) bool { return hasRoute(e.Object) },
+			UpdateFunc: func(e event.UpdateEvent) bool {
+				return (hasRoute(e.ObjectOld) || hasRoute(e.ObjectNew)) && e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration()
+			},
+			DeleteFunc: func(e event.DeleteEvent) bool { return hasRoute(e.Object) },
+		}
+		controller = controller.
+			Watches(&admissionregistrationv1.MutatingAdmissionPolicy{}, handler.EnqueueRequestsFromMapFunc(r.everyRoutedSecondaryScheduler),
+				builder.WithPredicates(named)).
+			Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.everyRoutedSecondaryScheduler), builder.WithPredicates(routeChanged))
+	}
 	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))
 	unscheduled, err := unscheduledPods(mgr)
 	if err != nil {
@@ -171,6 +193,14 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		return err
 	}
 	controller = controller.WatchesRawSource(newUnscheduledPodSource(unscheduled, r.pendingPodEvents()))
+	if r.Routing != nil && r.Routing.Supported {
+		audited, err := auditedPods(mgr)
+		if err != nil {
+			return err
+		}
+		r.Routing.audited = audited.GetIndexer()
+		controller = controller.WatchesRawSource(r.auditedPodSource(audited))
+	}
 	// A PriorityClass's existence is all the operator reads of it.
 	comesOrGoes := predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
 	priorityClasses := &metav1.PartialObjectMetadata{}
@@ -315,8 +345,13 @@ func (s *unscheduledPodSource) delete(ctx context.Context, e event.TypedDeleteEv
 
 // WaitForSync implements source.SyncingSource.
 func (s *unscheduledPodSource) WaitForSync(ctx context.Context) error {
-	if !toolscache.WaitForCacheSync(ctx.Done(), s.informer.HasSynced) {
-		return fmt.Errorf("the informer of unscheduled pods did not sync: %w", ctx.Err())
+	return waitForInformer(ctx, s.informer, "the informer of unscheduled pods")
+}
+
+// waitForInformer waits until informer, which what names, has listed every object.
+func waitForInformer(ctx context.Context, informer toolscache.SharedIndexInformer, what string) error {
+	if !toolscache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return fmt.Errorf("%s did not sync: %w", what, ctx.Err())
 	}
 	return nil
 }

@@ -218,7 +218,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  CacheOptions(schedulerNamespaces),
+		Cache:                  CacheOptions(schedulerNamespaces, true),
 	})
 	if err != nil {
 		return nil, err
@@ -259,6 +259,9 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		// Long enough for a pod to be created and looked at, short for the tests.
 		StrandedPodGrace:      5 * time.Second,
 		IgnoredSchedulerNames: []string{ignoredSchedulerName},
+	}
+	if err := SetUpRouting(mgr, reconciler, true, operatorNamespace); err != nil {
+		return nil, err
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err

@@ -8,6 +8,8 @@
 #   CLUSTER_NAME (default secondary-scheduler), OUTPUT_DIR (default _output/<name>),
 #   FAKE_NODES (default 4; 0 for none), FAKE_NODE_CPU (default 4), FAKE_NODE_MEMORY (default 16Gi),
 #   APPLY_CRD (default true; false leaves installing the CRD to the test, as an installer would)
+#   KUBE_APISERVER_ARGS (space-separated key=value flags added to kube-apiserver's, for a
+#   cluster that lacks an API, as an older one does)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,6 +21,7 @@ FAKE_NODES="${FAKE_NODES:-4}"
 FAKE_NODE_CPU="${FAKE_NODE_CPU:-4}"
 FAKE_NODE_MEMORY="${FAKE_NODE_MEMORY:-16Gi}"
 APPLY_CRD="${APPLY_CRD:-true}"
+KUBE_APISERVER_ARGS="${KUBE_APISERVER_ARGS:-}"
 
 export KWOK_WORKDIR="${OUTPUT_DIR}/kwok"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"
@@ -78,7 +81,11 @@ up() {
     "${kwokctl}" start cluster --name "${CLUSTER_NAME}" >/dev/null
   else
     log "creating cluster ${CLUSTER_NAME}"
-    "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary \
+    local extra_args=() arg
+    for arg in ${KUBE_APISERVER_ARGS}; do
+      extra_args+=(--extra-args "kube-apiserver=${arg}")
+    done
+    "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary "${extra_args[@]}" \
       --config "${repo_root}/hack/kwokctl-config.yaml" \
       --kube-audit-policy "${repo_root}/hack/audit-policy.yaml" \
       --kubeconfig "${kubeconfig}" \

@@ -262,3 +262,32 @@ const (
 	// the names that are provided.
 	ReasonSchedulerNotProvided ConditionReason = "SchedulerNotProvided"
 )
+
+// ConditionRouting is True while new pods are routed to the scheduler (spec.routing in
+// mode Enforce, carried by the API server's routing policy); the reason says why they
+// are not. It is absent without spec.routing.
+const ConditionRouting ConditionType = "Routing"
+
+// Reasons of the Routing condition.
+const (
+	// ReasonRouted: the routing policy sets the scheduler name of the new pods selected.
+	ReasonRouted ConditionReason = "Routed"
+	// ReasonAuditing: the route is in mode Audit: the policy only labels the pods it
+	// would route (routing.secondary-scheduler.io/would-route-to).
+	ReasonAuditing ConditionReason = "Auditing"
+	// ReasonRoutingPolicyPending: the route is accepted, but the routing policy in the API
+	// server does not carry it yet (the message says what it carries).
+	ReasonRoutingPolicyPending ConditionReason = "RoutingPolicyPending"
+	// ReasonFailedOver: the scheduler has not been Available for spec.routing.failoverAfter,
+	// so new pods go to the default scheduler until it is back.
+	ReasonFailedOver ConditionReason = "FailedOver"
+	// ReasonRoutingConflict: an older SecondaryScheduler's route may select the same
+	// pods; the message names it.
+	ReasonRoutingConflict ConditionReason = "RoutingConflict"
+	// ReasonRoutingUnsupported: the cluster serves no MutatingAdmissionPolicy
+	// (admissionregistration.k8s.io/v1, Kubernetes 1.36 and later).
+	ReasonRoutingUnsupported ConditionReason = "RoutingUnsupported"
+	// ReasonNotRouting: the operator runs no scheduler for this resource (its
+	// managementState, or a refusal that Available tells), so it routes nothing to it.
+	ReasonNotRouting ConditionReason = "NotRouting"
+)

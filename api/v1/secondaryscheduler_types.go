@@ -604,6 +604,102 @@ type SecondarySchedulerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('system-')",message="system-* priority classes are reserved for the cluster's own components in kube-system; use secondary-scheduler-critical (the default) or a class of your own"
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// Routing sends new pods to this scheduler without changing their manifests: the
+	// API server sets their spec.schedulerName when they are created (a
+	// MutatingAdmissionPolicy the operator keeps, which never blocks a pod). Pods that
+	// exist already keep the scheduler they have: spec.schedulerName cannot change.
+	// The Routing condition says whether pods are routed now, and why not.
+	// +optional
+	Routing *Routing `json:"routing,omitempty"`
+}
+
+// RoutingMode says what a route does to the pods it selects.
+// +kubebuilder:validation:Enum=Enforce;Audit
+type RoutingMode string
+
+const (
+	// RoutingEnforce sets the pods' spec.schedulerName (and the route's tolerations),
+	// and labels them with LabelRoutedTo.
+	RoutingEnforce RoutingMode = "Enforce"
+	// RoutingAudit changes nothing of how the pods are scheduled: it only labels them
+	// with LabelWouldRouteTo, so that a platform team sees what Enforce would route.
+	RoutingAudit RoutingMode = "Audit"
+)
+
+const (
+	// LabelRoutedTo marks a pod that a route sent to a scheduler; its value is the
+	// scheduler name.
+	LabelRoutedTo = "routing.secondary-scheduler.io/scheduler"
+	// LabelWouldRouteTo marks a pod that a route in Audit mode would have sent to a
+	// scheduler; its value is the scheduler name.
+	LabelWouldRouteTo = "routing.secondary-scheduler.io/would-route-to"
+	// LabelRoutingOptOut keeps routing away from a namespace or a pod labelled with it
+	// (any value).
+	LabelRoutingOptOut = "routing.secondary-scheduler.io/opt-out"
+)
+
+// DefaultFailoverAfter is spec.routing.failoverAfter's default.
+const DefaultFailoverAfter = time.Minute
+
+// Routing chooses the pods routed to this scheduler: those created in a namespace that
+// NamespaceSelector selects, whose labels PodSelector selects. Never routed: pods of
+// kube-system, kube-public and kube-node-lease, of the operator's and the schedulers'
+// namespaces, and of namespaces or pods labelled routing.secondary-scheduler.io/opt-out;
+// pods that name a scheduler other than default-scheduler, or have a node already;
+// mirror pods; and DaemonSet pods unless includeDaemonSetPods is set.
+type Routing struct {
+	// Mode is Enforce (the default: route the pods) or Audit (only label the pods
+	// Enforce would route, with routing.secondary-scheduler.io/would-route-to, to roll
+	// routing out safely).
+	// +kubebuilder:default=Enforce
+	// +optional
+	Mode RoutingMode `json:"mode,omitempty"`
+
+	// NamespaceSelector selects the namespaces whose new pods are routed; {} selects
+	// every namespace but those never routed.
+	NamespaceSelector metav1.LabelSelector `json:"namespaceSelector"`
+
+	// PodSelector narrows the route to pods with these labels. Default: every pod of
+	// the namespaces selected.
+	// +optional
+	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
+
+	// IncludeDaemonSetPods routes DaemonSet pods too. They are left to the default
+	// scheduler by default: each belongs to one node already.
+	// +optional
+	IncludeDaemonSetPods bool `json:"includeDaemonSetPods,omitempty"`
+
+	// Tolerations are added to the pods routed (in Enforce mode), typically those of the
+	// taints that keep other workloads off this scheduler's node pool.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// FailoverAfter is how long this scheduler may be unavailable before new pods stop
+	// being routed to it and go to the default scheduler again, until it is available
+	// again (default 1m, at least 10s, at most 1h). Pods routed before keep its name and
+	// wait for it: status.pendingPods counts them.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s') && duration(self) <= duration('1h')",message="failoverAfter must be between 10s and 1h"
+	// +optional
+	FailoverAfter *metav1.Duration `json:"failoverAfter,omitempty"`
+}
+
+// EffectiveMode is the route's mode, or its default.
+func (r *Routing) EffectiveMode() RoutingMode {
+	if r.Mode == "" {
+		return RoutingEnforce
+	}
+	return r.Mode
+}
+
+// EffectiveFailoverAfter is spec.routing.failoverAfter, or its default.
+func (r *Routing) EffectiveFailoverAfter() time.Duration {
+	if r.FailoverAfter == nil || r.FailoverAfter.Duration <= 0 {
+		return DefaultFailoverAfter
+	}
+	return r.FailoverAfter.Duration
 }
 
 // DefaultPriorityClassName is the PriorityClass the operator ships for scheduler pods.
@@ -675,6 +771,19 @@ type SecondarySchedulerStatus struct {
 	// than spec.pendingPodThreshold for a node; unset when there are none.
 	// +optional
 	PendingPods *PendingPodsStatus `json:"pendingPods,omitempty"`
+
+	// Routing is what spec.routing did; absent without it.
+	// +optional
+	Routing *RoutingStatus `json:"routing,omitempty"`
+}
+
+// RoutingStatus is what a route did.
+type RoutingStatus struct {
+	// AuditedPods counts, for a route in mode Audit, the pods that exist labelled
+	// routing.secondary-scheduler.io/would-route-to with this scheduler's name: those
+	// mode Enforce would have routed.
+	// +optional
+	AuditedPods *int32 `json:"auditedPods,omitempty"`
 }
 
 // DefaultPendingPodThreshold is spec.pendingPodThreshold's default.

@@ -17,12 +17,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,9 +31,12 @@ import (
 
 // Policies are the admission policy and binding an operator keeps in place, as rendered.
 type Policies struct {
-	// objects are *ValidatingAdmissionPolicy and *ValidatingAdmissionPolicyBinding, in
-	// the order they are written: a binding after its policy.
+	// objects are *ValidatingAdmissionPolicy, *MutatingAdmissionPolicy and their
+	// bindings, in the order they are written: a binding after its policy.
 	objects []client.Object
+	// ownedOnly keeps Ensure from changing an object of the same name that the operator
+	// did not create (it lacks its managed-by label).
+	ownedOnly bool
 }
 
 // Desired renders the policies, with the scheduler images a cluster admin allows (none:
@@ -43,6 +46,24 @@ func Desired(allowedImages []string) (*Policies, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render the admission policies: %w", err)
 	}
+	return of(rendered)
+}
+
+// Owned are rendered admission policies and bindings, validating or mutating, in the
+// order they are written, which Ensure creates, or changes when they carry the
+// operator's managed-by label: a same-named object of someone else is reported
+// (NotOursError), never touched. The authority policies, by contrast, are the operator's
+// by their name alone: it restores them whoever changed them.
+func Owned(rendered []*unstructured.Unstructured) (*Policies, error) {
+	policies, err := of(rendered)
+	if err != nil {
+		return nil, err
+	}
+	policies.ownedOnly = true
+	return policies, nil
+}
+
+func of(rendered []*unstructured.Unstructured) (*Policies, error) {
 	desired := &Policies{}
 	for _, object := range rendered {
 		typed := emptyOf(object.GetKind())
@@ -57,13 +78,17 @@ func Desired(allowedImages []string) (*Policies, error) {
 	return desired, nil
 }
 
-// emptyOf is an empty object of kind, one of the two kinds of Policies; nil for others.
+// emptyOf is an empty object of kind, one of the kinds of Policies; nil for others.
 func emptyOf(kind string) client.Object {
 	switch kind {
 	case "ValidatingAdmissionPolicy":
 		return &admissionregistrationv1.ValidatingAdmissionPolicy{}
 	case "ValidatingAdmissionPolicyBinding":
 		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	case "MutatingAdmissionPolicy":
+		return &admissionregistrationv1.MutatingAdmissionPolicy{}
+	case "MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
 	}
 	return nil
 }
@@ -75,15 +100,24 @@ func specOf(object client.Object) any {
 		return &typed.Spec
 	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 		return &typed.Spec
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		return &typed.Spec
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		return &typed.Spec
 	}
 	return nil
 }
 
-// asRendered reports whether live has want's spec and labels.
+// asRendered reports whether live has want's spec, labels and annotations.
 func asRendered(live, want client.Object) bool {
 	for key, value := range want.GetLabels() {
 		if live.GetLabels()[key] != value {
 			return false // the operator's cache, which selects by label, would miss it
+		}
+	}
+	for key, value := range want.GetAnnotations() {
+		if live.GetAnnotations()[key] != value {
+			return false // the routing policy lists the routes it carries there
 		}
 	}
 	return equality.Semantic.DeepEqual(specOf(live), specOf(want))
@@ -153,19 +187,56 @@ func (p *Policies) Check(ctx context.Context, reader client.Reader) (*InPlace, e
 // cache selecting by label: an object whose label was removed would be missing from the
 // cache and yet in the way of its creation.
 func (p *Policies) Ensure(ctx context.Context, reader client.Reader, writer client.Writer) error {
-	var failed []string
+	var failed []error
 	for _, want := range p.objects {
-		if err := ensure(ctx, reader, writer, want); err != nil {
-			failed = append(failed, err.Error())
+		if err := ensure(ctx, reader, writer, want, p.ownedOnly); err != nil {
+			failed = append(failed, err)
 		}
 	}
-	if len(failed) > 0 {
-		return errors.New(strings.Join(failed, "; "))
+	return errors.Join(failed...)
+}
+
+// NotOursError says that an object the operator would write has the name of one it did
+// not create.
+type NotOursError struct {
+	Kind, Name string
+}
+
+func (e *NotOursError) Error() string {
+	return fmt.Sprintf("%s %s exists and was not created by the operator (it lacks the label %s=%s): the operator leaves it alone; "+
+		"delete it, or rename it, for the operator to create its own", e.Kind, e.Name, render.LabelManagedBy, render.ManagedByValue)
+}
+
+// isOurs reports whether the operator created object: it carries the managed-by label.
+func isOurs(object client.Object) bool {
+	return object.GetLabels()[render.LabelManagedBy] == render.ManagedByValue
+}
+
+// DeleteOwned deletes each of objects (typed, named, empty) that exists and that the
+// operator created, in order, on the condition that it is still the object read (its
+// UID): what someone else made, or made again meanwhile, is left alone.
+func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer, objects ...client.Object) error {
+	for _, object := range objects {
+		err := reader.Get(ctx, client.ObjectKeyFromObject(object), object)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read %s %s: %w", kindOf(object), object.GetName(), err)
+		}
+		if !isOurs(object) {
+			continue
+		}
+		uid := object.GetUID()
+		err = writer.Delete(ctx, object, client.Preconditions{UID: &uid})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("delete %s %s: %w", kindOf(object), object.GetName(), err)
+		}
 	}
 	return nil
 }
 
-func ensure(ctx context.Context, reader client.Reader, writer client.Writer, want client.Object) error {
+func ensure(ctx context.Context, reader client.Reader, writer client.Writer, want client.Object, ownedOnly bool) error {
 	live := emptyOf(kindOf(want))
 	err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
 	if apierrors.IsNotFound(err) {
@@ -176,6 +247,9 @@ func ensure(ctx context.Context, reader client.Reader, writer client.Writer, wan
 	}
 	if err != nil {
 		return fmt.Errorf("read %s %s: %w", kindOf(want), want.GetName(), err)
+	}
+	if ownedOnly && !isOurs(live) {
+		return &NotOursError{Kind: kindOf(want), Name: want.GetName()}
 	}
 	if asRendered(live, want) {
 		return nil
@@ -188,7 +262,12 @@ func ensure(ctx context.Context, reader client.Reader, writer client.Writer, wan
 	}
 	maps.Copy(labels, want.GetLabels())
 	updated.SetLabels(labels)
-	updated.SetAnnotations(live.GetAnnotations())
+	annotations := live.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	maps.Copy(annotations, want.GetAnnotations())
+	updated.SetAnnotations(annotations)
 	if err := writer.Update(ctx, updated); err != nil {
 		return fmt.Errorf("update %s %s: %w", kindOf(want), want.GetName(), err)
 	}
@@ -197,8 +276,13 @@ func ensure(ctx context.Context, reader client.Reader, writer client.Writer, wan
 
 // kindOf is the kind of one of Policies' objects, whose typed objects carry none.
 func kindOf(object client.Object) string {
-	if _, ok := object.(*admissionregistrationv1.ValidatingAdmissionPolicy); ok {
+	switch object.(type) {
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
 		return "ValidatingAdmissionPolicy"
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		return "MutatingAdmissionPolicy"
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		return "MutatingAdmissionPolicyBinding"
 	}
 	return "ValidatingAdmissionPolicyBinding"
 }

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
@@ -52,6 +53,8 @@ type Pod struct {
 	deleting bool
 	gated    bool
 	finished bool
+	// routed is true when a route (spec.routing) gave the pod its scheduler name.
+	routed bool
 }
 
 // Namespace is the pod's namespace.
@@ -117,6 +120,7 @@ func Trim(object any) (any, error) {
 		deleting:        pod.DeletionTimestamp != nil,
 		gated:           len(pod.Spec.SchedulingGates) > 0,
 		finished:        pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
+		routed:          pod.Labels[v1.LabelRoutedTo] != "",
 	}
 	for _, condition := range pod.Status.Conditions {
 		if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse &&
@@ -138,6 +142,8 @@ type Pending struct {
 	// Unschedulable is the scheduler's account of why no node fits one of them (the
 	// oldest that has one), empty when none has.
 	Unschedulable string
+	// Routed is how many of them a route (spec.routing) sent to the scheduler.
+	Routed int
 	// NextDue is how long until a pod that waits now, but not for long enough yet,
 	// reaches the threshold; zero when none is waiting.
 	NextDue time.Duration
@@ -222,6 +228,9 @@ func Count(pods []*Pod, threshold time.Duration, now time.Time) Pending {
 		}
 		if pending.Unschedulable == "" {
 			pending.Unschedulable = pod.unschedulable
+		}
+		if pod.routed {
+			pending.Routed++
 		}
 	}
 	return pending

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/readonly/readonlytest"
 )
 
@@ -36,6 +37,10 @@ func stored(pods ...corev1.Pod) []*Pod {
 		kept = append(kept, object.(*Pod))
 	}
 	return kept
+}
+
+func routedBy(scheduler string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Labels = map[string]string{v1.LabelRoutedTo: scheduler} }
 }
 
 func unschedulableBecause(message string) func(*corev1.Pod) {
@@ -67,6 +72,9 @@ func TestCount(t *testing.T) {
 			pod("fresh", 10*time.Second, now),
 		}, Pending{Count: 2, OldestSince: now.Add(-10 * time.Minute), Examples: []string{"team/old", "team/young"},
 			Unschedulable: "0/3 nodes are available: 3 Insufficient cpu.", NextDue: 110 * time.Second}},
+		{"those a route sent are counted apart", []corev1.Pod{
+			pod("routed", 5*time.Minute, now, routedBy("packer")), pod("named", 4*time.Minute, now),
+		}, Pending{Count: 2, OldestSince: now.Add(-5 * time.Minute), Examples: []string{"team/routed", "team/named"}, Routed: 1}},
 		{"gated, done or going: not waiting for the scheduler", []corev1.Pod{
 			pod("gated", time.Hour, now, gated), pod("done", time.Hour, now, done), pod("going", time.Hour, now, going),
 		}, Pending{}},

@@ -49,6 +49,7 @@ var (
 	// podProblem: a pod of the current configuration says why it is not ready.
 	podProblem  = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionDegraded}
 	podsPending = []v1.ConditionType{v1.ConditionPodsPending}
+	routed      = []v1.ConditionType{v1.ConditionRouting}
 	// everyCondition: a state in which the operator runs no scheduler.
 	everyCondition = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionProgressing, v1.ConditionDegraded,
 		v1.ConditionReconciling, v1.ConditionStalled}
@@ -87,7 +88,7 @@ var table = []Reason{
 	{Name: v1.ReasonAdmissionPolicyMissing, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonCreatedBeforeAdmissionPolicy, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonInvalidImage, Conditions: degraded, Severity: Warning},
-	{Name: v1.ReasonInvalidSpec, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonInvalidSpec, Conditions: []v1.ConditionType{v1.ConditionDegraded, v1.ConditionRouting}, Severity: Warning},
 	{Name: v1.ReasonConfigMapNotFound, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonConfigKeyMissing, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonConfigTooLarge, Conditions: degraded, Severity: Warning},
@@ -133,6 +134,15 @@ var table = []Reason{
 	{Name: v1.ReasonPodsUnschedulable, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonPodsNotScheduled, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonNoPodsPending, Conditions: podsPending, Severity: Normal},
+
+	// Whether new pods are routed to the scheduler (spec.routing), and why not.
+	{Name: v1.ReasonRouted, Conditions: routed, Severity: Normal},
+	{Name: v1.ReasonAuditing, Conditions: routed, Severity: Normal},
+	{Name: v1.ReasonRoutingPolicyPending, Conditions: routed, Severity: Normal},
+	{Name: v1.ReasonFailedOver, Conditions: routed, Severity: Warning},
+	{Name: v1.ReasonRoutingConflict, Conditions: routed, Severity: Warning},
+	{Name: v1.ReasonRoutingUnsupported, Conditions: routed, Severity: Warning},
+	{Name: v1.ReasonNotRouting, Conditions: routed, Severity: Normal},
 
 	// Reasons of Events only.
 	{Name: v1.ReasonImageVersionSkew, Severity: Warning},

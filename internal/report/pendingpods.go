@@ -29,9 +29,9 @@ func PendingPods(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus,
 	status.PendingPods = &v1.PendingPodsStatus{Count: int32(pending.Count), Examples: pending.Examples,
 		OldestSince: &metav1.Time{Time: pending.OldestSince.Truncate(time.Second)}}
 	// The state, in one sentence, then the cause and what to do.
-	state := fmt.Sprintf("%d %s naming %s %s waited longer than %s for a node (the oldest since %s: %s)",
+	state := fmt.Sprintf("%d %s naming %s %s waited longer than %s for a node (the oldest since %s: %s%s)",
 		pending.Count, plural(pending.Count, "pod", "pods"), names, plural(pending.Count, "has", "have"), threshold,
-		pending.OldestSince.UTC().Format(time.RFC3339), strings.Join(pending.Examples, ", "))
+		pending.OldestSince.UTC().Format(time.RFC3339), strings.Join(pending.Examples, ", "), routedClause(pending))
 	available := meta.FindStatusCondition(status.Conditions, string(v1.ConditionAvailable))
 	switch {
 	case available == nil || available.Status != metav1.ConditionTrue:
@@ -65,6 +65,14 @@ func ServedNames(status *v1.SecondarySchedulerStatus) []string {
 		return []string{status.SchedulerName}
 	}
 	return status.SchedulerNames
+}
+
+// routedClause says how many of the pending pods a route sent, "" for none.
+func routedClause(pending pendingpods.Pending) string {
+	if pending.Routed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of them routed here by spec.routing", pending.Routed)
 }
 
 // servedNames are ServedNames for a message.

@@ -21,6 +21,7 @@ func runScheduling(ctx context.Context, e *env) (*section, error) {
 		OutputDir:       filepath.Join(e.repoRoot, "docs"),
 		PlotLink:        scheduling.PlotFile,
 		WorkDir:         filepath.Join(e.outputDir, "scheduling"),
+		Routed:          true,
 		Log:             klog.NewKlogr().WithName("scheduling"),
 	})
 	if err != nil {

@@ -46,9 +46,20 @@ type installCluster struct {
 }
 
 func newInstallCluster(name string, extraBinaries ...string) *installCluster {
+	return newInstallClusterWith(name, nil, extraBinaries...)
+}
+
+// withoutMutatingAdmissionPolicy makes a cluster without MutatingAdmissionPolicy, as
+// Kubernetes before 1.36 is: its API is not served, and its admission plugin is off.
+var withoutMutatingAdmissionPolicy = []string{"KUBE_APISERVER_ARGS=" +
+	"runtime-config=admissionregistration.k8s.io/v1/mutatingadmissionpolicies=false,admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings=false " +
+	"disable-admission-plugins=MutatingAdmissionPolicy"}
+
+// newInstallClusterWith is newInstallCluster, with env for hack/local-cluster.sh.
+func newInstallClusterWith(name string, env []string, extraBinaries ...string) *installCluster {
 	dir := filepath.Join(outputDir, name)
 	localCluster(name, dir, "down")
-	localCluster(name, dir, "up", "APPLY_CRD=false")
+	localCluster(name, dir, "up", append([]string{"APPLY_CRD=false"}, env...)...)
 	c := &installCluster{name: name, dir: dir, kubeconfig: filepath.Join(dir, "kubeconfig"), auditLog: localCluster(name, dir, "audit-log")}
 	config, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
@@ -300,14 +311,24 @@ func (c *installCluster) leaderOf(namespace string) string {
 }
 
 var _ = Describe("Installing the operator", func() {
-	It("from dist/install.yaml: the operator runs under its own ServiceAccount and its scheduler binds pods", func() {
-		c := newInstallCluster("install-kubectl")
+	It("from dist/install.yaml, on a cluster without MutatingAdmissionPolicy: the operator runs under its own ServiceAccount, its scheduler binds pods, and a route says it is unsupported", func() {
+		c := newInstallClusterWith("install-kubectl", withoutMutatingAdmissionPolicy)
 		c.kubectl("apply", "--server-side", "-f", filepath.Join(repoRoot, "dist", "install.yaml"))
 		const namespace = "secondary-scheduler-operator"
 		c.waitOperatorRunning(namespace)
 
 		c.expectSchedulerServes(namespace, "bin-packing")
 		c.expectAuthorityAtAdmission(namespace, "bin-packing", false)
+
+		By("a route on a cluster that cannot route: reported, and the scheduler runs as usual")
+		routed := binPacking(namespace, "routed")
+		routed.Spec.Routing = &v1.Routing{NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}}
+		Expect(c.client.Create(ctx, routed)).To(Succeed())
+		c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/routed", "--timeout=120s")
+		Eventually(func() string {
+			return c.kubectl("-n", namespace, "get", "secondaryscheduler/routed", "-o", "jsonpath={.status.conditions[?(@.type=='Routing')].reason}")
+		}).Should(Equal(string(v1.ReasonRoutingUnsupported)))
+		c.expectBinds("routed", "routed-workload")
 
 		By("killing the leading operator: a replica takes over once the lease expires")
 		holder := c.leaderOf(namespace)

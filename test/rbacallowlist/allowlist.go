@@ -98,6 +98,10 @@ var allowedRules = []allowedRule{
 		[]string{"get", "list", "watch", "create"}},
 	{managerRole, "admissionregistration.k8s.io", []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
 		[]string{render.AuthorityPolicyName}, []string{"update"}},
+	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, nil,
+		[]string{"get", "list", "watch", "create"}},
+	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
+		[]string{render.RoutingPolicyName}, []string{"update", "delete"}},
 
 	// The operator, in each namespace where it runs schedulers.
 	{schedulerNamespaceRole, "apps", []string{"deployments"}, nil, allVerbs},

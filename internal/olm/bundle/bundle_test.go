@@ -146,5 +146,6 @@ func (n schemaNode) paths(prefix string, out *[]string, whole func(path string) 
 var wholeObjectDescriptors = []string{
 	"urn:alm:descriptor:com.tectonic.ui:resourceRequirements", "urn:alm:descriptor:com.tectonic.ui:nodeAffinity",
 	"urn:alm:descriptor:com.tectonic.ui:podAffinity", "urn:alm:descriptor:com.tectonic.ui:podAntiAffinity",
-	"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Node",
+	"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Node", "urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Namespace",
+	"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Pod",
 }

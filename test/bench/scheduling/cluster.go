@@ -252,9 +252,10 @@ func deleteNodes(ctx context.Context, client kubernetes.Interface) error {
 }
 
 // benchPod is the i-th pod of run: 100m CPU (opts.PodMilliCPU), no memory, for the
-// BinPacking scheduler, on the benchmark's nodes.
-func benchPod(run string, i int, opts Options) *corev1.Pod {
-	return &corev1.Pod{
+// BinPacking scheduler, on the benchmark's nodes. A pod of config OursRouted names no
+// scheduler: the routing policy gives it the name.
+func benchPod(run string, i int, opts Options, config Config) *corev1.Pod {
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      fmt.Sprintf("%s-%05d", run, i),
 			Namespace: benchNamespace,
@@ -275,6 +276,10 @@ func benchPod(run string, i int, opts Options) *corev1.Pod {
 			}},
 		},
 	}
+	if config == OursRouted {
+		pod.Spec.SchedulerName = ""
+	}
+	return pod
 }
 
 // clearPods deletes every pod of the benchmark (grace period 0: nothing runs them) and

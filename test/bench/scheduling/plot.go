@@ -23,6 +23,9 @@ type series struct {
 var seriesColors = map[Config]color.RGBA{
 	Ours:     {R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // blue
 	Upstream: {R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // orange
+	// Routed pods follow the same curve as Ours, or nearly: dashed would be clearer, a
+	// lighter blue will do.
+	OursRouted: {R: 0x9e, G: 0xc9, B: 0xe2, A: 0xff}, // light blue
 }
 
 // The plot's size in pixels, at plotDPI: the width of a page in docs/.

@@ -34,12 +34,18 @@ const (
 	Ours Config = "ours"
 	// Upstream is kube-scheduler's defaults with a profile of the same scheduler name.
 	Upstream Config = "upstream"
+	// OursRouted is Ours, scheduling pods that name no scheduler, which the routing
+	// policy routes to it (see routePods).
+	OursRouted Config = "ours-routed"
 )
 
 // Description says what the configuration is, for tables and the plot's legend.
 func (c Config) Description() string {
-	if c == Ours {
+	switch c {
+	case Ours:
 		return "ours (rendered BinPacking)"
+	case OursRouted:
+		return "ours, pods routed by spec.routing"
 	}
 	return "upstream defaults"
 }
@@ -65,7 +71,7 @@ func binPackingScheduler() *v1.SecondaryScheduler {
 func schedulerConfig(config Config, kubeconfig string) (content []byte, lease string, err error) {
 	var rendered string
 	switch config {
-	case Ours:
+	case Ours, OursRouted:
 		cr := binPackingScheduler()
 		if rendered, err = render.SchedulerConfig(cr, render.Facts{}); err != nil {
 			return nil, "", fmt.Errorf("render the BinPacking scheduler config: %w", err)

@@ -71,6 +71,9 @@ type Options struct {
 	// Backlog adds to each repetition a pair of runs in Backlog mode, which tell how fast
 	// each configuration schedules when creating pods does not set the pace.
 	Backlog bool
+	// Routed adds to each repetition a Streamed run of OursRouted: the same scheduler,
+	// its pods naming none, routed by the routing policy.
+	Routed bool
 	// RunTimeout bounds one run from its first create (2m: upstream's defaults take about
 	// 40 s); a run that times out is reported with the pods it bound. The nodes' Leases are
 	// renewed only between runs, so a run must end within the node lifecycle controller's
@@ -173,8 +176,9 @@ type Result struct {
 	IdealNodes int
 	// Runs are every run in the order made.
 	Runs []Measurement
-	// Ours and Upstream are the medians of each configuration's Streamed runs.
-	Ours, Upstream Summary
+	// Ours and Upstream are the medians of each configuration's Streamed runs, and
+	// OursRouted those of the routed runs, if any.
+	Ours, Upstream, OursRouted Summary
 	// OursBacklog and UpstreamBacklog are those of the Backlog runs, if any.
 	OursBacklog, UpstreamBacklog Summary
 	// Plot is the path of the PNG of bound pods over time of each configuration's median run.
@@ -235,6 +239,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	result.Ours, result.Upstream = summarize(result.Runs, Ours, Streamed), summarize(result.Runs, Upstream, Streamed)
+	result.OursRouted = summarize(result.Runs, OursRouted, Streamed)
 	result.OursBacklog, result.UpstreamBacklog = summarize(result.Runs, Ours, Backlog), summarize(result.Runs, Upstream, Backlog)
 	result.Plot = filepath.Join(opts.OutputDir, PlotFile)
 	if err := writePlot(result.Plot, result.plotSeries()); err != nil {
@@ -258,8 +263,14 @@ func measureAll(ctx context.Context, client kubernetes.Interface, opts Options, 
 		if repetition%2 == 0 {
 			order = []Config{Upstream, Ours}
 		}
+		if opts.Routed {
+			order = append(order, OursRouted)
+		}
 		for _, mode := range modes {
 			for _, config := range order {
+				if config == OursRouted && mode != Streamed {
+					continue
+				}
 				run, err := measure(ctx, client, opts, binary, workDir, config, mode, repetition)
 				if err != nil {
 					return nil, fmt.Errorf("run %d of %s (%s): %w", repetition, config, mode, err)
@@ -336,6 +347,16 @@ func measure(ctx context.Context, client kubernetes.Interface, opts Options, bin
 	if err := renewLeases(ctx, client, opts); err != nil {
 		return nil, err
 	}
+	if config == OursRouted {
+		if err := routePods(ctx, client); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err := unroutePods(context.WithoutCancel(ctx), client); err != nil {
+				opts.Log.Error(err, "remove the routing policy", "run", runName)
+			}
+		}()
+	}
 	busyBefore, known := settle(ctx, opts.Log.WithValues("run", runName))
 	if !known {
 		busyBefore = -1
@@ -347,7 +368,7 @@ func measure(ctx context.Context, client kubernetes.Interface, opts Options, bin
 	defer recorder.close()
 	var created createdPods
 	if mode == Backlog {
-		if created, err = createPods(ctx, client, opts, runName, recorder.begin()); err != nil {
+		if created, err = createPods(ctx, client, opts, runName, config, recorder.begin()); err != nil {
 			return nil, err
 		}
 	}
@@ -365,7 +386,7 @@ func measure(ctx context.Context, client kubernetes.Interface, opts Options, bin
 	}
 	if mode == Streamed {
 		opts.Log.V(1).Info("scheduler leads and is ready; creating pods", "run", runName, "pods", opts.Pods)
-		if created, err = createPods(ctx, client, opts, runName, recorder.begin()); err != nil {
+		if created, err = createPods(ctx, client, opts, runName, config, recorder.begin()); err != nil {
 			return nil, err
 		}
 	}
@@ -418,13 +439,13 @@ type createdPods struct {
 }
 
 // createPods creates the run's pods, opts.Pods of them, concurrently from start on.
-func createPods(ctx context.Context, client kubernetes.Interface, opts Options, runName string, start time.Time) (createdPods, error) {
+func createPods(ctx context.Context, client kubernetes.Interface, opts Options, runName string, config Config, start time.Time) (createdPods, error) {
 	created := createdPods{start: start, requested: make([]time.Duration, opts.Pods)}
 	var lastMu sync.Mutex
 	pods := client.CoreV1().Pods(benchNamespace)
 	err := forEachConcurrently(ctx, opts.Pods, opts.CreateWorkers, func(ctx context.Context, i int) error {
 		created.requested[i] = time.Since(start)
-		if _, err := pods.Create(ctx, benchPod(runName, i, opts), metav1.CreateOptions{}); err != nil {
+		if _, err := pods.Create(ctx, benchPod(runName, i, opts, config), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create pod %d: %w", i, err)
 		}
 		answered := time.Since(start)
@@ -493,7 +514,7 @@ func summarizeRun(runName string, mode Mode, created createdPods, boundAt map[st
 }
 
 // podName is the name of run's i-th pod.
-func podName(runName string, i int) string { return benchPod(runName, i, Options{}).Name }
+func podName(runName string, i int) string { return benchPod(runName, i, Options{}, Ours).Name }
 
 // summarize takes the medians of config's runs in mode.
 func summarize(runs []Measurement, config Config, mode Mode) Summary {
@@ -549,7 +570,7 @@ func (r *Result) medianRun(config Config) *Measurement {
 // plotSeries are the curves of each configuration's median run (see medianRun).
 func (r *Result) plotSeries() []series {
 	var plotted []series
-	for _, config := range []Config{Ours, Upstream} {
+	for _, config := range []Config{Ours, Upstream, OursRouted} {
 		if run := r.medianRun(config); run != nil {
 			label := config.Description()
 			if r.Options.Repetitions > 1 {

@@ -43,7 +43,7 @@ func TestNewClientSpeaksProtobuf(t *testing.T) {
 	}
 	const requests = 20
 	err = forEachConcurrently(context.Background(), requests, 4, func(ctx context.Context, i int) error {
-		pod, err := client.CoreV1().Pods(benchNamespace).Create(ctx, benchPod("r", i, Options{}.withDefaults()), metav1.CreateOptions{})
+		pod, err := client.CoreV1().Pods(benchNamespace).Create(ctx, benchPod("r", i, Options{}.withDefaults(), Ours), metav1.CreateOptions{})
 		if err == nil && pod.Name != "p" {
 			t.Errorf("decoded pod %q, want p", pod.Name)
 		}

@@ -53,6 +53,7 @@ func run(log logr.Logger) error {
 	flag.StringVar(&opts.NodeMemory, "node-memory", "16Gi", "each node's allocatable memory")
 	flag.IntVar(&opts.Repetitions, "repetitions", 1, "runs of each configuration; figures are medians")
 	flag.BoolVar(&opts.Backlog, "backlog", true, "also measure each configuration with every pod created before it starts")
+	flag.BoolVar(&opts.Routed, "routed", true, "also measure the rendered configuration with pods routed to it by the routing policy (spec.routing)")
 	flag.IntVar(&opts.CreateWorkers, "create-workers", 0, "create requests in flight at once (0: the package's default)")
 	flag.StringVar(&output, "output", filepath.Join(repoRoot, "_output", clusterName), "directory for the plot, the Markdown, the cluster and the schedulers' logs")
 	flag.BoolVar(&keepCluster, "keep-cluster", false, "leave the local cluster running")
