@@ -54,16 +54,7 @@ func (r *SecondarySchedulerReconciler) checkAdmission(ctx context.Context, cr *v
 // everySecondaryScheduler wakes every SecondaryScheduler: when the admission policies
 // change, each may be allowed again, or no longer.
 func (r *SecondarySchedulerReconciler) everySecondaryScheduler(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &v1.SecondarySchedulerList{}
-	if err := r.List(ctx, list); err != nil {
-		logf.FromContext(ctx).Error(err, "list SecondarySchedulers after a change of the admission policies")
-		return nil
-	}
-	requests := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return requests
+	return r.secondarySchedulersWhere(ctx, "a change of the admission policies", func(*v1.SecondaryScheduler) bool { return true })
 }
 
 // AdmissionPolicyReconciler keeps the operator's admission policies and their bindings

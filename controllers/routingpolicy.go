@@ -300,17 +300,7 @@ func (r *RoutingPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // everyRoutedSecondaryScheduler are the SecondarySchedulers with spec.routing.
 func (r *SecondarySchedulerReconciler) everyRoutedSecondaryScheduler(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &v1.SecondarySchedulerList{}
-	if err := r.List(ctx, list); err != nil {
-		return nil
-	}
-	var requests []reconcile.Request
-	for i := range list.Items {
-		if list.Items[i].Spec.Routing != nil {
-			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-	}
-	return requests
+	return r.secondarySchedulersWhere(ctx, "a change of routing", func(cr *v1.SecondaryScheduler) bool { return cr.Spec.Routing != nil })
 }
 
 func hasRoute(object client.Object) bool {

@@ -53,13 +53,22 @@ func (r *SecondarySchedulerReconciler) otherClaimants(ctx context.Context, objec
 // that was created or deleted: one refused for want of it runs, and one using the
 // default class renders with it or without it.
 func (r *SecondarySchedulerReconciler) priorityClassUsers(ctx context.Context, class client.Object) []reconcile.Request {
+	return r.secondarySchedulersWhere(ctx, "a PriorityClass came or went", func(cr *v1.SecondaryScheduler) bool {
+		return gather.RequestedPriorityClass(cr) == class.GetName()
+	})
+}
+
+// secondarySchedulersWhere are the SecondarySchedulers for which keep is true, as
+// requests; after says what happened, for the log when they cannot be listed.
+func (r *SecondarySchedulerReconciler) secondarySchedulersWhere(ctx context.Context, after string, keep func(*v1.SecondaryScheduler) bool) []reconcile.Request {
 	list := &v1.SecondarySchedulerList{}
 	if err := r.List(ctx, list); err != nil {
+		logf.FromContext(ctx).Error(err, "list SecondarySchedulers after "+after)
 		return nil
 	}
 	var requests []reconcile.Request
 	for i := range list.Items {
-		if gather.RequestedPriorityClass(&list.Items[i]) == class.GetName() {
+		if keep(&list.Items[i]) {
 			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}

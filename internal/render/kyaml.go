@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/bindata"
@@ -249,4 +250,30 @@ func setLabels(node *yaml.RNode, labels map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// renderAssets loads assets, in order, labels each with labels, lets edit change it
+// (nil: no change) and converts it: the operator's objects that are not a scheduler's.
+func renderAssets(assets []string, labels map[string]string, edit func(asset string, node *yaml.RNode) error) ([]*unstructured.Unstructured, error) {
+	objects := make([]*unstructured.Unstructured, 0, len(assets))
+	for _, asset := range assets {
+		node, err := loadAsset(asset)
+		if err != nil {
+			return nil, err
+		}
+		if err := setLabels(node, labels); err != nil {
+			return nil, fmt.Errorf("%s: %w", asset, err)
+		}
+		if edit != nil {
+			if err := edit(asset, node); err != nil {
+				return nil, fmt.Errorf("%s: %w", asset, err)
+			}
+		}
+		object, err := toUnstructured(node)
+		if err != nil {
+			return nil, fmt.Errorf("convert %s: %w", asset, err)
+		}
+		objects = append(objects, object)
+	}
+	return objects, nil
 }

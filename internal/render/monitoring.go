@@ -44,34 +44,19 @@ func MonitoringObjects(namespace string, labels map[string]string) ([]*unstructu
 	}
 	own := map[string]string{LabelManagedBy: ManagedByValue, LabelName: operatorNameValue}
 	maps.Copy(own, labels)
-	objects := make([]*unstructured.Unstructured, 0, len(monitoringAssets))
-	for _, asset := range monitoringAssets {
-		node, err := loadAsset(asset)
-		if err != nil {
-			return nil, err
-		}
+	return renderAssets(monitoringAssets, own, func(_ string, node *yaml.RNode) error {
 		if err := setNamespace(node, namespace); err != nil {
-			return nil, fmt.Errorf("%s: %w", asset, err)
+			return err
 		}
-		if err := setLabels(node, own); err != nil {
-			return nil, fmt.Errorf("%s: %w", asset, err)
+		if node.GetKind() != PrometheusRuleGVK.Kind {
+			return nil
 		}
-		if node.GetKind() == PrometheusRuleGVK.Kind {
-			groups, err := alertRuleGroups()
-			if err != nil {
-				return nil, err
-			}
-			if err := setNode(node, groups, "spec", "groups"); err != nil {
-				return nil, fmt.Errorf("%s: %w", asset, err)
-			}
-		}
-		object, err := toUnstructured(node)
+		groups, err := alertRuleGroups()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", asset, err)
+			return err
 		}
-		objects = append(objects, object)
-	}
-	return objects, nil
+		return setNode(node, groups, "spec", "groups")
+	})
 }
 
 // alertRuleGroups are the groups of the alert rule file.

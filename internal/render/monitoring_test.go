@@ -3,8 +3,6 @@ package render
 import (
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 )
 
 func TestMonitoringObjectsGolden(t *testing.T) {
@@ -12,15 +10,7 @@ func TestMonitoringObjectsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	documents := make([]string, 0, len(objects))
-	for _, object := range objects {
-		data, err := yaml.Marshal(object.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		documents = append(documents, string(data))
-	}
-	expectGolden(t, "monitoring", strings.Join(documents, "---\n"))
+	expectGoldenObjects(t, "monitoring", objects)
 }
 
 // TestMonitoringObjectsRefuseLabels: labels from the operator's flags that the API server

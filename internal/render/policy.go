@@ -45,32 +45,14 @@ func AdmissionPolicies(allowedImages []string) ([]*unstructured.Unstructured, er
 		}
 		literals = append(literals, "'"+entry+"'")
 	}
-	objects := make([]*unstructured.Unstructured, 0, len(admissionAssets))
-	for _, asset := range admissionAssets {
-		node, err := loadAsset(asset)
+	return renderAssets(admissionAssets, map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}, func(asset string, node *yaml.RNode) error {
+		if node.GetKind() != "ValidatingAdmissionPolicy" {
+			return nil
+		}
+		allowed, err := lookup(node, "spec", "variables", "[name=allowedImages]")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := setLabels(node, map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}); err != nil {
-			return nil, err
-		}
-		if node.GetKind() == "ValidatingAdmissionPolicy" {
-			allowed, err := node.Pipe(yaml.Lookup("spec", "variables", "[name=allowedImages]"))
-			if err != nil {
-				return nil, fmt.Errorf("%s: look up variable allowedImages: %w", asset, err)
-			}
-			if allowed == nil {
-				return nil, fmt.Errorf("%s has no variable allowedImages", asset)
-			}
-			if err := setValue(allowed, "["+strings.Join(literals, ", ")+"]", "expression"); err != nil {
-				return nil, err
-			}
-		}
-		object, err := toUnstructured(node)
-		if err != nil {
-			return nil, fmt.Errorf("convert %s: %w", asset, err)
-		}
-		objects = append(objects, object)
-	}
-	return objects, nil
+		return setValue(allowed, "["+strings.Join(literals, ", ")+"]", "expression")
+	})
 }

@@ -1,10 +1,7 @@
 package render
 
 import (
-	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 )
 
 func TestAdmissionPoliciesGolden(t *testing.T) {
@@ -22,15 +19,7 @@ func TestAdmissionPoliciesGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var documents []string
-			for _, object := range objects {
-				data, err := yaml.Marshal(object.Object)
-				if err != nil {
-					t.Fatal(err)
-				}
-				documents = append(documents, string(data))
-			}
-			expectGolden(t, tt.name, strings.Join(documents, "---\n"))
+			expectGoldenObjects(t, tt.name, objects)
 		})
 	}
 }

@@ -292,17 +292,23 @@ func TestRenderGolden(t *testing.T) {
 			if _, err := schedconfig.Parse([]byte(result.SchedulerConfig), tt.cr.EffectiveSchedulerName(), "rendered config"); err != nil {
 				t.Fatalf("rendered config does not pass schedconfig.Parse: %v\n%s", err, result.SchedulerConfig)
 			}
-			var documents []string
-			for _, object := range result.Objects {
-				data, err := yaml.Marshal(object.Object)
-				if err != nil {
-					t.Fatal(err)
-				}
-				documents = append(documents, string(data))
-			}
-			expectGolden(t, tt.name, strings.Join(documents, "---\n"))
+			expectGoldenObjects(t, tt.name, result.Objects)
 		})
 	}
+}
+
+// expectGoldenObjects compares objects, as YAML documents, with testdata/<name>.golden.yaml.
+func expectGoldenObjects(t *testing.T, name string, objects []*unstructured.Unstructured) {
+	t.Helper()
+	documents := make([]string, 0, len(objects))
+	for _, object := range objects {
+		data, err := yaml.Marshal(object.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		documents = append(documents, string(data))
+	}
+	expectGolden(t, name, strings.Join(documents, "---\n"))
 }
 
 // expectGolden compares a rendering with testdata/name.golden.yaml, or rewrites the file

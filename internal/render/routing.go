@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,27 +54,12 @@ func RoutingPolicy(routes []routing.Route, neverRouted []string) ([]*unstructure
 	}
 	routes = slices.Clone(routes)
 	slices.SortFunc(routes, func(a, b routing.Route) int { return strings.Compare(a.Owner.String(), b.Owner.String()) })
-	objects := make([]*unstructured.Unstructured, 0, len(routingAssets))
-	for _, asset := range routingAssets {
-		node, err := loadAsset(asset)
-		if err != nil {
-			return nil, err
+	return renderAssets(routingAssets, map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}, func(_ string, node *yaml.RNode) error {
+		if node.GetKind() != "MutatingAdmissionPolicy" {
+			return nil
 		}
-		if err := setLabels(node, map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}); err != nil {
-			return nil, err
-		}
-		if node.GetKind() == "MutatingAdmissionPolicy" {
-			if err := setRoutes(node, routes, neverRouted); err != nil {
-				return nil, fmt.Errorf("%s: %w", asset, err)
-			}
-		}
-		object, err := toUnstructured(node)
-		if err != nil {
-			return nil, fmt.Errorf("convert %s: %w", asset, err)
-		}
-		objects = append(objects, object)
-	}
-	return objects, nil
+		return setRoutes(node, routes, neverRouted)
+	})
 }
 
 // setRoutes fills the policy's named places: the namespaces never routed, the variable
@@ -88,6 +74,33 @@ func setRoutes(policy *yaml.RNode, routes []routing.Route, neverRouted []string)
 	}
 	if err := setValue(names, excluded, "values"); err != nil {
 		return err
+	}
+	// The API server matches labels before it evaluates any CEL: the requirements every
+	// route shares narrow the policy to the namespaces and pods that some route may
+	// select, so that a pod no route could select costs its creation no evaluation.
+	namespaceSelectors := make([]*metav1.LabelSelector, len(routes))
+	podSelectors := make([]*metav1.LabelSelector, len(routes))
+	for i := range routes {
+		namespaceSelectors[i], podSelectors[i] = &routes[i].NamespaceSelector, routes[i].PodSelector
+	}
+	for field, selectors := range map[string][]*metav1.LabelSelector{"namespaceSelector": namespaceSelectors, "objectSelector": podSelectors} {
+		shared, err := sharedRequirements(selectors)
+		if err != nil {
+			return err
+		}
+		expressions, err := lookup(policy, "spec", "matchConstraints", field, "matchExpressions")
+		if err != nil {
+			return err
+		}
+		for _, requirement := range shared {
+			value, err := valueNode(requirement)
+			if err != nil {
+				return err
+			}
+			if err := expressions.PipeE(yaml.Append(value.YNode())); err != nil {
+				return fmt.Errorf("add %s requirement on %s: %w", field, requirement["key"], err)
+			}
+		}
 	}
 	choices := make([]string, 0, len(routes))
 	mutations := make([]any, 0, len(routes))
@@ -117,6 +130,64 @@ func setRoutes(policy *yaml.RNode, routes []routing.Route, neverRouted []string)
 		return fmt.Errorf("list the routes carried: %w", err)
 	}
 	return setValue(policy, map[string]any{AnnotationRoutes: string(annotation)}, "metadata", "annotations")
+}
+
+// sharedRequirements are label requirements that every selector of selectors implies
+// (nil selects everything, and implies none): for a key that each requires, with the
+// values each allows when all name them (In), else only that it exists. They are maps of
+// a LabelSelectorRequirement's fields, for the policy's YAML, sorted by key.
+func sharedRequirements(selectors []*metav1.LabelSelector) ([]map[string]any, error) {
+	// values[key] is the union of the values allowed; nil once one selector allows any.
+	values := map[string][]string{}
+	for i, selector := range selectors {
+		parsed, err := metav1.LabelSelectorAsSelector(selector)
+		if err != nil {
+			return nil, err
+		}
+		requirements, _ := parsed.Requirements()
+		required := map[string][]string{}
+		for _, requirement := range requirements {
+			key := requirement.Key()
+			switch requirement.Operator() {
+			case selection.In, selection.Equals, selection.DoubleEquals:
+				allowed := requirement.Values().UnsortedList()
+				if previous, found := required[key]; found && previous != nil {
+					allowed = slices.DeleteFunc(allowed, func(value string) bool { return !slices.Contains(previous, value) })
+				}
+				required[key] = allowed
+			case selection.Exists:
+				if _, found := required[key]; !found {
+					required[key] = nil
+				}
+			}
+		}
+		if i == 0 {
+			values = required
+			continue
+		}
+		for key, allowed := range values {
+			theirs, found := required[key]
+			switch {
+			case !found:
+				delete(values, key)
+			case allowed == nil || theirs == nil:
+				values[key] = nil
+			default:
+				values[key] = append(allowed, theirs...)
+			}
+		}
+	}
+	keys := slices.Sorted(maps.Keys(values))
+	shared := make([]map[string]any, 0, len(keys))
+	for _, key := range keys {
+		if values[key] == nil {
+			shared = append(shared, map[string]any{"key": key, "operator": string(metav1.LabelSelectorOpExists)})
+			continue
+		}
+		allowed := slices.Compact(slices.Sorted(slices.Values(values[key])))
+		shared = append(shared, map[string]any{"key": key, "operator": string(metav1.LabelSelectorOpIn), "values": allowed})
+	}
+	return shared, nil
 }
 
 // selectsCEL is the CEL condition under which route selects a pod, in the policy's

@@ -2,16 +2,15 @@ package render
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/routing"
@@ -40,15 +39,7 @@ func TestRoutingPolicyGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	documents := make([]string, 0, len(objects))
-	for _, object := range objects {
-		data, err := yaml.Marshal(object.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		documents = append(documents, string(data))
-	}
-	expectGolden(t, "routing", strings.Join(documents, "---\n"))
+	expectGoldenObjects(t, "routing", objects)
 
 	var carried []CarriedRoute
 	if err := json.Unmarshal([]byte(objects[0].GetAnnotations()[AnnotationRoutes]), &carried); err != nil {
@@ -160,5 +151,45 @@ func compileRoutingPolicy(t *testing.T, policy *unstructured.Unstructured) func(
 			values[variableNames[i]] = value
 		}
 		return values["route"].(interface{ Value() any }).Value().(int64)
+	}
+}
+
+// TestSharedRequirements: the policy matches only namespaces and pods that every route's
+// selector requires a label of, so that no other pod's creation evaluates its CEL.
+func TestSharedRequirements(t *testing.T) {
+	labels := func(kv ...string) *metav1.LabelSelector {
+		selector := &metav1.LabelSelector{MatchLabels: map[string]string{}}
+		for i := 0; i < len(kv); i += 2 {
+			selector.MatchLabels[kv[i]] = kv[i+1]
+		}
+		return selector
+	}
+	exists := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpExists}}}
+	notIn := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"x"}}}}
+	tests := []struct {
+		name      string
+		selectors []*metav1.LabelSelector
+		want      []map[string]any
+	}{
+		{"one route: its values", []*metav1.LabelSelector{labels("team", "a", "tier", "gold")}, []map[string]any{
+			{"key": "team", "operator": "In", "values": []string{"a"}}, {"key": "tier", "operator": "In", "values": []string{"gold"}}}},
+		{"two values of one key: both", []*metav1.LabelSelector{labels("team", "b"), labels("team", "a")}, []map[string]any{
+			{"key": "team", "operator": "In", "values": []string{"a", "b"}}}},
+		{"a key one route lacks: none", []*metav1.LabelSelector{labels("team", "a"), labels("tier", "gold")}, []map[string]any{}},
+		{"Exists and a value: exists", []*metav1.LabelSelector{labels("team", "a"), exists}, []map[string]any{
+			{"key": "team", "operator": "Exists"}}},
+		{"NotIn requires nothing", []*metav1.LabelSelector{notIn}, []map[string]any{}},
+		{"everything: nothing required", []*metav1.LabelSelector{nil, labels("team", "a")}, []map[string]any{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := sharedRequirements(tt.selectors)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

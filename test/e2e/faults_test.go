@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -180,14 +179,7 @@ var _ = Describe("Faults", func() {
 
 	It("says within seconds when the API server refuses the scheduler's pods, and recovers when it admits them", func() {
 		ns := newNamespace()
-		quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-pods"},
-			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
-		Expect(k8s.Create(ctx, quota)).To(Succeed())
-		// The quota controller must have counted the namespace before it refuses anything.
-		Eventually(func() corev1.ResourceList {
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
-			return quota.Status.Hard
-		}).ShouldNot(BeEmpty())
+		quota := refusePods(ns)
 		cr := binPacking(ns, "over-quota")
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "30s").Should(Equal("True/" + string(v1.ReasonPodCreationFailed)))

@@ -229,3 +229,16 @@ func nonEmptyLines(s string) []string {
 	}
 	return lines
 }
+
+// refusePods creates a ResourceQuota of no pods in namespace and waits until the quota
+// controller has counted the namespace: from then on the API server refuses its new pods.
+func refusePods(namespace string) *corev1.ResourceQuota {
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "no-pods"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+	Expect(k8s.Create(ctx, quota)).To(Succeed())
+	Eventually(func() corev1.ResourceList {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+		return quota.Status.Hard
+	}).ShouldNot(BeEmpty(), "the quota controller counted namespace %s", namespace)
+	return quota
+}

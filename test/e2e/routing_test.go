@@ -147,13 +147,7 @@ var _ = Describe("Routing", func() {
 
 		// The scheduler is down past failoverAfter: its pod is gone and a quota keeps the
 		// Deployment from making another. New pods go to the default scheduler, which places them.
-		quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-more-pods"},
-			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
-		Expect(k8s.Create(ctx, quota)).To(Succeed())
-		Eventually(func() corev1.ResourceList {
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
-			return quota.Status.Used
-		}).Should(HaveKey(corev1.ResourcePods), "the quota controller counted the namespace")
+		quota := refusePods(ns)
 		for _, pod := range schedulerPods(cr) {
 			Expect(k8s.Delete(ctx, &pod, client.GracePeriodSeconds(0))).To(Succeed())
 		}

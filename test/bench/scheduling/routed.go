@@ -24,6 +24,9 @@ import (
 // server creates them, as spec.routing does (the benchmark applies the policy itself: no
 // operator runs here).
 
+// benchRoutingPolicy names the benchmark's routing policy and its binding.
+const benchRoutingPolicy = "scheduling-bench-routing"
+
 // routePods puts in place the routing policy and its binding for a route of
 // benchNamespace to schedulerName, and waits until the API server applies it.
 func routePods(ctx context.Context, client kubernetes.Interface) error {
@@ -41,6 +44,10 @@ func routePods(ctx context.Context, client kubernetes.Interface) error {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered[1].Object, binding); err != nil {
 		return fmt.Errorf("convert the routing policy's binding: %w", err)
 	}
+	// A name and labels of the benchmark's own: an operator running in the same cluster
+	// keeps the policy of its name as its routes say, and would delete this one.
+	policy.Name, policy.Labels = benchRoutingPolicy, nil
+	binding.Name, binding.Labels, binding.Spec.PolicyName = benchRoutingPolicy, nil, benchRoutingPolicy
 	admission := client.AdmissionregistrationV1()
 	if _, err := admission.MutatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create the routing policy: %w", err)
@@ -69,14 +76,14 @@ func routePods(ctx context.Context, client kubernetes.Interface) error {
 	return nil
 }
 
-// unroutePods deletes the routing policy and its binding, and waits until the API server
-// no longer applies it, so that the next run's pods are its own.
+// unroutePods deletes the routing policy and its binding. The other runs' pods name the
+// scheduler themselves, which the policy leaves alone while the API server still has it.
 func unroutePods(ctx context.Context, client kubernetes.Interface) error {
 	admission := client.AdmissionregistrationV1()
-	if err := admission.MutatingAdmissionPolicyBindings().Delete(ctx, render.RoutingPolicyName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := admission.MutatingAdmissionPolicyBindings().Delete(ctx, benchRoutingPolicy, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete the routing policy's binding: %w", err)
 	}
-	if err := admission.MutatingAdmissionPolicies().Delete(ctx, render.RoutingPolicyName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := admission.MutatingAdmissionPolicies().Delete(ctx, benchRoutingPolicy, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete the routing policy: %w", err)
 	}
 	return nil
