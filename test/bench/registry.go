@@ -32,7 +32,7 @@ var benchmarks = []benchmark{
 	{name: "references", namespaces: []string{referencesNamespace}, run: runReferences},
 	{name: "slow-prometheus", namespaces: []string{slowPrometheusNamespace}, run: runSlowPrometheus},
 	{name: "scheduling", namespaces: []string{steadyNamespace}, run: runScheduling},
-	{name: "routing", namespaces: []string{routingNamespace}, run: runRouting},
+	{name: "routing", namespaces: []string{routingNamespace}, run: runRouting, runs: 3},
 	{name: "idle", namespaces: []string{steadyNamespace}, run: runIdle},
 	{name: "pending-pods", namespaces: []string{steadyNamespace}, run: runPendingPods},
 	{name: "memory", namespaces: []string{steadyNamespace}, run: runMemory},
