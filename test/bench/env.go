@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -75,6 +76,10 @@ type env struct {
 	podrunner *process
 	// fakeReady is the mode podrunner runs in: pods Ready without a process.
 	fakeReady bool
+	// pluginsBinary is the kube-scheduler podrunner runs for the scheduler-plugins image:
+	// scheduler-plugins' own build, or, when empty, the in-tree one, which has every plugin
+	// the other benchmarks' profiles use.
+	pluginsBinary string
 
 	// lastRun is set for the last benchmark run: what it leaves, the cluster's deletion
 	// removes, so it need not clean up.
@@ -239,17 +244,24 @@ func (e *env) writeOperatorKubeconfig(ctx context.Context) error {
 	return hostprocess.WriteKubeconfig(e.operatorKubeconfig, e.config.Host, e.config.CAData, e.config.CAFile, token.Status.Token)
 }
 
-// usePodrunner runs podrunner in the given mode, restarting it when it runs in the other.
-// With fakeReady, scheduler pods are Ready without a process.
+// usePodrunner runs podrunner in the given mode, with the in-tree kube-scheduler for
+// every image, restarting it when it runs otherwise. With fakeReady, scheduler pods are
+// Ready without a process.
 func (e *env) usePodrunner(ctx context.Context, fakeReady bool) error {
-	if e.podrunner != nil && e.podrunner.running() && e.fakeReady == fakeReady {
+	return e.usePodrunnerWith(ctx, fakeReady, "")
+}
+
+// usePodrunnerWith is usePodrunner running pluginsBinary for the scheduler-plugins image
+// (the in-tree kube-scheduler when empty).
+func (e *env) usePodrunnerWith(ctx context.Context, fakeReady bool, pluginsBinary string) error {
+	if e.podrunner != nil && e.podrunner.running() && e.fakeReady == fakeReady && e.pluginsBinary == pluginsBinary {
 		return nil
 	}
 	e.podrunner.stop()
 	kubeScheduler := filepath.Join(e.controlPlaneDir, "kube-scheduler")
 	args := []string{filepath.Join(e.binDir, "podrunner"), "--kubeconfig", e.kubeconfig,
 		"--work-dir", filepath.Join(e.outputDir, "podrunner"), "--nodes", strconv.Itoa(schedulerHosts),
-		"--binaries", "scheduler-plugins=" + kubeScheduler + ",kube-scheduler=" + kubeScheduler}
+		"--binaries", "scheduler-plugins=" + cmp.Or(pluginsBinary, kubeScheduler) + ",kube-scheduler=" + kubeScheduler}
 	if fakeReady {
 		args = append(args, "--fake-ready")
 	}
@@ -257,7 +269,7 @@ func (e *env) usePodrunner(ctx context.Context, fakeReady bool) error {
 	if e.podrunner, err = startProcess(e.outputDir, "podrunner", args...); err != nil {
 		return err
 	}
-	e.fakeReady = fakeReady
+	e.fakeReady, e.pluginsBinary = fakeReady, pluginsBinary
 	return e.poll(ctx, 2*time.Minute, "podrunner's nodes are Ready", func() (bool, error) {
 		for i := 1; i <= schedulerHosts; i++ {
 			node := &corev1.Node{}

@@ -275,7 +275,9 @@ func writeReport(path string, sections []*section) error {
 	}
 	fresh := make([]reportBlock, 0, len(sections))
 	for _, s := range sections {
-		fresh = append(fresh, reportBlock{name: s.name, text: s.markdown()})
+		if !s.skipped {
+			fresh = append(fresh, reportBlock{name: s.name, text: s.markdown()})
+		}
 	}
 	report := mergeReport(string(existing), reportHeader, fresh, benchmarkNames())
 	if err := os.WriteFile(path, []byte(report), 0o644); err != nil {

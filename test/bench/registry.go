@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/bench/outcome"
 )
 
 // benchmark is one benchmark on the local cluster.
@@ -32,6 +34,7 @@ var benchmarks = []benchmark{
 	{name: "references", namespaces: []string{referencesNamespace}, run: runReferences},
 	{name: "slow-prometheus", namespaces: []string{slowPrometheusNamespace}, run: runSlowPrometheus},
 	{name: "scheduling", namespaces: []string{steadyNamespace}, run: runScheduling},
+	{name: "outcome", namespaces: outcome.Namespaces(), run: runOutcome},
 	{name: "routing", namespaces: []string{routingNamespace}, run: runRouting, runs: 3},
 	{name: "idle", namespaces: []string{steadyNamespace}, run: runIdle},
 	{name: "pending-pods", namespaces: []string{steadyNamespace}, run: runPendingPods},

@@ -107,6 +107,9 @@ type section struct {
 	// body, when set, is Markdown the benchmark wrote itself (a package with a report of
 	// its own), used in place of everything above but the name.
 	body string
+	// skipped says the benchmark could not run here (its notes say why): the report keeps
+	// the section it had.
+	skipped bool
 }
 
 // value is the figure a row reports: the median of its runs.
@@ -321,6 +324,12 @@ func writeMarkdownTable(w io.Writer, header []string, rows [][]string) {
 // writeText prints the section as the terminal table make bench shows.
 func (s *section) writeText(w io.Writer) {
 	fmt.Fprintf(w, "\n== %s: %s\n", s.name, s.title)
+	if s.skipped {
+		for _, note := range s.notes {
+			fmt.Fprintf(w, "- %s\n", note)
+		}
+		return
+	}
 	if s.body != "" {
 		fmt.Fprintln(w, s.body)
 		return

@@ -1,0 +1,108 @@
+package outcome
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+)
+
+// NodeSize is the capacity of every node of the pools.
+type NodeSize struct {
+	CPUMillis, MemoryBytes int64
+	Pods                   int
+}
+
+// DefaultNodeSize is a node of 16 cores and 64 GiB, taking 110 pods.
+var DefaultNodeSize = NodeSize{CPUMillis: 16000, MemoryBytes: 64 << 30, Pods: 110}
+
+// Usage is a node's real utilisation, as fractions of its capacity.
+type Usage struct{ CPU, Memory float64 }
+
+// Load is the closed loop's state: which pod of the workload each arm's cluster has bound
+// to which node. The exporter serves from it what node-exporter and the recording rules
+// would report, and the sampler reads the same, so that the figures are the load the
+// schedulers were shown. It is safe for concurrent use.
+type Load struct {
+	size NodeSize
+	pods map[string]Pod
+	// nodes are each arm's node names, in order.
+	nodes map[string][]string
+
+	mu sync.Mutex
+	// boundTo is the node of each bound pod of an arm, by arm and pod name.
+	boundTo map[string]map[string]string
+}
+
+// NewLoad is the loop's state for the workload on nodes (node names by arm), each of size.
+func NewLoad(workload []Pod, nodes map[string][]string, size NodeSize) *Load {
+	load := &Load{size: size, pods: make(map[string]Pod, len(workload)), nodes: nodes, boundTo: map[string]map[string]string{}}
+	for _, pod := range workload {
+		load.pods[pod.Name] = pod
+	}
+	for arm := range nodes {
+		load.boundTo[arm] = map[string]string{}
+	}
+	return load
+}
+
+// Bind records that arm's pod of the workload runs on node; a pod that is not of the
+// workload, or an arm that is not the loop's, is ignored.
+func (l *Load) Bind(arm, pod, node string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if bound, ok := l.boundTo[arm]; ok && l.pods[pod].Name != "" {
+		bound[pod] = node
+	}
+}
+
+// Unbind records that arm's pod is gone.
+func (l *Load) Unbind(arm, pod string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.boundTo[arm], pod)
+}
+
+// Usage is each of arm's nodes' utilisation at elapsed since the run's start, and how
+// many pods each runs.
+func (l *Load) Usage(arm string, elapsed time.Duration) (map[string]Usage, map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cpu, memory, count := map[string]int64{}, map[string]int64{}, map[string]int{}
+	for name, node := range l.boundTo[arm] {
+		pod := l.pods[name]
+		cpu[node] += pod.CPUAt(elapsed)
+		memory[node] += pod.MemoryUseBytes
+		count[node]++
+	}
+	usage := make(map[string]Usage, len(l.nodes[arm]))
+	for _, node := range l.nodes[arm] {
+		usage[node] = Usage{CPU: float64(cpu[node]) / float64(l.size.CPUMillis), Memory: float64(memory[node]) / float64(l.size.MemoryBytes)}
+	}
+	return usage, count
+}
+
+// Exposition is the Prometheus exposition text of the arms' nodes' utilisation at
+// elapsed: the series load-watcher reads (metricsprobe.Series, the recording rules'
+// names, keyed by an instance label equal to the node's name), one sample per node,
+// empty nodes included, as node-exporter reports an idle node.
+func (l *Load) Exposition(arms []string, elapsed time.Duration) string {
+	cpuSeries, memorySeries := metricsprobe.Series[0], metricsprobe.Series[1]
+	var cpu, memory strings.Builder
+	fmt.Fprintf(&cpu, "# TYPE %s gauge\n", cpuSeries)
+	fmt.Fprintf(&memory, "# TYPE %s gauge\n", memorySeries)
+	for _, arm := range arms {
+		usage, _ := l.Usage(arm, elapsed)
+		for _, node := range l.nodes[arm] {
+			fmt.Fprintf(&cpu, "%s{instance=%q} %g\n", cpuSeries, node, usage[node].CPU)
+			fmt.Fprintf(&memory, "%s{instance=%q} %g\n", memorySeries, node, usage[node].Memory)
+		}
+	}
+	return cpu.String() + memory.String()
+}
+
+// Nodes are arm's node names, in order.
+func (l *Load) Nodes(arm string) []string { return slices.Clone(l.nodes[arm]) }

@@ -1,0 +1,422 @@
+package outcome
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
+)
+
+// Options are what Run needs and how it runs.
+type Options struct {
+	// Client creates the SecondarySchedulers; Clientset the nodes and pods. The operator
+	// must be running and allowed every arm's namespace (Namespaces), and the scheduler
+	// pods' kubelet must run the scheduler-plugins image as the real scheduler-plugins
+	// kube-scheduler.
+	Client    client.Client
+	Clientset kubernetes.Interface
+	// StartPrometheus starts a Prometheus on loopback that scrapes an exporter whose
+	// collectors the loop sets; Run starts two: one for the arms, one for the outage arms.
+	StartPrometheus func() (*promtest.Server, error)
+	// OutputDir is where the plots are written (docs/), PlotLink how the report links them.
+	OutputDir, PlotLink string
+	Log                 logr.Logger
+
+	Seed         uint64
+	Shape        Shape
+	Size         NodeSize
+	NodesPerPool int
+	// RunFor is how long the loop runs from the first arrival; the outage arms'
+	// Prometheus is down from OutageFrom to OutageTo.
+	RunFor, OutageFrom, OutageTo time.Duration
+	// SampleInterval is how often every node's utilisation is recorded; FinalWindow how
+	// long before the end the final utilisation is averaged over.
+	SampleInterval, FinalWindow time.Duration
+	// Threshold is the utilisation counted as risk (node-minutes above it).
+	Threshold float64
+}
+
+// DefaultOptions are the benchmark's settings but for what connects it to a cluster.
+//
+// Why 10 minutes: every pod has arrived after 6, and the run goes on for 4 more, so that
+// the placements of the last arrivals are in load-watcher's averages (it fetches every
+// minute, the scheduler reads it every 30 s) and the final window of 2 minutes sees the
+// loop settled, with each bursty pod's burst (1 minute in 4) in it at most once. It
+// cannot be made much shorter: load-watcher averages over 15 minutes, so what a load-aware
+// scheduler sees of a placement lags it by minutes whatever the run's length.
+var DefaultOptions = Options{
+	Seed: 24, Shape: DefaultShape, Size: DefaultNodeSize, NodesPerPool: 50,
+	RunFor: 10 * time.Minute, OutageFrom: 2 * time.Minute, OutageTo: 6 * time.Minute,
+	SampleInterval: 5 * time.Second, FinalWindow: 2 * time.Minute, Threshold: 0.8,
+}
+
+// Result is what Run measured, for the report.
+type Result struct {
+	Options  Options
+	Arms     []Arm
+	Workload []Pod
+	Records  map[string]*Record
+	// Scoring is how each outage arm's scheduler scored at each sample, as its status said.
+	Scoring map[string][]v1.ScoringMode
+	// Started is when the loop started, Duration how long the whole benchmark took.
+	Started  time.Time
+	Duration time.Duration
+}
+
+// Run places the workload with every arm at once, each on its pool, and returns what it
+// measured. It deletes what it created, also on failure.
+func Run(ctx context.Context, opts Options) (result *Result, err error) {
+	began := time.Now()
+	arms := Arms()
+	workload := Generate(opts.Seed, opts.Shape)
+	nodes := map[string][]string{}
+	for _, arm := range arms {
+		nodes[arm.Key] = nodeNames(arm, opts.NodesPerPool)
+	}
+	load := NewLoad(workload, nodes, opts.Size)
+	defer func() {
+		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		err = errors.Join(err, deletePools(cleanCtx, opts.Client, opts.Clientset, arms))
+	}()
+	if err := createPools(ctx, opts.Clientset, arms, nodes, opts.Size, opts.Log); err != nil {
+		return nil, err
+	}
+
+	// The loop's clock starts at the first arrival; until then every node is idle.
+	loop := &loopClock{}
+	prometheus, outagePrometheus, err := startPrometheuses(ctx, opts, arms, load, loop)
+	if err != nil {
+		return nil, err
+	}
+	defer prometheus.Stop()
+	defer outagePrometheus.Stop()
+	for _, arm := range arms {
+		address := prometheus.URL
+		if arm.Outage {
+			address = outagePrometheus.URL
+		}
+		if scheduler := arm.SecondaryScheduler(address); scheduler != nil {
+			if err := opts.Client.Create(ctx, scheduler); err != nil && !apierrors.IsAlreadyExists(err) {
+				return nil, fmt.Errorf("create SecondaryScheduler %s: %w", arm.Key, err)
+			}
+		}
+	}
+	if err := waitSchedulers(ctx, opts.Client, arms, opts.Log); err != nil {
+		return nil, err
+	}
+
+	state := newRunState(arms, load)
+	stopInformer, err := state.watchPods(ctx, opts.Clientset)
+	if err != nil {
+		return nil, err
+	}
+	defer stopInformer()
+
+	opts.Log.Info("loop starts", "pods", len(workload), "arms", len(arms), "runFor", opts.RunFor)
+	started := loop.start()
+	state.setStart(started)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var background sync.WaitGroup
+	background.Go(func() { state.sample(runCtx, opts, started) })
+	background.Go(func() { outage(runCtx, opts, outagePrometheus, started) })
+	feedErr := feed(runCtx, opts, arms, workload, state, started)
+	if feedErr == nil {
+		select {
+		case <-ctx.Done():
+			feedErr = ctx.Err()
+		case <-time.After(time.Until(started.Add(opts.RunFor))):
+		}
+	}
+	cancel()
+	background.Wait()
+	if feedErr != nil {
+		return nil, feedErr
+	}
+	return &Result{Options: opts, Arms: arms, Workload: workload, Records: state.records, Scoring: state.scoring,
+		Started: started, Duration: time.Since(began)}, nil
+}
+
+// loopClock is the time since the loop started, zero before: the exporter serves idle
+// nodes until then.
+type loopClock struct {
+	mu      sync.Mutex
+	started time.Time
+}
+
+func (c *loopClock) start() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.started = time.Now()
+	return c.started
+}
+
+func (c *loopClock) elapsed() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started.IsZero() {
+		return 0
+	}
+	return time.Since(c.started)
+}
+
+// startPrometheuses starts the arms' Prometheus and the outage arms' one, each serving its
+// arms' nodes' load, and waits until each has a sample of every one of its nodes.
+func startPrometheuses(ctx context.Context, opts Options, arms []Arm, load *Load, loop *loopClock) (*promtest.Server, *promtest.Server, error) {
+	var steady, outaged []string
+	for _, arm := range arms {
+		if arm.Outage {
+			outaged = append(outaged, arm.Key)
+		} else {
+			steady = append(steady, arm.Key)
+		}
+	}
+	servers := make([]*promtest.Server, 0, 2)
+	for _, keys := range [][]string{steady, outaged} {
+		server, err := opts.StartPrometheus()
+		if err != nil {
+			for _, started := range servers {
+				started.Stop()
+			}
+			return nil, nil, fmt.Errorf("start Prometheus: %w", err)
+		}
+		servers = append(servers, server)
+		server.SetCollector("outcome", func() string { return load.Exposition(keys, loop.elapsed()) })
+		var names []string
+		for _, key := range keys {
+			names = append(names, load.Nodes(key)...)
+		}
+		err = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+			probeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			return metricsprobe.Probe(probeCtx, http.DefaultClient, server.URL, "", names, 0).NodesWithMetrics == len(names), nil
+		})
+		if err != nil {
+			for _, started := range servers {
+				started.Stop()
+			}
+			return nil, nil, fmt.Errorf("wait for Prometheus to have the load of %d nodes: %w", len(names), err)
+		}
+	}
+	return servers[0], servers[1], nil
+}
+
+// outage stops the outage arms' Prometheus from OutageFrom to OutageTo.
+func outage(ctx context.Context, opts Options, prometheus *promtest.Server, started time.Time) {
+	if !sleepUntil(ctx, started.Add(opts.OutageFrom)) {
+		return
+	}
+	opts.Log.Info("outage: the outage arms' Prometheus stops")
+	prometheus.Stop()
+	if !sleepUntil(ctx, started.Add(opts.OutageTo)) {
+		return
+	}
+	opts.Log.Info("outage: the outage arms' Prometheus starts again")
+	prometheus.Restart()
+}
+
+func sleepUntil(ctx context.Context, at time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Until(at)):
+		return true
+	}
+}
+
+// event is a create or delete of one pod of the workload, for every arm.
+type event struct {
+	at     time.Duration
+	pod    Pod
+	delete bool
+}
+
+// timeline is the workload's creates and deletes within runFor, in time order.
+func timeline(workload []Pod, runFor time.Duration) []event {
+	events := make([]event, 0, len(workload))
+	for _, pod := range workload {
+		events = append(events, event{at: pod.Arrival, pod: pod})
+		if pod.Lifetime > 0 && pod.Arrival+pod.Lifetime < runFor {
+			events = append(events, event{at: pod.Arrival + pod.Lifetime, pod: pod, delete: true})
+		}
+	}
+	// Creates before deletes at the same time; otherwise in time order, as generated.
+	slices.SortStableFunc(events, func(a, b event) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(boolRank(a.delete), boolRank(b.delete))
+	})
+	return events
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// feed creates and deletes the workload's pods at their times, for every arm at once.
+func feed(ctx context.Context, opts Options, arms []Arm, workload []Pod, state *runState, started time.Time) error {
+	for _, next := range timeline(workload, opts.RunFor) {
+		if !sleepUntil(ctx, started.Add(next.at)) {
+			return ctx.Err()
+		}
+		errs := make([]error, len(arms))
+		var requests sync.WaitGroup
+		for i, arm := range arms {
+			requests.Go(func() {
+				if next.delete {
+					err := opts.Clientset.CoreV1().Pods(arm.Namespace()).Delete(ctx, next.pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+					errs[i] = client.IgnoreNotFound(err)
+					return
+				}
+				state.created(arm.Key, next.pod.Name, time.Since(started))
+				_, errs[i] = opts.Clientset.CoreV1().Pods(arm.Namespace()).Create(ctx, podObject(arm, next.pod), metav1.CreateOptions{})
+			})
+		}
+		requests.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("pod %s: %w", next.pod.Name, err)
+		}
+	}
+	return nil
+}
+
+// runState is what the loop observed: the records of every arm, fed by the feeder, the
+// pod informer and the sampler.
+type runState struct {
+	arms []Arm
+	load *Load
+	// armOf is the arm key of each arm's namespace.
+	armOf map[string]string
+
+	mu      sync.Mutex
+	start   time.Time
+	records map[string]*Record
+	scoring map[string][]v1.ScoringMode
+}
+
+func newRunState(arms []Arm, load *Load) *runState {
+	state := &runState{arms: arms, load: load, armOf: map[string]string{}, records: map[string]*Record{}, scoring: map[string][]v1.ScoringMode{}}
+	for _, arm := range arms {
+		state.armOf[arm.Namespace()] = arm.Key
+		state.records[arm.Key] = NewRecord()
+	}
+	return state
+}
+
+func (s *runState) setStart(start time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.start = start
+}
+
+func (s *runState) created(arm, pod string, at time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.records[arm].Created[pod] = at
+}
+
+// observe takes a pod's watch event: its bind, the first time it shows a node, binds it in
+// the loop; its deletion unbinds it.
+func (s *runState) observe(object any, deleted bool) {
+	if tombstone, ok := object.(toolscache.DeletedFinalStateUnknown); ok {
+		object = tombstone.Obj
+	}
+	pod, ok := object.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	arm, ok := s.armOf[pod.Namespace]
+	if !ok {
+		return
+	}
+	if deleted || pod.DeletionTimestamp != nil {
+		s.load.Unbind(arm, pod.Name)
+		return
+	}
+	if pod.Spec.NodeName == "" {
+		return
+	}
+	s.mu.Lock()
+	record := s.records[arm]
+	if _, seen := record.Bound[pod.Name]; !seen && !s.start.IsZero() {
+		record.Bound[pod.Name], record.Node[pod.Name] = time.Since(s.start), pod.Spec.NodeName
+	}
+	s.mu.Unlock()
+	s.load.Bind(arm, pod.Name, pod.Spec.NodeName)
+}
+
+// watchPods starts an informer of the workload's pods and returns once it has synced.
+func (s *runState) watchPods(ctx context.Context, clientset kubernetes.Interface) (func(), error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(clientset, 0,
+		informers.WithTweakListOptions(func(options *metav1.ListOptions) { options.LabelSelector = workloadLabel }))
+	informer := factory.Core().V1().Pods().Informer()
+	_, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(object any) { s.observe(object, false) },
+		UpdateFunc: func(_, object any) { s.observe(object, false) },
+		DeleteFunc: func(object any) { s.observe(object, true) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if !toolscache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
+		close(stop)
+		return nil, fmt.Errorf("the pod informer did not sync")
+	}
+	return func() { close(stop); factory.Shutdown() }, nil
+}
+
+// sample records every arm's nodes' utilisation, and how the outage arms score, every
+// SampleInterval from the loop's start.
+func (s *runState) sample(ctx context.Context, opts Options, started time.Time) {
+	for i := 0; ; i++ {
+		at := time.Duration(i) * opts.SampleInterval
+		if at > opts.RunFor || !sleepUntil(ctx, started.Add(at)) {
+			return
+		}
+		for _, arm := range s.arms {
+			usage, pods := s.load.Usage(arm.Key, at)
+			cpu := make(map[string]float64, len(usage))
+			for node, use := range usage {
+				cpu[node] = use.CPU
+			}
+			var scoring v1.ScoringMode
+			if arm.Outage {
+				scoring = scoringOf(ctx, opts.Client, arm)
+			}
+			s.mu.Lock()
+			record := s.records[arm.Key]
+			record.Samples = append(record.Samples, Sample{Elapsed: at, CPU: cpu, Pods: pods})
+			if arm.Outage {
+				s.scoring[arm.Key] = append(s.scoring[arm.Key], scoring)
+			}
+			s.mu.Unlock()
+		}
+	}
+}
