@@ -83,9 +83,9 @@ func TestBurstyPodUse(t *testing.T) {
 		at   time.Duration
 		want int64
 	}{
-		{0, 2000},                   // 30 s into the period: bursting
-		{29 * time.Second, 2000},    // 59 s in
-		{30 * time.Second, 300},     // a minute in: done
+		{0, 2000},                // 30 s into the period: bursting
+		{29 * time.Second, 2000}, // 59 s in
+		{30 * time.Second, 300},  // a minute in: done
 		{3*time.Minute + 29*time.Second, 300},
 		{3*time.Minute + 30*time.Second, 2000}, // the next period
 	} {
@@ -151,7 +151,7 @@ func TestSummarise(t *testing.T) {
 		NodeMinutesAbove: second.Minutes(), NodesEverAbove: 1,
 		Unplaced:   1,
 		LatencyP50: 100 * time.Millisecond, LatencyP99: 500 * time.Millisecond,
-		Final:      []float64{0.6, 0.4, 0},
+		Final: []float64{0.6, 0.4, 0},
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-9 })); diff != "" {
 		t.Errorf("Summarise (-want +got):\n%s", diff)

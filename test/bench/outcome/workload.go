@@ -49,7 +49,7 @@ type Pod struct {
 	CPUUseMillis int64
 	// BurstCPUMillis is a Bursty pod's use during a burst, which lasts BurstLength of
 	// every BurstPeriod, starting BurstPhase into the period.
-	BurstCPUMillis                        int64
+	BurstCPUMillis                       int64
 	BurstPeriod, BurstLength, BurstPhase time.Duration
 	// MemoryUseBytes is the memory it uses.
 	MemoryUseBytes int64
@@ -107,7 +107,7 @@ type weighted[T any] struct {
 // write; the classes' shares are the issue's: most pods over-requested 2-4x, a few
 // under-requested, some bursty, and a few BestEffort.
 var (
-	classes = []weighted[Class]{{OverRequested, 0.65}, {UnderRequested, 0.15}, {Bursty, 0.15}, {NoRequests, 0.05}}
+	classes           = []weighted[Class]{{OverRequested, 0.65}, {UnderRequested, 0.15}, {Bursty, 0.15}, {NoRequests, 0.05}}
 	cpuRequestsMillis = []weighted[int64]{{250, 0.20}, {500, 0.35}, {1000, 0.30}, {2000, 0.15}}
 	memoryRequests    = []weighted[int64]{{256 << 20, 0.25}, {512 << 20, 0.35}, {1 << 30, 0.25}, {2 << 30, 0.15}}
 )
