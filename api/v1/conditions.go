@@ -187,7 +187,8 @@ const (
 	ReasonTokenKeyMissing ConditionReason = "TokenKeyMissing"
 	// ReasonPrometheusNotFound means no address was given and discovery found no Prometheus.
 	ReasonPrometheusNotFound ConditionReason = "PrometheusNotFound"
-	// ReasonMetricsAvailable means every node has the series load-watcher reads.
+	// ReasonMetricsAvailable means every node the scheduler places pods on (its node
+	// pool's, or every node) has the series load-watcher reads.
 	ReasonMetricsAvailable ConditionReason = "MetricsAvailable"
 	// ReasonPrometheusUnreachable means the Prometheus endpoint could not be queried.
 	ReasonPrometheusUnreachable ConditionReason = "PrometheusUnreachable"

@@ -107,8 +107,9 @@ type Facts struct {
 	RecordingRules RecordingRulesPlan
 	// Placement is what the nodes offer the scheduler, for status.
 	Placement Placement
-	// NodeNames are the names of every node of the cluster, whose load a load-aware
-	// scheduler's metrics must cover.
+	// NodeNames are the names of the nodes the scheduler places pods on, whose load a
+	// load-aware scheduler's metrics must cover: its node pool's, or every node of the
+	// cluster.
 	NodeNames []string
 }
 

@@ -2,6 +2,7 @@ package gather
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,5 +105,45 @@ func TestGatherReadsAndWritesNothing(t *testing.T) {
 		if now.GetResourceVersion() != object.GetResourceVersion() {
 			t.Errorf("%s changed: resourceVersion %s, was %s", object.GetName(), now.GetResourceVersion(), object.GetResourceVersion())
 		}
+	}
+}
+
+// TestGatherNamesThePoolsNodes checks that the nodes whose load a scheduler's metrics
+// must cover are those it places pods on: its node pool's when it has one, every node
+// otherwise, Ready or not.
+func TestGatherNamesThePoolsNodes(t *testing.T) {
+	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	nodes := []client.Object{
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "batch-1", Labels: map[string]string{"pool": "batch"}}, Status: corev1.NodeStatus{Conditions: ready}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "batch-2", Labels: map[string]string{"pool": "batch"}}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Labels: map[string]string{"pool": "gpu"}}, Status: corev1.NodeStatus{Conditions: ready}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "control-plane"}, Status: corev1.NodeStatus{Conditions: ready}},
+	}
+	for _, tc := range []struct {
+		name string
+		pool *metav1.LabelSelector
+		want []string
+	}{
+		{"no pool", nil, []string{"batch-1", "batch-2", "control-plane", "gpu-1"}},
+		{"a pool", &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "batch"}}, []string{"batch-1", "batch-2"}},
+		{"a pool of no node", &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "none"}}, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gatherer, _ := newGatherer(t, nodes...)
+			cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer", UID: "u1"},
+				Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.BinPackingProfile}, NodePool: tc.pool}}
+			facts, _, err := gatherer.Gather(context.Background(), cr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := slices.Clone(facts.NodeNames)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("NodeNames = %v, want %v", got, tc.want)
+			}
+			if facts.Placement.Nodes != int32(len(nodes)) {
+				t.Errorf("Placement.Nodes = %d, want every node (%d)", facts.Placement.Nodes, len(nodes))
+			}
+		})
 	}
 }

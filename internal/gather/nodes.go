@@ -30,7 +30,7 @@ type Placement struct {
 }
 
 // placement counts, from the cache, the nodes cr's scheduler pods may run on and those
-// of its node pool, and names every node. A node pool that is no label selector is the
+// of its node pool, and names the nodes it places pods on: its node pool's, or every node. A node pool that is no label selector is the
 // user's to fix.
 func (g *Gatherer) placement(ctx context.Context, cr *v1.SecondaryScheduler) (Placement, []string, error) {
 	pool, err := render.NodePoolSelector(cr)
@@ -50,7 +50,12 @@ func (g *Gatherer) placement(ctx context.Context, cr *v1.SecondaryScheduler) (Pl
 	}
 	names := make([]string, 0, len(nodes.Items))
 	for _, node := range nodes.Items {
-		names = append(names, node.Name)
+		// A scheduler with a node pool places pods on the pool's nodes alone: their load is
+		// what its metrics must cover, and a node outside the pool without node-exporter
+		// (a GPU pool's, the control plane's) says nothing of its metrics.
+		if pool == nil || pool.Matches(labels.Set(node.Labels)) {
+			names = append(names, node.Name)
+		}
 	}
 	return found, names, nil
 }
