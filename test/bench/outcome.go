@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -20,6 +21,7 @@ import (
 // kube-scheduler: without that binary (make scheduler-plugins) the benchmark says so and
 // is skipped, and the report keeps its section.
 func runOutcome(ctx context.Context, e *env) (*section, error) {
+	began := time.Now()
 	binary := pluginsBinary(e.repoRoot)
 	if binary == "" {
 		return &section{name: "outcome", title: "skipped", skipped: true, notes: []string{
@@ -48,14 +50,25 @@ func runOutcome(ctx context.Context, e *env) (*section, error) {
 	opts.StartPrometheus = func() (*promtest.Server, error) { return startPromtest(tb) }
 	opts.Log = klog.NewKlogr().WithName("outcome")
 	result, err := outcome.Run(ctx, opts)
-	if err != nil {
+	if result == nil {
 		return nil, err
+	}
+	report := &section{name: "outcome"}
+	if err != nil {
+		// The run measured, and cleaning up after it failed: the figures stand.
+		report.notes = append(report.notes, fmt.Sprintf("Deleting what the run created failed: %v.", err))
 	}
 	docs := filepath.Join(e.repoRoot, "docs")
 	if err := result.WritePlots(docs); err != nil {
 		return nil, fmt.Errorf("outcome plots: %w", err)
 	}
-	return &section{name: "outcome", body: result.Markdown("")}, nil
+	// The whole comparison: the podrunner restarts, the run, its clean-up and the plots.
+	result.Duration = time.Since(began)
+	report.body = result.Markdown("")
+	for _, note := range report.notes {
+		report.body += "\n- " + note + "\n"
+	}
+	return report, nil
 }
 
 // pluginsBinary is the scheduler-plugins kube-scheduler: SCHEDULER_PLUGINS_BINARY, or the

@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -99,9 +100,16 @@ func createPools(ctx context.Context, clientset kubernetes.Interface, arms []Arm
 		if err != nil {
 			return false, err
 		}
+		wanted := map[string]bool{}
+		for _, names := range nodes {
+			for _, name := range names {
+				wanted[name] = true
+			}
+		}
 		ready := 0
 		for i := range list.Items {
-			if render.NodeReady(&list.Items[i]) && list.Items[i].Status.Allocatable.Cpu().MilliValue() == size.CPUMillis {
+			node := &list.Items[i]
+			if wanted[node.Name] && render.NodeReady(node) && node.Status.Allocatable.Cpu().MilliValue() == size.CPUMillis {
 				ready++
 			}
 		}
@@ -114,33 +122,36 @@ func createPools(ctx context.Context, clientset kubernetes.Interface, arms []Arm
 }
 
 // deletePools deletes the arms' namespaces (with their pods and SecondarySchedulers) and
-// nodes, and waits until the SecondarySchedulers are gone, so that the operator is done
-// with them before the next benchmark.
+// nodes, and waits until the namespaces are gone, so that the operator is done with the
+// SecondarySchedulers before the next benchmark, and a next run can create them again.
+// It deletes all it can before it reports what failed.
 func deletePools(ctx context.Context, c client.Client, clientset kubernetes.Interface, arms []Arm) error {
+	var errs []error
 	for _, arm := range arms {
 		if scheduler := arm.SecondaryScheduler(""); scheduler != nil {
 			if err := c.Delete(ctx, scheduler); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("delete SecondaryScheduler %s: %w", arm.Key, err)
+				errs = append(errs, fmt.Errorf("delete SecondaryScheduler %s: %w", arm.Key, err))
 			}
 		}
 	}
 	err := clientset.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: PoolLabel})
 	if err != nil {
-		return fmt.Errorf("delete the pools' nodes: %w", err)
+		errs = append(errs, fmt.Errorf("delete the pools' nodes: %w", err))
 	}
 	for _, arm := range arms {
 		err := clientset.CoreV1().Namespaces().Delete(ctx, arm.Namespace(), metav1.DeleteOptions{})
 		if client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete namespace %s: %w", arm.Namespace(), err)
+			errs = append(errs, fmt.Errorf("delete namespace %s: %w", arm.Namespace(), err))
 		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	return wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, arm := range arms {
-			if scheduler := arm.SecondaryScheduler(""); scheduler != nil {
-				err := c.Get(ctx, client.ObjectKeyFromObject(scheduler), scheduler)
-				if err == nil || !apierrors.IsNotFound(err) {
-					return false, client.IgnoreNotFound(err)
-				}
+			_, err := clientset.CoreV1().Namespaces().Get(ctx, arm.Namespace(), metav1.GetOptions{})
+			if !apierrors.IsNotFound(err) {
+				return false, err
 			}
 		}
 		return true, nil

@@ -65,23 +65,25 @@ func (r *Result) Markdown(link string) string {
 	}
 	fmt.Fprintf(&b, "## outcome: what each profile gains, on a simulated cluster with real load\n\n")
 	fmt.Fprintf(&b, "**What.** The same workload placed %d ways at once, each on a pool of its own of %d kwok nodes of %s CPU and %s memory: "+
-		"%d pods arriving over %v (uniformly, from seed %d), %d of them deleted after 2 to 4 minutes, so that %d are there at the end. "+
+		"%d pods arriving over %v (uniformly, from seed %d), %d of them deleted after %v to %v, so that %d are there at the end. "+
 		"Pods request CPU and memory and use something else: %d over-requested (using a quarter to a half of their CPU request), "+
 		"%d under-requested (1.2 to 2 times it), %d bursty (30 %% of it, and twice it one minute in four) and %d that request nothing (200m to 800m). "+
 		"At the end they use %.1f cores on average and request %.1f.\n\n",
 		len(r.Arms), opts.NodesPerPool, formatCores(opts.Size.CPUMillis), formatGiB(opts.Size.MemoryBytes),
-		len(r.Workload), opts.Shape.ArrivalWindow, opts.Seed, departing(r.Workload), stay,
+		len(r.Workload), opts.Shape.ArrivalWindow, opts.Seed, departing(r.Workload, opts.RunFor), opts.Shape.MinLifetime, opts.Shape.MaxLifetime, stay,
 		counts[OverRequested], counts[UnderRequested], counts[Bursty], counts[NoRequests], use, requests)
 	fmt.Fprintf(&b, "**How.** A closed loop of real parts: the benchmark's exporter computes each node's CPU and memory utilisation from the pods bound to it, "+
 		"as the series the operator's recording rules define (`instance:node_cpu:ratio`, `instance:node_memory_utilisation:ratio`); "+
 		"Debian's Prometheus scrapes it every second; each SecondaryScheduler runs the real scheduler-plugins kube-scheduler (as a process, through the operator), "+
 		"whose load-watcher queries that Prometheus every minute for the averages over the last 15 minutes, which Trimaran reads every 30 s; "+
 		"its placements change the load it reads next. The default scheduler is the cluster's own kube-scheduler. "+
-		"The run lasts %v from the first arrival: every pod has arrived after %v, and the rest lets the last placements reach load-watcher's averages. "+
+		"The loop runs %v: every pod has arrived after %v, and the rest lets the last placements reach load-watcher's averages. "+
+		"Before it, Prometheus served the idle nodes for %v while the schedulers started, which the 15-minute averages include, as they include a real cluster's idle past. "+
 		"Every node's utilisation is sampled every %v; the final figures average each node over the last %v. "+
 		"Two more TargetLoadPacking 40 %% schedulers read a second Prometheus, which is stopped from minute %s to minute %s.\n\n",
-		opts.RunFor, opts.Shape.ArrivalWindow, opts.SampleInterval, opts.FinalWindow, formatMinutes(opts.OutageFrom), formatMinutes(opts.OutageTo))
-	fmt.Fprintf(&b, "**The ideal** is the fewest nodes that hold the real load under the target, a bound no placement beats: "+
+		opts.RunFor, opts.Shape.ArrivalWindow, r.LeadIn.Round(time.Second), opts.SampleInterval, opts.FinalWindow, formatMinutes(opts.OutageFrom), formatMinutes(opts.OutageTo))
+	fmt.Fprintf(&b, "**The ideal** is the fewest nodes whose CPU holds the pods' mean real use at the end at or under the target, "+
+		"a bound for any placement that keeps every node under the target on average (pods are not divisible, and bursts go above it): "+
 		"⌈%.1f cores / (%s × 40 %%)⌉ = **%d nodes** (at 60 %%: %d). "+
 		"Every scheduler here also honours requests (NodeResourcesFit filters by them), which need at least %d nodes.\n\n",
 		use, formatCores(opts.Size.CPUMillis), ideal40, ideal60, RequestBound(r.Workload, r.end(), opts.Size))
@@ -169,10 +171,11 @@ func (r *Result) riskBetween(arm Arm, from, to time.Duration) float64 {
 	return minutes
 }
 
-func departing(workload []Pod) int {
+// departing counts the pods deleted within runFor.
+func departing(workload []Pod, runFor time.Duration) int {
 	n := 0
 	for _, pod := range workload {
-		if pod.Lifetime > 0 {
+		if pod.Lifetime > 0 && pod.Arrival+pod.Lifetime < runFor {
 			n++
 		}
 	}

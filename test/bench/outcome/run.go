@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -76,9 +77,12 @@ type Result struct {
 	Records  map[string]*Record
 	// Scoring is how each outage arm's scheduler scored at each sample, as its status said.
 	Scoring map[string][]v1.ScoringMode
-	// Started is when the loop started, Duration how long the whole benchmark took.
-	Started  time.Time
-	Duration time.Duration
+	// Started is when the loop started; LeadIn how long Prometheus served the idle nodes
+	// before, while the schedulers started (load-watcher's 15-minute averages include
+	// it); Duration how long the whole comparison took, set by the caller when it does
+	// more around Run.
+	Started          time.Time
+	LeadIn, Duration time.Duration
 }
 
 // Run places the workload with every arm at once, each on its pool, and returns what it
@@ -92,6 +96,12 @@ func Run(ctx context.Context, opts Options) (result *Result, err error) {
 		nodes[arm.Key] = nodeNames(arm, opts.NodesPerPool)
 	}
 	load := NewLoad(workload, nodes, opts.Size)
+	// What an aborted run left (a SecondaryScheduler reading a Prometheus long gone) would
+	// be taken for this run's.
+	if err := deletePools(ctx, opts.Client, opts.Clientset, arms); err != nil {
+		return nil, fmt.Errorf("delete what an earlier run left: %w", err)
+	}
+	// A failed clean-up after a run that measured returns the result and the error.
 	defer func() {
 		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 		defer cancel()
@@ -103,6 +113,7 @@ func Run(ctx context.Context, opts Options) (result *Result, err error) {
 
 	// The loop's clock starts at the first arrival; until then every node is idle.
 	loop := &loopClock{}
+	idleFrom := time.Now()
 	prometheus, outagePrometheus, err := startPrometheuses(ctx, opts, arms, load, loop)
 	if err != nil {
 		return nil, err
@@ -137,23 +148,24 @@ func Run(ctx context.Context, opts Options) (result *Result, err error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var background sync.WaitGroup
-	background.Go(func() { state.sample(runCtx, opts, started) })
-	background.Go(func() { outage(runCtx, opts, outagePrometheus, started) })
+	// The sampler ends by itself after its sample at RunFor, which ends the run; a failed
+	// feed ends it early.
+	sampled := make(chan struct{})
+	var outageErr error
+	background.Go(func() { state.sample(runCtx, opts, started); close(sampled) })
+	background.Go(func() { outageErr = outage(runCtx, opts, outagePrometheus, started) })
 	feedErr := feed(runCtx, opts, arms, workload, state, started)
 	if feedErr == nil {
-		select {
-		case <-ctx.Done():
-			feedErr = ctx.Err()
-		case <-time.After(time.Until(started.Add(opts.RunFor))):
-		}
+		<-sampled
+		feedErr = ctx.Err()
 	}
 	cancel()
 	background.Wait()
-	if feedErr != nil {
-		return nil, feedErr
+	if err := errors.Join(feedErr, outageErr); err != nil {
+		return nil, err
 	}
 	return &Result{Options: opts, Arms: arms, Workload: workload, Records: state.records, Scoring: state.scoring,
-		Started: started, Duration: time.Since(began)}, nil
+		Started: started, LeadIn: started.Sub(idleFrom), Duration: time.Since(began)}, nil
 }
 
 // loopClock is the time since the loop started, zero before: the exporter serves idle
@@ -220,18 +232,28 @@ func startPrometheuses(ctx context.Context, opts Options, arms []Arm, load *Load
 	return servers[0], servers[1], nil
 }
 
-// outage stops the outage arms' Prometheus from OutageFrom to OutageTo.
-func outage(ctx context.Context, opts Options, prometheus *promtest.Server, started time.Time) {
+// outage stops the outage arms' Prometheus from OutageFrom to OutageTo. A Prometheus
+// that does not start again is an error of the run.
+func outage(ctx context.Context, opts Options, prometheus *promtest.Server, started time.Time) (err error) {
 	if !sleepUntil(ctx, started.Add(opts.OutageFrom)) {
-		return
+		return nil
 	}
 	opts.Log.Info("outage: the outage arms' Prometheus stops")
 	prometheus.Stop()
 	if !sleepUntil(ctx, started.Add(opts.OutageTo)) {
-		return
+		return nil
 	}
 	opts.Log.Info("outage: the outage arms' Prometheus starts again")
+	// promtest reports a start that fails through its TB's Fatal, which outside a test
+	// (the harness' benchTB) panics: here, on a goroutine of the run's own, that would end
+	// the harness before any clean-up.
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			err = fmt.Errorf("restart the outage arms' Prometheus: %v", recovered)
+		}
+	}()
 	prometheus.Restart()
+	return nil
 }
 
 func sleepUntil(ctx context.Context, at time.Time) bool {
@@ -269,6 +291,12 @@ func timeline(workload []Pod, runFor time.Duration) []event {
 	return events
 }
 
+// transient is whether a request may succeed if tried again.
+func transient(err error) bool {
+	return apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err)
+}
+
 func boolRank(b bool) int {
 	if b {
 		return 1
@@ -286,13 +314,22 @@ func feed(ctx context.Context, opts Options, arms []Arm, workload []Pod, state *
 		var requests sync.WaitGroup
 		for i, arm := range arms {
 			requests.Go(func() {
+				pods := opts.Clientset.CoreV1().Pods(arm.Namespace())
 				if next.delete {
-					err := opts.Clientset.CoreV1().Pods(arm.Namespace()).Delete(ctx, next.pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-					errs[i] = client.IgnoreNotFound(err)
+					errs[i] = retry.OnError(retry.DefaultBackoff, transient, func() error {
+						return client.IgnoreNotFound(pods.Delete(ctx, next.pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}))
+					})
 					return
 				}
 				state.created(arm.Key, next.pod.Name, time.Since(started))
-				_, errs[i] = opts.Clientset.CoreV1().Pods(arm.Namespace()).Create(ctx, podObject(arm, next.pod), metav1.CreateOptions{})
+				errs[i] = retry.OnError(retry.DefaultBackoff, transient, func() error {
+					_, err := pods.Create(ctx, podObject(arm, next.pod), metav1.CreateOptions{})
+					// A create that timed out may have been done: the pod is there.
+					if apierrors.IsAlreadyExists(err) {
+						return nil
+					}
+					return err
+				})
 			})
 		}
 		requests.Wait()
