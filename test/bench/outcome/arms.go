@@ -46,7 +46,8 @@ const (
 )
 
 // Arms are the placements compared, in the report's order: the default scheduler, each
-// profile with its defaults but for TargetLoadPacking's target, and TargetLoadPacking
+// profile with its defaults but for TargetLoadPacking's target, TargetLoadPacking 40 %
+// with defaultRequestsMultiplier 1 (the plugin's default is 1.5), and TargetLoadPacking
 // 40 % twice more, reading a Prometheus that is stopped mid-run, with each
 // whenUnavailable.
 func Arms() []Arm {
@@ -55,6 +56,7 @@ func Arms() []Arm {
 		{Key: "binpacking", Title: "BinPacking", Profile: &v1.Profile{Type: v1.BinPackingProfile}},
 		{Key: "tlp40", Title: "TargetLoadPacking 40 %", Profile: targetLoadPacking(40, nil)},
 		{Key: "tlp60", Title: "TargetLoadPacking 60 %", Profile: targetLoadPacking(60, nil)},
+		{Key: "tlp40-m1", Title: "TargetLoadPacking 40 %, multiplier 1", Profile: withMultiplier(targetLoadPacking(40, nil), "1")},
 		{Key: "lvrb", Title: "LoadVariationRiskBalancing", Profile: &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile, Metrics: &v1.LoadMetrics{}}},
 		{Key: "lroc", Title: "LowRiskOverCommitment", Profile: &v1.Profile{Type: v1.LowRiskOverCommitmentProfile, Metrics: &v1.LoadMetrics{}}},
 		{Key: "outage-requests", Title: "TargetLoadPacking 40 %, outage, ScoreByRequests", Outage: true,
@@ -72,6 +74,11 @@ func targetLoadPacking(target int32, metrics *v1.LoadMetrics) *v1.Profile {
 	}
 	return &v1.Profile{Type: v1.TargetLoadPackingProfile, Metrics: metrics,
 		TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To(target)}}
+}
+
+func withMultiplier(profile *v1.Profile, multiplier string) *v1.Profile {
+	profile.TargetLoadPacking.DefaultRequestsMultiplier = multiplier
+	return profile
 }
 
 // SecondaryScheduler is the arm's SecondaryScheduler, reading the Prometheus at address
