@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -99,6 +100,7 @@ func (r *Result) Markdown(link string) string {
 	b.WriteString("\n")
 	r.writeTargets(&b, ideal40)
 	r.writeOutage(&b)
+	r.writeArithmetic(&b)
 	fmt.Fprintf(&b, "![Each node's CPU utilisation over time, per placement](%s%s)\n\n", link, UtilisationPlot)
 	fmt.Fprintf(&b, "![Each node's final CPU utilisation, per placement](%s%s)\n", link, DistributionPlot)
 	return b.String()
@@ -212,4 +214,66 @@ func yesNo(met bool) string {
 		return "yes"
 	}
 	return "**no**"
+}
+
+// defaultRequestlessMillis is what TargetLoadPacking predicts of a container that requests
+// no CPU and sets no limit: its defaultRequests.cpu, which the operator leaves at the
+// plugin's default.
+const defaultRequestlessMillis = 1000
+
+// predictedMillis is what TargetLoadPacking predicts pod uses, with multiplier: a
+// container's CPU limit (the workload sets none), else its request times the multiplier,
+// else defaultRequests.cpu, as the plugin's PredictUtilisation does.
+func predictedMillis(pod Pod, multiplier float64) float64 {
+	if pod.CPURequestMillis == 0 {
+		return defaultRequestlessMillis
+	}
+	return math.Round(float64(pod.CPURequestMillis) * multiplier)
+}
+
+// writeArithmetic explains the figures from the plugins' arithmetic and the workload.
+func (r *Result) writeArithmetic(b *strings.Builder) {
+	var real, predicted, predictedM1, realRequestless, requestless float64
+	for _, pod := range r.Workload {
+		if !pod.PresentAt(r.end()) {
+			continue
+		}
+		real += pod.MeanCPUMillis()
+		predicted += predictedMillis(pod, 1.5)
+		predictedM1 += predictedMillis(pod, 1)
+		if pod.CPURequestMillis == 0 {
+			realRequestless += pod.MeanCPUMillis()
+			requestless++
+		}
+	}
+	if real == 0 {
+		return
+	}
+	b.WriteString("**Why: the arithmetic.** ")
+	fmt.Fprintf(b, "TargetLoadPacking scores a node by its measured utilisation plus what it predicts the pod will use, "+
+		"rising to the target and falling beyond it, and predicts a pod that sets no CPU limit at its request times defaultRequestsMultiplier (1.5 by default), "+
+		"or at defaultRequests.cpu (%dm) when it requests nothing. "+
+		"Of the pods here at the end, that prediction is %.1f times what they use (%.1f with multiplier 1): ",
+		defaultRequestlessMillis, predicted/real, predictedM1/real)
+	fmt.Fprintf(b, "a pod placed within the last minute counts at its prediction (Trimaran adds the pods it bound since load-watcher's last fetch, and for 60 s before it), "+
+		"so while a node fills, TargetLoadPacking 40 %% sees it at 40 %% when its pods use about %.0f %% of it. ", 40/(predicted/real))
+	if requestless > 0 {
+		fmt.Fprintf(b, "A pod that requests nothing is predicted at %dm whatever the multiplier, where these use %.0fm on average: "+
+			"it goes to an emptier node than its real use needs, and the default scheduler counts it as 100m. ",
+			defaultRequestlessMillis, realRequestless/requestless)
+	}
+	fmt.Fprintf(b, "Once load-watcher has fetched again, the same pods count by their measured use, averaged over the last 15 minutes: "+
+		"at the end of this run that window holds the %v of idle lead-in and the whole run, so a pod placed 4 minutes before counts at about %.0f %% of its use, "+
+		"and the node looks emptier than it is: TargetLoadPacking then fills it further. "+
+		"BinPacking and LowRiskOverCommitment are bound by requests (NodeResourcesFit), which here are %.1f times the real use.\n\n",
+		r.LeadIn.Round(time.Second), 100*4/math.Min(15, (r.Options.RunFor+r.LeadIn).Minutes()), r.requestRatio())
+}
+
+// requestRatio is what the pods here at the end request over what they use.
+func (r *Result) requestRatio() float64 {
+	use, requests := RealLoad(r.Workload, r.end())
+	if use == 0 {
+		return 0
+	}
+	return requests / use
 }

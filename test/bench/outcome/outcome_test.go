@@ -311,3 +311,28 @@ func TestWritePlots(t *testing.T) {
 		}
 	}
 }
+
+// TargetLoadPacking's prediction of a pod without limits, as its PredictUtilisation:
+// request times the multiplier, or defaultRequests.cpu for a pod that requests nothing.
+func TestPredictedMillis(t *testing.T) {
+	for _, tc := range []struct {
+		pod        Pod
+		multiplier float64
+		want       float64
+	}{
+		{Pod{CPURequestMillis: 500}, 1.5, 750},
+		{Pod{CPURequestMillis: 250}, 1.5, 375},
+		{Pod{CPURequestMillis: 500}, 1, 500},
+		{Pod{Class: NoRequests, CPUUseMillis: 300}, 1.5, 1000},
+		{Pod{Class: NoRequests, CPUUseMillis: 300}, 1, 1000},
+	} {
+		if got := predictedMillis(tc.pod, tc.multiplier); got != tc.want {
+			t.Errorf("predictedMillis(%+v, %v) = %v, want %v", tc.pod, tc.multiplier, got, tc.want)
+		}
+	}
+	// The synthetic workload uses 9 cores and requests 10, none of it requestless: the
+	// prediction is 15/9 of the use.
+	if text := syntheticResult().Markdown(""); !strings.Contains(text, "that prediction is 1.7 times what they use (1.1 with multiplier 1)") {
+		t.Errorf("the arithmetic is not explained from the workload:\n%s", text)
+	}
+}
