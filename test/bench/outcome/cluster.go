@@ -94,8 +94,11 @@ func createPools(ctx context.Context, clientset kubernetes.Interface, arms []Arm
 	for _, names := range nodes {
 		total += len(names)
 	}
-	log.Info("nodes created; waiting for kwok to make them Ready", "nodes", total)
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	log.Info("nodes created; waiting for kwok to make them Ready, and the node controller to lift their not-ready taint", "nodes", total)
+	// The node lifecycle controller lifts the not-ready taint that every new node gets at
+	// about five nodes a second: a pool whose nodes are still tainted when the loop starts
+	// would get its first pods late, and on its first nodes only.
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: PoolLabel})
 		if err != nil {
 			return false, err
@@ -109,16 +112,26 @@ func createPools(ctx context.Context, clientset kubernetes.Interface, arms []Arm
 		ready := 0
 		for i := range list.Items {
 			node := &list.Items[i]
-			if wanted[node.Name] && render.NodeReady(node) && node.Status.Allocatable.Cpu().MilliValue() == size.CPUMillis {
+			if wanted[node.Name] && render.NodeReady(node) && node.Status.Allocatable.Cpu().MilliValue() == size.CPUMillis && onlyKwokTaint(node) {
 				ready++
 			}
 		}
 		return ready == total, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for %d nodes to be Ready: %w", total, err)
+		return fmt.Errorf("wait for %d nodes to be Ready and untainted: %w", total, err)
 	}
 	return nil
+}
+
+// onlyKwokTaint is whether node has no taint but kwok's, which the workload tolerates.
+func onlyKwokTaint(node *corev1.Node) bool {
+	for _, taint := range node.Spec.Taints {
+		if taint.Key != kwokNode {
+			return false
+		}
+	}
+	return true
 }
 
 // deletePools deletes the arms' namespaces (with their pods and SecondarySchedulers) and

@@ -251,12 +251,12 @@ func (r *Result) writeArithmetic(b *strings.Builder) {
 	}
 	b.WriteString("**Why: the arithmetic.** ")
 	fmt.Fprintf(b, "TargetLoadPacking scores a node by its measured utilisation plus what it predicts the pod will use, "+
-		"rising to the target and falling beyond it, and predicts a pod that sets no CPU limit at its request times defaultRequestsMultiplier (1.5 by default), "+
-		"or at defaultRequests.cpu (%dm) when it requests nothing. "+
-		"Of the pods here at the end, that prediction is %.1f times what they use (%.1f with multiplier 1): ",
-		defaultRequestlessMillis, predicted/real, predictedM1/real)
+		"rising to the target and falling beyond it, and predicts a pod that sets no CPU limit at its request times defaultRequestsMultiplier "+
+		"(the operator's default 1; the plugin's own is 1.5), or at defaultRequests.cpu (%dm) when it requests nothing. "+
+		"Of the pods here at the end, that prediction is %.1f times what they use (%.1f with multiplier 1.5): ",
+		defaultRequestlessMillis, predictedM1/real, predicted/real)
 	fmt.Fprintf(b, "a pod placed within the last minute counts at its prediction (Trimaran adds the pods it bound since load-watcher's last fetch, and for 60 s before it), "+
-		"so while a node fills, TargetLoadPacking 40 %% sees it at 40 %% when its pods use about %.0f %% of it. ", 40/(predicted/real))
+		"so while a node fills, TargetLoadPacking 40 %% sees it at 40 %% when its pods use about %.0f %% of it (%.0f %% with 1.5). ", 40/(predictedM1/real), 40/(predicted/real))
 	if requestless > 0 {
 		fmt.Fprintf(b, "A pod that requests nothing is predicted at %dm whatever the multiplier, where these use %.0fm on average: "+
 			"it goes to an emptier node than its real use needs, and the default scheduler counts it as 100m. ",

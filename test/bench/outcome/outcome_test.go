@@ -332,7 +332,7 @@ func TestPredictedMillis(t *testing.T) {
 	}
 	// The synthetic workload uses 9 cores and requests 10, none of it requestless: the
 	// prediction is 15/9 of the use.
-	if text := syntheticResult().Markdown(""); !strings.Contains(text, "that prediction is 1.7 times what they use (1.1 with multiplier 1)") {
+	if text := syntheticResult().Markdown(""); !strings.Contains(text, "that prediction is 1.1 times what they use (1.7 with multiplier 1.5)") {
 		t.Errorf("the arithmetic is not explained from the workload:\n%s", text)
 	}
 }

@@ -39,7 +39,7 @@ var armColors = []color.RGBA{
 	{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // BinPacking: orange
 	{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // TargetLoadPacking 40 %: blue
 	{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, // TargetLoadPacking 60 %: cyan
-	{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff}, // TargetLoadPacking 40 %, multiplier 1: olive
+	{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff}, // TargetLoadPacking 40 %, multiplier 1.5: olive
 	{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // LoadVariationRiskBalancing: green
 	{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, // LowRiskOverCommitment: purple
 	{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // outage, ScoreByRequests: red
