@@ -101,6 +101,7 @@ func (r *Result) Markdown(link string) string {
 	r.writeTargets(&b, ideal40)
 	r.writeOutage(&b)
 	r.writeArithmetic(&b)
+	r.writeChoice(&b)
 	fmt.Fprintf(&b, "![Each node's CPU utilisation over time, per placement](%s%s)\n\n", link, UtilisationPlot)
 	fmt.Fprintf(&b, "![Each node's final CPU utilisation, per placement](%s%s)\n", link, DistributionPlot)
 	return b.String()
@@ -276,4 +277,39 @@ func (r *Result) requestRatio() float64 {
 		return 0
 	}
 	return requests / use
+}
+
+// writeChoice says which placement serves which goal, by this run's figures: the fewest
+// nodes at any risk, and the fewest with no node above the threshold.
+func (r *Result) writeChoice(b *strings.Builder) {
+	var fewest, fewestSafe *Arm
+	var fewestSummary, fewestSafeSummary Summary
+	for i := range r.Arms {
+		arm := &r.Arms[i]
+		if arm.Outage {
+			continue
+		}
+		summary := r.Summary(*arm)
+		if fewest == nil || summary.NodesUsed < fewestSummary.NodesUsed {
+			fewest, fewestSummary = arm, summary
+		}
+		if summary.NodeMinutesAbove == 0 && (fewestSafe == nil || summary.NodesUsed < fewestSafeSummary.NodesUsed) {
+			fewestSafe, fewestSafeSummary = arm, summary
+		}
+	}
+	if fewest == nil {
+		return
+	}
+	threshold := formatPercent(r.Options.Threshold)
+	b.WriteString("**What to choose.** ")
+	fmt.Fprintf(b, "For the fewest nodes, whatever the risk: %s (%d nodes; %.1f node-minutes above %s, on %d nodes). ",
+		fewest.Title, fewestSummary.NodesUsed, fewestSummary.NodeMinutesAbove, threshold, fewestSummary.NodesEverAbove)
+	if fewestSafe != nil {
+		fmt.Fprintf(b, "For the fewest nodes with none above %s: %s (%d nodes, the hottest at %s at the end). ",
+			threshold, fewestSafe.Title, fewestSafeSummary.NodesUsed, formatPercent(fewestSafeSummary.MaxUtilisation))
+	}
+	b.WriteString("Requests bound every profile here (NodeResourcesFit filters by them): a load-aware profile packs beyond what requests allow only where pods request less than they use. " +
+		"TargetLoadPacking's target is the knob between nodes and headroom; its multiplier should be what pods use over what they request, " +
+		"which the API holds to 1 at least: 1 is right where pods request more than they use, as here. Pods that set CPU limits are predicted at their limits instead. " +
+		"When Prometheus may go away, whenUnavailable ScoreByRequests keeps placing pods by requests until it is back, where UseLastMetrics scores with load data that no longer changes.\n\n")
 }
