@@ -1,6 +1,7 @@
 package outcome
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -92,7 +93,7 @@ func Summarise(record *Record, workload []Pod, threshold float64, finalWindow, i
 			used = append(used, average)
 		}
 	}
-	slices.SortFunc(summary.Final, func(a, b float64) int { return compare(b, a) })
+	slices.SortFunc(summary.Final, func(a, b float64) int { return cmp.Compare(b, a) })
 	if len(used) > 0 {
 		summary.MeanUtilisation = mean(used)
 		summary.P95Utilisation = nearestRank(used, 0.95)
@@ -182,14 +183,4 @@ func nearestRank(values []float64, p float64) float64 {
 	slices.Sort(sorted)
 	rank := int(math.Ceil(p * float64(len(sorted))))
 	return sorted[min(max(rank, 1), len(sorted))-1]
-}
-
-func compare(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
