@@ -37,16 +37,14 @@ type Options struct {
 	// StartPrometheus starts a Prometheus on loopback that scrapes an exporter whose
 	// collectors the loop sets; Run starts two: one for the arms, one for the outage arms.
 	StartPrometheus func() (*promtest.Server, error)
-	// OutputDir is where the plots are written (docs/), PlotLink how the report links them.
-	OutputDir, PlotLink string
-	Log                 logr.Logger
+	Log             logr.Logger
 
 	Seed         uint64
 	Shape        Shape
 	Size         NodeSize
 	NodesPerPool int
-	// RunFor is how long the loop runs from the first arrival; the outage arms'
-	// Prometheus is down from OutageFrom to OutageTo.
+	// RunFor is how long the loop runs, from its start, when the workload's arrival times
+	// start to count; the outage arms' Prometheus is down from OutageFrom to OutageTo.
 	RunFor, OutageFrom, OutageTo time.Duration
 	// SampleInterval is how often every node's utilisation is recorded; FinalWindow how
 	// long before the end the final utilisation is averaged over.
@@ -111,7 +109,7 @@ func Run(ctx context.Context, opts Options) (result *Result, err error) {
 		return nil, err
 	}
 
-	// The loop's clock starts at the first arrival; until then every node is idle.
+	// Until the loop's clock starts every node is idle.
 	loop := &loopClock{}
 	idleFrom := time.Now()
 	prometheus, outagePrometheus, err := startPrometheuses(ctx, opts, arms, load, loop)
@@ -126,7 +124,7 @@ func Run(ctx context.Context, opts Options) (result *Result, err error) {
 			address = outagePrometheus.URL
 		}
 		if scheduler := arm.SecondaryScheduler(address); scheduler != nil {
-			if err := opts.Client.Create(ctx, scheduler); err != nil && !apierrors.IsAlreadyExists(err) {
+			if err := opts.Client.Create(ctx, scheduler); err != nil {
 				return nil, fmt.Errorf("create SecondaryScheduler %s: %w", arm.Key, err)
 			}
 		}
