@@ -311,5 +311,7 @@ func (r *Result) writeChoice(b *strings.Builder) {
 	b.WriteString("Requests bound every profile here (NodeResourcesFit filters by them): a load-aware profile packs beyond what requests allow only where pods request less than they use. " +
 		"TargetLoadPacking's target is the knob between nodes and headroom; its multiplier should be what pods use over what they request, " +
 		"which the API holds to 1 at least: 1 is right where pods request more than they use, as here. Pods that set CPU limits are predicted at their limits instead. " +
-		"While Prometheus is away, whenUnavailable ScoreByRequests packs by requests, as BinPacking does, with its risk; UseLastMetrics keeps the last load it read and adds the pods placed since at their prediction until Trimaran's cache drops them (every 5 minutes, those placed over a minute before), after which it would stack pods on nodes whose load it no longer sees: compare their rows above.\n\n")
+		"While Prometheus is away, whenUnavailable ScoreByRequests packs by requests, as BinPacking does, with its risk; " +
+		"UseLastMetrics keeps the last load it read and adds the pods placed since at their prediction until Trimaran's cache drops them " +
+		"(every 5 minutes, those placed over a minute before), after which it would stack pods on nodes whose load it no longer sees: compare their rows above.\n\n")
 }

@@ -188,8 +188,9 @@ func TestTimelineDeletesOnlyWithinTheRun(t *testing.T) {
 		{Name: "b", Arrival: 2 * time.Minute},
 		{Name: "c", Arrival: 3 * time.Minute, Lifetime: 9 * time.Minute},
 	}
-	var got []string
-	for _, e := range timeline(workload, 10*time.Minute) {
+	events := timeline(workload, 10*time.Minute)
+	got := make([]string, 0, len(events))
+	for _, e := range events {
 		what := "create "
 		if e.delete {
 			what = "delete "

@@ -92,7 +92,7 @@ func (r *Result) utilisationPanel(arm Arm) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		shade.Color, shade.LineStyle.Width = outageColor, 0
+		shade.Color, shade.Width = outageColor, 0
 		panel.Add(shade)
 	}
 	for _, node := range r.loadNodes(arm) {
