@@ -103,7 +103,7 @@ fuzz: ## Fuzz the parsers and renderers of user input, FUZZTIME each (default 10
 .PHONY: bench
 BENCH ?=
 BENCH_COUNT ?= 0
-bench: ## Benchmarks, about 25 minutes: the micro-benchmarks (rendering and config parsing per reconcile, a metrics probe of 500 nodes; time and allocations), then every cluster benchmark of test/bench (convergence, edit, scale, references, slow-prometheus, scheduling, outcome (with bin/scheduler-plugins only), routing, idle, pending-pods, memory) on a local cluster of its own, printing tables and writing docs/benchmarks.md. BENCH=name[,name] runs only those cluster benchmarks (no micro-benchmarks) and replaces only their sections; BENCH_COUNT=N runs each N times (default: edit and routing 3, the others once) and reports medians.
+bench: ## Benchmarks, about 25 minutes, 38 with bin/scheduler-plugins (the outcome benchmark takes 13): the micro-benchmarks (rendering and config parsing per reconcile, a metrics probe of 500 nodes; time and allocations), then every cluster benchmark of test/bench (convergence, edit, scale, references, slow-prometheus, scheduling, outcome (with bin/scheduler-plugins only), routing, idle, pending-pods, memory) on a local cluster of its own, printing tables and writing docs/benchmarks.md. BENCH=name[,name] runs only those cluster benchmarks (no micro-benchmarks) and replaces only their sections; BENCH_COUNT=N runs each N times (default: edit and routing 3, the others once) and reports medians.
 	$(if $(BENCH),,go test ./internal/... -run '^$$' -bench . -benchmem -count 3)
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go run ./test/bench -bench '$(BENCH)' -count $(BENCH_COUNT) -report docs/benchmarks.md
 
