@@ -57,6 +57,7 @@ func main() {
 		leaderElect, secureMetrics, enableHTTP2   bool
 		requireAdmissionPolicy, monitoring        bool
 		metricsProbeInterval, strandedPodGrace    time.Duration
+		extenderProbeInterval                     time.Duration
 		concurrentReconciles                      int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443",
@@ -104,6 +105,8 @@ func main() {
 		"Serve metrics over HTTP/2 too; off by default against the HTTP/2 rapid-reset and stream-cancellation attacks.")
 	flag.DurationVar(&metricsProbeInterval, "metrics-probe-interval", controllers.DefaultMetricsProbeInterval,
 		"How often the metrics of load-aware schedulers are probed again when nothing changes.")
+	flag.DurationVar(&extenderProbeInterval, "extender-probe-interval", controllers.DefaultExtenderProbeInterval,
+		"How often the schedulers' extenders are probed again when nothing changes.")
 	flag.IntVar(&concurrentReconciles, "concurrent-reconciles", 4,
 		"How many SecondarySchedulers are reconciled at once; one resource is never reconciled twice at once.")
 	zapOptions := zap.Options{}
@@ -122,8 +125,9 @@ func main() {
 		leaderElect:              leaderElect, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
 		requireAdmissionPolicy: requireAdmissionPolicy,
 		metricsProbeInterval:   metricsProbeInterval, concurrentReconciles: concurrentReconciles,
-		strandedPodGrace: strandedPodGrace,
-		monitoring:       monitoring, monitoringLabels: monitoringLabels,
+		extenderProbeInterval: extenderProbeInterval,
+		strandedPodGrace:      strandedPodGrace,
+		monitoring:            monitoring, monitoringLabels: monitoringLabels,
 	}); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)
@@ -135,7 +139,7 @@ type options struct {
 	schedulerNamespaces, prometheusNamespaces, metricsTokenClusterRoles []string
 	allowedImages, ignoredSchedulerNames                                []string
 	leaderElect, secureMetrics, enableHTTP2, requireAdmissionPolicy     bool
-	metricsProbeInterval, strandedPodGrace                              time.Duration
+	metricsProbeInterval, strandedPodGrace, extenderProbeInterval       time.Duration
 	concurrentReconciles                                                int
 	monitoring                                                          bool
 	monitoringLabels                                                    string
@@ -255,8 +259,14 @@ func run(ctx context.Context, opts options) error {
 			// Only Secrets meant for a scheduler's metrics provider reach the operator.
 			refwatch.WithLabelSelector(v1.MetricsTokenForLabel)),
 		CABundleWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		ExtenderSecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
+			// Only Secrets meant for a scheduler's extenders reach the operator.
+			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
+		ExtenderConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
 		MetricsProber: &controllers.MetricsProber{Interval: opts.metricsProbeInterval, Timeout: 10 * time.Second,
 			// Outside a cluster (make run) Service names do not resolve; their endpoints do.
+			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
+		ExtenderProber: &controllers.ExtenderProber{Interval: opts.extenderProbeInterval, Timeout: 5 * time.Second,
 			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
 		Tenancy:                  tenancy.Policy{Namespaces: schedulerNamespaces, Unbound: unbound},
 		PrometheusNamespaces:     opts.prometheusNamespaces,

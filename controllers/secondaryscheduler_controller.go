@@ -75,8 +75,13 @@ type SecondarySchedulerReconciler struct {
 	SecretWatches *refwatch.Watches
 	// CABundleWatches watches the ConfigMaps holding the metrics provider's CA bundle.
 	CABundleWatches *refwatch.Watches
+	// ExtenderSecretWatches watches the Secrets of the extenders' TLS (only those labelled
+	// v1.LabelExtenderTLSFor), ExtenderConfigMapWatches the ConfigMaps of their CA bundles.
+	ExtenderSecretWatches, ExtenderConfigMapWatches *refwatch.Watches
 	// MetricsProber probes the metrics of load-aware schedulers.
 	MetricsProber *MetricsProber
+	// ExtenderProber probes the schedulers' extenders.
+	ExtenderProber *ExtenderProber
 	// Clock tells when metrics tokens are due for renewal; nil for the real clock.
 	Clock clock.PassiveClock
 	// Tenancy says in which namespaces schedulers may run.
@@ -317,8 +322,17 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	}
 	report.Progressing(conditions, observed.Deployment)
 	metricsProblem, metricsRecheck := reportMetrics(cr, found, done.metrics, status, conditions)
-	report.Degraded(conditions, report.PlacementProblem(cr, found.Placement), metricsProblem, observed.PodProblem, report.RolloutStalled(observed.Deployment))
+	extenderProblem, extenderRecheck, err := r.reportExtenders(ctx, cr, found, status, conditions)
+	if err != nil {
+		return outcome{}, err
+	}
+	report.Degraded(conditions, report.PlacementProblem(cr, found.Placement), extenderProblem, metricsProblem, observed.PodProblem,
+		report.RolloutStalled(observed.Deployment))
 	next := outcome{requeueAfter: observed.RequeueAfter, imageSkew: rendered.Image.Skew}
+	if extenderRecheck > 0 {
+		// Extenders come and go without an event: probe them again in a while.
+		next.requeueAfter = report.Sooner(next.requeueAfter, extenderRecheck)
+	}
 	if metricsRecheck > 0 {
 		// Metrics come and go without an event: probe them again in a while, and renew
 		// the metrics token when it is due.
@@ -551,7 +565,10 @@ func (r *SecondarySchedulerReconciler) forgetReferences(key types.NamespacedName
 	r.ConfigMapWatches.Reference(key, nil)
 	r.SecretWatches.Reference(key, nil)
 	r.CABundleWatches.Reference(key, nil)
+	r.ExtenderSecretWatches.ReferenceAll(key, nil)
+	r.ExtenderConfigMapWatches.ReferenceAll(key, nil)
 	r.MetricsProber.forget(key)
+	r.ExtenderProber.forget(key)
 	r.gatherStage().Forget(key)
 	r.tokenExpiries.Forget(key)
 }

@@ -117,7 +117,7 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.SecondaryScheduler{}, gather.SchedulerNameIndex, gather.IndexSchedulerName); err != nil {
 		return fmt.Errorf("index SecondarySchedulers by scheduler name: %w", err)
 	}
-	for _, watches := range []*refwatch.Watches{r.ConfigMapWatches, r.SecretWatches, r.CABundleWatches} {
+	for _, watches := range []*refwatch.Watches{r.ConfigMapWatches, r.SecretWatches, r.CABundleWatches, r.ExtenderSecretWatches, r.ExtenderConfigMapWatches} {
 		if err := mgr.Add(watches); err != nil {
 			return fmt.Errorf("add reference watches: %w", err)
 		}
@@ -143,7 +143,10 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		WatchesRawSource(r.ConfigMapWatches.Source()).
 		WatchesRawSource(r.SecretWatches.Source()).
 		WatchesRawSource(r.CABundleWatches.Source()).
-		WatchesRawSource(r.MetricsProber.Source())
+		WatchesRawSource(r.ExtenderSecretWatches.Source()).
+		WatchesRawSource(r.ExtenderConfigMapWatches.Source()).
+		WatchesRawSource(r.MetricsProber.Source()).
+		WatchesRawSource(r.ExtenderProber.Source())
 	// A Lease is renewed every few seconds, which matters not; a new holder does: it is
 	// the hand-over from a pod of an older configuration that Available waits for.
 	holderChanged := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {

@@ -59,7 +59,21 @@ func (r *SecondarySchedulerReconciler) gatherFacts(ctx context.Context, cr *v1.S
 			watch.watches.Reference(owner, watch.reference.Key)
 		}
 	}
+	for _, watch := range []struct {
+		watches   referenceSetWatches
+		reference gather.ReferenceSet
+	}{{r.ExtenderSecretWatches, references.ExtenderSecrets}, {r.ExtenderConfigMapWatches, references.ExtenderConfigMaps}} {
+		if watch.reference.Known {
+			watch.watches.ReferenceAll(owner, watch.reference.Keys)
+		}
+	}
 	return found, err
+}
+
+// referenceSetWatches keep a watch on each of the objects a SecondaryScheduler
+// references of one kind (internal/refwatch).
+type referenceSetWatches interface {
+	ReferenceAll(owner types.NamespacedName, objects []types.NamespacedName)
 }
 
 // referenceWatches keep a watch on each object a SecondaryScheduler references

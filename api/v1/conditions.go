@@ -292,3 +292,41 @@ const (
 	// managementState, or a refusal that Available tells), so it routes nothing to it.
 	ReasonNotRouting ConditionReason = "NotRouting"
 )
+
+// ConditionExtendersAvailable is True when the operator's last probe reached every
+// extender of the scheduler (spec.extenders and a Custom configuration's own) over the
+// transport the scheduler uses, TLS included; status.extenders tells each. It is absent
+// when the scheduler has no extender.
+const ConditionExtendersAvailable ConditionType = "ExtendersAvailable"
+
+// Reasons of extenders: the ExtendersAvailable condition's, and refusals of their
+// configuration (Degraded, nothing rolled out).
+const (
+	// ReasonExtendersReachable: every extender answered the operator's last probe.
+	ReasonExtendersReachable ConditionReason = "ExtendersReachable"
+	// ReasonExtendersProbing: an extender has not been probed yet.
+	ReasonExtendersProbing ConditionReason = "ExtendersProbing"
+	// ReasonExtenderUnreachable: an extender that is not ignorable did not answer, so
+	// every pod the scheduler calls it for fails scheduling and stays Pending; Degraded
+	// says so too.
+	ReasonExtenderUnreachable ConditionReason = "ExtenderUnreachable"
+	// ReasonIgnorableExtenderUnreachable: an ignorable extender did not answer; the
+	// scheduler places pods without it.
+	ReasonIgnorableExtenderUnreachable ConditionReason = "IgnorableExtenderUnreachable"
+	// ReasonExtenderTLSFailed: an extender answered, but its TLS handshake failed (its
+	// certificate is not signed by the CA given, or is for another name, or it refused the
+	// client certificate).
+	ReasonExtenderTLSFailed ConditionReason = "ExtenderTLSFailed"
+	// ReasonExtenderNotReady: the extender container in the scheduler's pod is not ready.
+	ReasonExtenderNotReady ConditionReason = "ExtenderNotReady"
+	// ReasonInvalidExtender: an extender's configuration would be refused by
+	// kube-scheduler, or should not run (the message says which field and why).
+	ReasonInvalidExtender ConditionReason = "InvalidExtender"
+	// ReasonExtenderSecretNotFound: a Secret or ConfigMap that an extender's tls names
+	// does not exist, lacks the key, or is a Secret without the label
+	// operator.secondary-scheduler.io/extender-tls-for naming this SecondaryScheduler.
+	ReasonExtenderSecretNotFound ConditionReason = "ExtenderSecretNotFound"
+	// ReasonExtenderCertificateInvalid: an extender's CA bundle or client certificate
+	// does not parse as PEM, or the key does not match the certificate.
+	ReasonExtenderCertificateInvalid ConditionReason = "ExtenderCertificateInvalid"
+)

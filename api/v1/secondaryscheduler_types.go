@@ -615,6 +615,19 @@ type SecondarySchedulerSpec struct {
 	// The Routing condition says whether pods are routed now, and why not.
 	// +optional
 	Routing *Routing `json:"routing,omitempty"`
+
+	// Extenders are HTTP extenders the scheduler calls for each pod (shared by all its
+	// profiles): at a URL, at a Service, or in a container of the scheduler's pod. Their
+	// TLS certificates come from Secrets mounted as files. The operator checks them as
+	// kube-scheduler would before rolling them out, probes each, and says in the
+	// ExtendersAvailable condition and status.extenders whether it answers. With profile
+	// Custom they are added to the configuration's own extenders, checked alike.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.filter(e, has(e.bindVerb)).size() <= 1",message="one extender at most may set bindVerb: the scheduler binds each pod once"
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Extenders []Extender `json:"extenders,omitempty"`
 }
 
 // RoutingMode says what a route does to the pods it selects.
@@ -778,6 +791,13 @@ type SecondarySchedulerStatus struct {
 	// Routing is what spec.routing did; absent without it.
 	// +optional
 	Routing *RoutingStatus `json:"routing,omitempty"`
+
+	// Extenders is what the operator last observed of each extender: whether the
+	// scheduler can reach it.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Extenders []ExtenderStatus `json:"extenders,omitempty"`
 }
 
 // RoutingStatus is what a route did.

@@ -105,3 +105,78 @@ func TestHostileSpecs(t *testing.T) {
 		})
 	}
 }
+
+// TestExtenderRules checks the rules of spec.extenders that the API server applies.
+func TestExtenderRules(t *testing.T) {
+	validator, err := crdschema.NewValidator(loadCRD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		extenders string // YAML of spec.extenders
+		wantError string
+	}{
+		{"url", "- {name: a, url: 'https://placement:8443/x', filterVerb: filter, tls: {}}", ""},
+		{"service", "- {name: a, service: {name: placement, port: 80}, filterVerb: filter}", ""},
+		{"container", "- {name: a, container: {image: ext, port: 8888}, prioritizeVerb: prioritize, weight: 2}", ""},
+		{"no address", "- {name: a, filterVerb: filter}", "set exactly one of url, service and container"},
+		{"two addresses", "- {name: a, url: 'http://x', service: {name: s, port: 80}, filterVerb: filter}", "set exactly one of url, service and container"},
+		{"no verb", "- {name: a, url: 'http://x'}", "set at least one of filterVerb"},
+		{"prioritize without weight", "- {name: a, url: 'http://x', prioritizeVerb: p}", "weight must be positive"},
+		{"credentials in the url", "- {name: a, url: 'http://user:pw@x', filterVerb: f}", "should match"},
+		{"query in the url", "- {name: a, url: 'http://x/y?token=1', filterVerb: f}", "should match"},
+		{"tls on http", "- {name: a, url: 'http://x', filterVerb: f, tls: {}}", "tls is only used with an https:// url"},
+		{"verb with a query", "- {name: a, url: 'http://x', filterVerb: 'f?x'}", "should match"},
+		{"the scheduler's port", "- {name: a, container: {image: ext, port: 10259}, filterVerb: f}", "port 10259 is the scheduler's own"},
+		{"two binders", "- {name: a, url: 'http://x', bindVerb: b}\n- {name: b, url: 'http://y', bindVerb: b}", "one extender at most may set bindVerb"},
+		{"insecure with a CA", "- {name: a, url: 'https://x', filterVerb: f, tls: {insecureSkipVerify: true, caBundle: {configMap: {name: ca}}}}", "insecureSkipVerify and caBundle exclude each other"},
+		{"CA from both", "- {name: a, url: 'https://x', filterVerb: f, tls: {caBundle: {configMap: {name: ca}, secret: {name: ca}}}}", "set exactly one of configMap and secret"},
+		{"timeout too long", "- {name: a, url: 'http://x', filterVerb: f, httpTimeout: 1h}", "httpTimeout must be between 100ms and 5m"},
+		{"name with a dot", "- {name: a.b, url: 'http://x', filterVerb: f}", "should match"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var extenders []any
+			if err := yaml.Unmarshal([]byte(tt.extenders), &extenders); err != nil {
+				t.Fatalf("test extenders: %v", err)
+			}
+			object := map[string]any{
+				"apiVersion": GroupVersion.String(),
+				"kind":       "SecondaryScheduler",
+				"metadata":   map[string]any{"name": "packer", "namespace": "ns"},
+				"spec":       map[string]any{"profile": map[string]any{"type": "BinPacking"}, "extenders": integers(extenders)},
+			}
+			errs := validator.Errors(object)
+			if tt.wantError == "" {
+				if len(errs) > 0 {
+					t.Fatalf("want valid, got %q", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0], tt.wantError) {
+				t.Errorf("want one error containing %q, got %q", tt.wantError, errs)
+			}
+		})
+	}
+}
+
+// integers turns the whole float64 numbers that YAML decoding gives into the int64 that the
+// API server's JSON decoding gives, which CEL rules on integer fields expect.
+func integers(value any) any {
+	switch v := value.(type) {
+	case float64:
+		if v == float64(int64(v)) {
+			return int64(v)
+		}
+	case []any:
+		for i := range v {
+			v[i] = integers(v[i])
+		}
+	case map[string]any:
+		for key := range v {
+			v[key] = integers(v[key])
+		}
+	}
+	return value
+}

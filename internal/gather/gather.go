@@ -111,6 +111,9 @@ type Facts struct {
 	// load-aware scheduler's metrics must cover: its node pool's, or every node of the
 	// cluster.
 	NodeNames []string
+	// Extenders are the extenders the scheduler will call, checked, with the TLS the
+	// scheduler uses with each.
+	Extenders []Extender
 }
 
 // Reference is an object of a kind the spec may name, to be watched: Known says that
@@ -126,9 +129,20 @@ type Reference struct {
 // Secret and the CA bundle ConfigMap.
 type References struct {
 	Config, TokenSecret, CABundle Reference
+	// ExtenderSecrets and ExtenderConfigMaps are the objects that the extenders' CA
+	// bundles and client certificates are mounted from.
+	ExtenderSecrets, ExtenderConfigMaps ReferenceSet
+}
+
+// ReferenceSet is the objects of one kind the spec names, like Reference for several.
+type ReferenceSet struct {
+	Known bool
+	Keys  []types.NamespacedName
 }
 
 func known(key *types.NamespacedName) Reference { return Reference{Known: true, Key: key} }
+
+func knownAll(keys []types.NamespacedName) ReferenceSet { return ReferenceSet{Known: true, Keys: keys} }
 
 // Gather reads everything cr's scheduler depends on. A refusal is returned for what only
 // the user (or a cluster admin) can fix; any other error is worth a retry. The references
@@ -154,6 +168,9 @@ func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Fact
 		if err := customMetrics(custom, found); err != nil {
 			return nil, references, err
 		}
+	}
+	if err := g.gatherExtenders(ctx, cr, custom, found, &references); err != nil {
+		return nil, references, err
 	}
 	if err := g.checkSchedulerNames(ctx, cr, found.SchedulerNames); err != nil {
 		return nil, references, err

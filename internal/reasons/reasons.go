@@ -50,6 +50,10 @@ var (
 	podProblem  = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionDegraded}
 	podsPending = []v1.ConditionType{v1.ConditionPodsPending}
 	routed      = []v1.ConditionType{v1.ConditionRouting}
+	// extenderProblem: a probe's finding about an extender that the scheduler cannot do
+	// without, reported by ExtendersAvailable and Degraded.
+	extenderProblem    = []v1.ConditionType{v1.ConditionExtendersAvailable, v1.ConditionDegraded}
+	extendersAvailable = []v1.ConditionType{v1.ConditionExtendersAvailable}
 	// everyCondition: a state in which the operator runs no scheduler.
 	everyCondition = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionProgressing, v1.ConditionDegraded,
 		v1.ConditionReconciling, v1.ConditionStalled}
@@ -64,6 +68,12 @@ var table = []Reason{
 	// What the nodes keep a running scheduler from doing.
 	{Name: v1.ReasonNoSchedulableNodes, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonNodePoolEmpty, Conditions: []v1.ConditionType{v1.ConditionDegraded, v1.ConditionPodsPending}, Severity: Warning},
+
+	// An extender that is not ignorable and that the scheduler cannot reach fails every
+	// pod it is called for.
+	{Name: v1.ReasonExtenderUnreachable, Conditions: extenderProblem, Severity: Warning},
+	{Name: v1.ReasonExtenderTLSFailed, Conditions: extenderProblem, Severity: Warning},
+	{Name: v1.ReasonExtenderNotReady, Conditions: extenderProblem, Severity: Warning},
 
 	// What a probe of a load-aware scheduler's metrics found, and the failsafe.
 	{Name: v1.ReasonMetricsStale, Conditions: unavailableMetrics, Severity: Warning},
@@ -113,6 +123,9 @@ var table = []Reason{
 	{Name: v1.ReasonTokenRequestFailed, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
 	{Name: v1.ReasonCABundleNotFound, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
 	{Name: v1.ReasonCABundleInvalid, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
+	{Name: v1.ReasonInvalidExtender, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonExtenderSecretNotFound, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonExtenderCertificateInvalid, Conditions: degraded, Severity: Warning},
 
 	// How a scheduler without a problem is, or gets there.
 	{Name: v1.ReasonNoReadyScheduler, Conditions: available, Severity: Warning},
@@ -143,6 +156,11 @@ var table = []Reason{
 	{Name: v1.ReasonRoutingConflict, Conditions: routed, Severity: Warning},
 	{Name: v1.ReasonRoutingUnsupported, Conditions: routed, Severity: Warning},
 	{Name: v1.ReasonNotRouting, Conditions: routed, Severity: Normal},
+
+	// Whether the scheduler's extenders answer (spec.extenders, a Custom configuration's).
+	{Name: v1.ReasonExtendersReachable, Conditions: extendersAvailable, Severity: Normal},
+	{Name: v1.ReasonExtendersProbing, Conditions: extendersAvailable, Severity: Normal},
+	{Name: v1.ReasonIgnorableExtenderUnreachable, Conditions: extendersAvailable, Severity: Warning},
 
 	// Reasons of Events only.
 	{Name: v1.ReasonImageVersionSkew, Severity: Warning},

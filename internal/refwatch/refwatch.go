@@ -6,6 +6,7 @@ package refwatch
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,8 +36,8 @@ type Watches struct {
 	events chan event.GenericEvent
 
 	mu sync.Mutex
-	// referenced maps each owner to the object it references.
-	referenced map[types.NamespacedName]types.NamespacedName
+	// referenced maps each owner to the objects it references.
+	referenced map[types.NamespacedName][]types.NamespacedName
 	// watches holds the running watch of each referenced object.
 	watches map[types.NamespacedName]context.CancelFunc
 }
@@ -62,7 +63,7 @@ func New(restClient rest.Interface, resource string, objectType runtime.Object, 
 		ctx:        ctx,
 		cancel:     cancel,
 		events:     make(chan event.GenericEvent, 64),
-		referenced: map[types.NamespacedName]types.NamespacedName{},
+		referenced: map[types.NamespacedName][]types.NamespacedName{},
 		watches:    map[types.NamespacedName]context.CancelFunc{},
 	}
 	for _, option := range options {
@@ -86,22 +87,34 @@ func (w *Watches) Source() source.Source {
 // Reference records that owner references object, or references nothing when object is
 // nil, starting and stopping watches as needed.
 func (w *Watches) Reference(owner types.NamespacedName, object *types.NamespacedName) {
+	if object == nil {
+		w.ReferenceAll(owner, nil)
+		return
+	}
+	w.ReferenceAll(owner, []types.NamespacedName{*object})
+}
+
+// ReferenceAll records that owner references objects, and no others, starting and
+// stopping watches as needed.
+func (w *Watches) ReferenceAll(owner types.NamespacedName, objects []types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	previous, had := w.referenced[owner]
-	if had && object != nil && previous == *object {
+	previous := w.referenced[owner]
+	if slices.Equal(previous, objects) {
 		return
 	}
 	delete(w.referenced, owner)
-	if had {
-		w.stopIfUnreferenced(previous)
+	for _, object := range previous {
+		w.stopIfUnreferenced(object)
 	}
-	if object == nil {
+	if len(objects) == 0 {
 		return
 	}
-	w.referenced[owner] = *object
-	if _, watching := w.watches[*object]; !watching {
-		w.watches[*object] = w.watch(*object)
+	w.referenced[owner] = slices.Clone(objects)
+	for _, object := range objects {
+		if _, watching := w.watches[object]; !watching {
+			w.watches[object] = w.watch(object)
+		}
 	}
 }
 
@@ -115,7 +128,7 @@ func (w *Watches) Watching(object types.NamespacedName) bool {
 
 func (w *Watches) stopIfUnreferenced(object types.NamespacedName) {
 	for _, referenced := range w.referenced {
-		if referenced == object {
+		if slices.Contains(referenced, object) {
 			return
 		}
 	}
@@ -148,7 +161,7 @@ func (w *Watches) notifyOwners(object types.NamespacedName) {
 	w.mu.Lock()
 	var owners []types.NamespacedName
 	for owner, referenced := range w.referenced {
-		if referenced == object {
+		if slices.Contains(referenced, object) {
 			owners = append(owners, owner)
 		}
 	}

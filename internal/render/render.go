@@ -11,6 +11,8 @@
 //	                                                           PrometheusRule (recordingrules.go)
 //	spec.nodePool                                           -> NodeAffinity addedAffinity of every
 //	                                                           profile (nodepool.go)
+//	spec.extenders                                          -> the configuration's extenders, their TLS
+//	                                                           mounts and containers (extenders.go)
 //	spec.logLevel                                           -> the --v flag, in deployment
 //	spec.topology, spec.resources, spec.nodeSelector,       -> replicas, spread, PodDisruptionBudget and
 //	spec.tolerations, spec.affinity                            the pods' placement (placement.go)
@@ -76,6 +78,11 @@ type Facts struct {
 	// PriorityClassName is the scheduler pods' PriorityClass: spec.priorityClassName, else
 	// the shipped default when it exists, else "" (none).
 	PriorityClassName string
+	// ExtenderTLSVersion identifies the Secrets and ConfigMaps that the extenders' TLS
+	// files are mounted from (their UIDs and resourceVersions), never their content: the
+	// configuration hash includes it, so that a new certificate rolls the scheduler, which
+	// reads the files once, at start.
+	ExtenderTLSVersion string
 }
 
 // Replicas is the number of scheduler pods to run: one per node they may run on, up to
@@ -176,15 +183,18 @@ func configHash(cr *v1.SecondaryScheduler, facts Facts, config string) (string, 
 	for _, token := range facts.CustomConfigTokens {
 		config = strings.ReplaceAll(config, token, "token-version:"+facts.MetricsTokenVersion)
 	}
-	if facts.MetricsToken == "" {
-		return ConfigHash(config), nil
+	if facts.MetricsToken != "" {
+		facts.MetricsToken = "token-version:" + facts.MetricsTokenVersion
+		redacted, err := SchedulerConfig(cr, facts)
+		if err != nil {
+			return "", err
+		}
+		config = redacted
 	}
-	facts.MetricsToken = "token-version:" + facts.MetricsTokenVersion
-	redacted, err := SchedulerConfig(cr, facts)
-	if err != nil {
-		return "", err
+	if facts.ExtenderTLSVersion != "" {
+		config += "\n# extender TLS: " + facts.ExtenderTLSVersion
 	}
-	return ConfigHash(redacted), nil
+	return ConfigHash(config), nil
 }
 
 // newObject loads an asset and gives it its name, namespace (empty for cluster-scoped
@@ -372,6 +382,12 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 		return nil, err
 	}
 	if err := mountTrustedCA(node, result.trustedCA); err != nil {
+		return nil, err
+	}
+	if err := mountExtenderTLS(node, cr); err != nil {
+		return nil, err
+	}
+	if err := addExtenderContainers(node, cr); err != nil {
 		return nil, err
 	}
 	if err := setPlacement(node, cr, result); err != nil {

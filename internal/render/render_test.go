@@ -67,6 +67,13 @@ const nodeAffinityProfile = `- schedulerName: gpu-locality
               operator: Exists
 `
 
+// customExtender is an extenders list of customConfig's own, after its profiles.
+const customExtender = `extenders:
+- urlPrefix: http://legacy-extender.kube-system.svc:8080/scheduler
+  filterVerb: filter
+  ignorable: true
+`
+
 const customTrimaranConfig = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -280,6 +287,40 @@ func TestRenderGolden(t *testing.T) {
 			}),
 			facts: Facts{KubernetesMinor: 35, CustomConfig: []byte(customTrimaranConfig),
 				CustomConfigTokens: []string{"golden-custom-token"}, MetricsTokenVersion: "ConfigMap 6f1c/812"},
+		},
+		{
+			// An extender of each kind: at a URL with a CA from a ConfigMap, at a Service
+			// with a CA and a client certificate from Secrets, and beside the scheduler in
+			// its pod, which then gets the token only where it is wanted.
+			name: "extenders",
+			cr: secondaryScheduler("extended", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Extenders = []v1.Extender{
+					{Name: "quota", URL: "https://quota.example.com:8443/scheduler", FilterVerb: "filter", Ignorable: true,
+						TLS: &v1.ExtenderTLS{CABundle: &v1.ExtenderCABundle{ConfigMap: &v1.ConfigMapKeyReference{Name: "quota-ca", Key: "bundle.pem"}}}},
+					{Name: "gpu", Service: &v1.ExtenderService{Name: "gpu-extender", Namespace: "gpu-system", Port: 443, PathPrefix: "/v1"},
+						FilterVerb: "filter", PrioritizeVerb: "prioritize", BindVerb: "bind", Weight: 5, NodeCacheCapable: true,
+						HTTPTimeout:      &metav1.Duration{Duration: 2 * time.Second},
+						ManagedResources: []v1.ExtenderManagedResource{{Name: "example.com/gpu-memory", IgnoredByScheduler: true}},
+						TLS: &v1.ExtenderTLS{ServerName: "gpu-extender.gpu-system.svc",
+							CABundle:                   &v1.ExtenderCABundle{Secret: &v1.SecretKeyReference{Name: "gpu-extender-tls", Key: "ca.crt"}},
+							ClientCertificateSecretRef: &corev1.LocalObjectReference{Name: "scheduler-client-tls"}}},
+					{Name: "local", Container: &v1.ExtenderContainer{Image: "registry.example.com/local-extender:v2", Port: 8888,
+						PathPrefix: "/ext", Args: []string{"--listen=:8888"}}, PrioritizeVerb: "prioritize", Weight: 1},
+				}
+			}),
+			facts: Facts{KubernetesMinor: 37, ExtenderTLSVersion: "quota-ca 81c2/4411 gpu-extender-tls 77aa/102 scheduler-client-tls 9e01/7"},
+		},
+		{
+			// A Custom configuration's own extender comes first; spec.extenders follow. An
+			// extender container that may have the token leaves the pod's automatic mount.
+			name: "custom-extenders",
+			cr: secondaryScheduler("image-locality", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = nil
+				cr.Spec.SchedulerConfig = "image-locality-config"
+				cr.Spec.Extenders = []v1.Extender{{Name: "trusted", Container: &v1.ExtenderContainer{Image: "registry.example.com/trusted:v1",
+					Port: 9443, MountServiceAccountToken: true}, FilterVerb: "filter"}}
+			}),
+			facts: Facts{KubernetesMinor: 37, CustomConfig: []byte(customConfig + customExtender)},
 		},
 	}
 	for _, tt := range tests {
@@ -582,5 +623,29 @@ func TestPodTemplateHashCoversTheWholeTemplate(t *testing.T) {
 		if hashOf(mutate) == base {
 			t.Errorf("changing the %s keeps the pod template hash", name)
 		}
+	}
+}
+
+// TestExtenderTLSVersionRollsTheScheduler: the scheduler reads its extenders' certificates
+// once, at start, so a new version of a Secret they come from must change the
+// configuration hash, and so the pod template.
+func TestExtenderTLSVersionRollsTheScheduler(t *testing.T) {
+	cr := secondaryScheduler("extended", func(cr *v1.SecondaryScheduler) {
+		cr.Spec.Extenders = []v1.Extender{{Name: "gpu", URL: "https://gpu.example.com", FilterVerb: "filter",
+			TLS: &v1.ExtenderTLS{ClientCertificateSecretRef: &corev1.LocalObjectReference{Name: "client-tls"}}}}
+	})
+	first, err := Render(cr, Facts{KubernetesMinor: 37, ExtenderTLSVersion: "client-tls 9e01/7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Render(cr, Facts{KubernetesMinor: 37, ExtenderTLSVersion: "client-tls 9e01/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ConfigHash == second.ConfigHash {
+		t.Errorf("a new version of the client certificate's Secret keeps the hash %s", first.ConfigHash)
+	}
+	if first.SchedulerConfig != second.SchedulerConfig {
+		t.Errorf("the configuration text changed with the Secret's version; it must name files, not versions")
 	}
 }

@@ -58,6 +58,9 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 	if err := restrictToNodePool(config, cr); err != nil {
 		return "", err
 	}
+	if err := appendExtenders(config, cr); err != nil {
+		return "", err
+	}
 	if err := setOperatorOwnedFields(config, cr); err != nil {
 		return "", err
 	}

@@ -1,0 +1,132 @@
+package controllers
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+// An extender at a URL rolls out in the scheduler's configuration and is probed: while it
+// answers, ExtendersAvailable is True; stopped, a non-ignorable extender degrades the
+// scheduler, saying every pod it is called for will fail; an ignorable one only warns.
+func TestExtenderIsProbedAndDegradesWhenUnreachable(t *testing.T) {
+	s := newScenario(t)
+	extender := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusMethodNotAllowed) }))
+	cr := binPacking("extended")
+	cr.Spec.Extenders = []v1.Extender{{Name: "quota", URL: extender.URL + "/scheduler", FilterVerb: "filter"}}
+	s.createRunning(cr)
+	reachable := s.expectConditionWithin(cr, v1.ConditionExtendersAvailable, metav1.ConditionTrue, v1.ReasonExtendersReachable, 30*time.Second)
+	s.g.Expect(reachable.Message).To(ContainSubstring("every extender answered"))
+	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("urlPrefix: " + extender.URL + "/scheduler"))
+	s.g.Expect(s.get(cr)).To(Succeed())
+	s.g.Expect(cr.Status.Extenders).To(HaveLen(1))
+	s.g.Expect(cr.Status.Extenders[0].Reachable).To(BeTrue())
+	s.g.Expect(cr.Status.Extenders[0].Message).To(ContainSubstring("/scheduler/filter answered HTTP 405"))
+
+	extender.Close()
+	unreachable := s.expectConditionWithin(cr, v1.ConditionExtendersAvailable, metav1.ConditionFalse, v1.ReasonExtenderUnreachable, 30*time.Second)
+	s.g.Expect(unreachable.Message).To(ContainSubstring("every pod the scheduler calls it for fails scheduling"))
+	degraded := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonExtenderUnreachable)
+	s.g.Expect(degraded.Message).To(ContainSubstring("extender quota is not ignorable"))
+	s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(v1.ReasonExtenderUnreachable)))
+
+	s.update(cr, func() { cr.Spec.Extenders[0].Ignorable = true })
+	s.expectConditionWithin(cr, v1.ConditionExtendersAvailable, metav1.ConditionFalse, v1.ReasonIgnorableExtenderUnreachable, 30*time.Second)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+
+	s.update(cr, func() { cr.Spec.Extenders = nil })
+	s.g.Eventually(func() *metav1.Condition { return s.condition(cr, v1.ConditionExtendersAvailable) }, 30*time.Second).Should(BeNil())
+	s.g.Expect(s.renderedConfig(cr)).NotTo(ContainSubstring("extenders:"))
+}
+
+// The client certificate of an extender comes from a Secret only when the Secret is
+// labelled for this SecondaryScheduler; it is mounted into the scheduler from that Secret,
+// and its key is in no ConfigMap. A Custom configuration holding a key is refused.
+func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
+	s := newScenario(t)
+	certPEM, keyPEM := selfSignedPEM(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "client-tls"}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}}
+	s.create(secret)
+	cr := binPacking("tls-extended")
+	cr.Spec.Extenders = []v1.Extender{{Name: "gpu", URL: "https://127.0.0.1:1/x", FilterVerb: "filter", Ignorable: true,
+		TLS: &v1.ExtenderTLS{ClientCertificateSecretRef: &corev1.LocalObjectReference{Name: "client-tls"}}}}
+	s.create(cr)
+	notFound := s.expectConditionWithin(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonExtenderSecretNotFound, 30*time.Second)
+	s.g.Expect(notFound.Message).To(ContainSubstring("is not labelled " + v1.LabelExtenderTLSFor + "=tls-extended"))
+
+	// Labelling it is the fix, and the watch of the Secret brings the reconcile.
+	s.update(secret, func() { secret.Labels = map[string]string{v1.LabelExtenderTLSFor: cr.Name} })
+	s.g.Eventually(func() []corev1.Volume {
+		deployment := s.deployment(cr)
+		if deployment == nil {
+			return nil
+		}
+		return deployment.Spec.Template.Spec.Volumes
+	}, 30*time.Second).Should(ContainElement(HaveField("Secret.SecretName", "client-tls")))
+	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("keyFile: /etc/kubernetes/extenders/gpu/client/tls.key"))
+	configMaps := &corev1.ConfigMapList{}
+	s.g.Expect(adminClient.List(s.ctx, configMaps, client.InNamespace(s.namespace))).To(Succeed())
+	for _, configMap := range configMaps.Items {
+		for key, value := range configMap.Data {
+			s.g.Expect(value).NotTo(ContainSubstring(strings.TrimSpace(string(keyPEM))[40:80]), "ConfigMap %s key %s holds the private key", configMap.Name, key)
+		}
+	}
+	// A new certificate rolls the scheduler: the hash changes without the key in it.
+	s.g.Expect(s.get(cr)).To(Succeed())
+	before := cr.Status.ConfigHash
+	newCert, newKey := selfSignedPEM(t)
+	s.update(secret, func() { secret.Data = map[string][]byte{corev1.TLSCertKey: newCert, corev1.TLSPrivateKeyKey: newKey} })
+	s.g.Eventually(func() string {
+		_ = s.get(cr)
+		return cr.Status.ConfigHash
+	}, 30*time.Second).ShouldNot(Equal(before))
+
+	customCR := custom("keyed", "keyed-config")
+	s.create(configMap("keyed-config", map[string]string{"config.yaml": goodConfig("keyed", 1) + `extenders:
+- urlPrefix: https://placement.example.com
+  filterVerb: filter
+  tlsConfig:
+    certData: ` + "Y2VydA==" + `
+    keyData: ` + "a2V5LWJ5dGVzLXRoYXQtbXVzdC1ub3Qtc2hvdw==" + `
+`}), customCR)
+	refused := s.expectConditionWithin(customCR, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonInvalidExtender, 30*time.Second)
+	s.g.Expect(refused.Message).To(ContainSubstring("holds a private key in tlsConfig.keyData"))
+	s.g.Expect(refused.Message).NotTo(ContainSubstring("a2V5"))
+}
+
+// selfSignedPEM is a certificate and its key, as a kubernetes.io/tls Secret holds them.
+func selfSignedPEM(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "scheduler"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}

@@ -1,0 +1,78 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
+)
+
+// ExtenderSeen is what the operator last saw of one extender of a scheduler.
+type ExtenderSeen struct {
+	Name, Address string
+	Ignorable     bool
+	// Probed says a probe (or, for an extender in the scheduler's pod, its container's
+	// readiness) answered; the rest is about that answer.
+	Probed    bool
+	Reachable bool
+	Reason    v1.ConditionReason
+	Message   string
+	At        metav1.Time
+}
+
+// Extenders reports the scheduler's extenders in status.extenders and the
+// ExtendersAvailable condition, and returns the problem that degrades the scheduler: the
+// first extender that is not ignorable and was not reached, since every pod the
+// scheduler calls it for fails scheduling. Without extenders, both are removed.
+func Extenders(status *v1.SecondarySchedulerStatus, conditions *Conditions, seen []ExtenderSeen) *reasons.Finding {
+	if len(seen) == 0 {
+		meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionExtendersAvailable))
+		status.Extenders = nil
+		return nil
+	}
+	status.Extenders = make([]v1.ExtenderStatus, 0, len(seen))
+	var problem *reasons.Finding
+	var probing, ignorable []string
+	for _, extender := range seen {
+		reported := v1.ExtenderStatus{Name: extender.Name, Address: extender.Address, Ignorable: extender.Ignorable,
+			Reachable: extender.Reachable, Message: extender.Message}
+		if extender.Probed {
+			reported.LastProbeTime = &extender.At
+		}
+		switch {
+		case !extender.Probed:
+			probing = append(probing, extender.Name)
+		case extender.Reachable:
+		case extender.Ignorable:
+			reported.Reason = string(v1.ReasonIgnorableExtenderUnreachable)
+			ignorable = append(ignorable, fmt.Sprintf("%s (%s)", extender.Name, extender.Message))
+		default:
+			reported.Reason = string(extender.Reason)
+			if problem == nil {
+				problem = &reasons.Finding{Reason: extender.Reason, Message: fmt.Sprintf(
+					"extender %s is not ignorable and the scheduler cannot use it: %s; every pod the scheduler calls it for fails scheduling and stays Pending until it answers. "+
+						"Start it or correct its address or TLS, or set ignorable: true if pods may be placed without it", extender.Name, extender.Message)}
+			}
+		}
+		status.Extenders = append(status.Extenders, reported)
+	}
+	switch {
+	case problem != nil:
+		conditions.Set(v1.ConditionExtendersAvailable, false, problem.Reason, problem.Message)
+	case len(ignorable) > 0:
+		conditions.Set(v1.ConditionExtendersAvailable, false, v1.ReasonIgnorableExtenderUnreachable, fmt.Sprintf(
+			"ignorable extender %s did not answer: the scheduler places pods without it meanwhile; start it or correct its address or TLS if its decisions matter",
+			strings.Join(ignorable, ", ")))
+	case len(probing) > 0:
+		conditions.SetUnknown(v1.ConditionExtendersAvailable, v1.ReasonExtendersProbing, fmt.Sprintf(
+			"extender %s has not been probed yet; the first probe takes a few seconds", strings.Join(probing, ", ")))
+	default:
+		conditions.Set(v1.ConditionExtendersAvailable, true, v1.ReasonExtendersReachable, fmt.Sprintf(
+			"every extender answered the operator's last probe (%d)", len(seen)))
+	}
+	return problem
+}
