@@ -190,13 +190,15 @@ func (e *env) createBenchPods(ctx context.Context) error {
 				},
 			},
 		}
+		// The waiting pods first: their threshold runs out while the bound ones are
+		// created, which the operator's watch of unscheduled pods never receives.
 		switch {
-		case i < boundPods:
-			pod.Spec.NodeName = parkingNode
-		case i < boundPods+waitingPods:
+		case i < waitingPods:
 			pod.Spec.SchedulerName = fmt.Sprintf("steady-%03d", i%steadyCount)
-		default:
+		case i < waitingPods+strandedPods:
 			pod.Spec.SchedulerName = "bench-nobody-provides"
+		default:
+			pod.Spec.NodeName = parkingNode
 		}
 		if err := e.client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
