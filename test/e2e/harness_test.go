@@ -83,6 +83,7 @@ var _ = BeforeSuite(func() {
 
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "manager"), ".")
 	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "podrunner"), "./test/podrunner")
+	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "extender"), "./test/extender")
 	runner = startPodrunner("podrunner", kubeconfigPath, filepath.Join(outputDir, "podrunner"), nil, "--nodes", strconv.Itoa(len(schedulerHosts)))
 	// Specs count the cluster's nodes (the metrics exporter serves each): all are there first.
 	for _, name := range schedulerHosts {
@@ -102,6 +103,8 @@ var _ = BeforeSuite(func() {
 		"--prometheus-namespaces=openshift-monitoring,monitoring",
 		// Metrics failures are produced and healed here within seconds, not minutes.
 		"--metrics-probe-interval=2s",
+		// Extenders stopped and started again are seen within seconds too.
+		"--extender-probe-interval=2s",
 		// A pod naming a scheduler nobody provides is told within seconds.
 		"--stranded-pod-grace=10s")
 	// The operator runs nothing for a SecondaryScheduler created before its admission

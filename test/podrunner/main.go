@@ -36,10 +36,11 @@
 //     of podrunner's environment. Any other valueFrom, or envFrom, leaves the pod waiting in
 //     CreateContainerConfigError.
 //   - Volumes: each mount is a directory under --work-dir holding the ConfigMap's or
-//     Secret's keys (empty for other volumes). An argument, or the value of --flag=value,
-//     that is a path under a mount path is moved to that directory. In the files, Service
-//     DNS names become a ready endpoint of the Service, and a KubeSchedulerConfiguration is
-//     pointed at the kubeconfig.
+//     Secret's keys, or only the keys of its items, under their paths (empty for other
+//     volumes). An argument, or the value of --flag=value, that is a path under a mount
+//     path is moved to that directory. In the files, paths under a mount path are moved
+//     alike, Service DNS names become a ready endpoint of the Service, and a
+//     KubeSchedulerConfiguration is pointed at the kubeconfig.
 //   - Ports: pods share the host's loopback, so each port the container declares (ports[]
 //     and the ports of its httpGet probes, by number or name) gets a free host port. An
 //     argument, or the value of --flag=value, of the form :PORT, 0.0.0.0:PORT or HOST:PORT

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -328,6 +330,8 @@ func (p *podProcess) writeVolumes(ctx context.Context, container corev1.Containe
 	for _, volume := range p.pod.Spec.Volumes {
 		volumes[volume.Name] = volume
 	}
+	// Every mount's directory is known before any file is written: a file may name a path
+	// under another mount (a KubeSchedulerConfiguration names its extenders' certificates).
 	mounts := hostMounts{}
 	for _, mount := range container.VolumeMounts {
 		hostDir, err := filepath.Abs(filepath.Join(p.dir, "volumes", mount.Name))
@@ -337,27 +341,33 @@ func (p *podProcess) writeVolumes(ctx context.Context, container corev1.Containe
 		if err := os.MkdirAll(hostDir, 0o755); err != nil {
 			return nil, err
 		}
+		mounts[mount.MountPath] = hostDir
+	}
+	for _, mount := range container.VolumeMounts {
 		files, err := p.volumeFiles(ctx, volumes[mount.Name])
 		if err != nil {
 			return nil, err
 		}
 		for name, content := range files {
 			content = resolveServiceHosts(ctx, p.runner.reader, content)
+			content = mounts.rewritePaths(content)
 			content, err := hostprocess.PointAtKubeconfig(content, kubeconfig)
 			if err != nil {
 				return nil, err
 			}
-			if err := os.WriteFile(filepath.Join(hostDir, name), content, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(mounts[mount.MountPath], name), content, 0o600); err != nil {
 				return nil, err
 			}
 		}
-		mounts[mount.MountPath] = hostDir
 	}
 	return mounts, nil
 }
 
+// volumeFiles are the files of a ConfigMap or Secret volume, named by their keys, or by
+// the paths of the volume's items (and then only those keys), as the kubelet writes them.
 func (p *podProcess) volumeFiles(ctx context.Context, volume corev1.Volume) (map[string][]byte, error) {
-	files := map[string][]byte{}
+	data := map[string][]byte{}
+	var items []corev1.KeyToPath
 	switch {
 	case volume.ConfigMap != nil:
 		configMap, err := p.runner.clientset.CoreV1().ConfigMaps(p.pod.Namespace).Get(ctx, volume.ConfigMap.Name, metav1.GetOptions{})
@@ -365,16 +375,33 @@ func (p *podProcess) volumeFiles(ctx context.Context, volume corev1.Volume) (map
 			return nil, fmt.Errorf("volume %s: %w", volume.Name, err)
 		}
 		for key, value := range configMap.Data {
-			files[key] = []byte(value)
+			data[key] = []byte(value)
 		}
+		for key, value := range configMap.BinaryData {
+			data[key] = value
+		}
+		items = volume.ConfigMap.Items
 	case volume.Secret != nil:
 		secret, err := p.runner.clientset.CoreV1().Secrets(p.pod.Namespace).Get(ctx, volume.Secret.SecretName, metav1.GetOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("volume %s: %w", volume.Name, err)
 		}
-		for key, value := range secret.Data {
-			files[key] = value
+		data = secret.Data
+		items = volume.Secret.Items
+	}
+	if len(items) == 0 {
+		return data, nil
+	}
+	files := map[string][]byte{}
+	for _, item := range items {
+		value, ok := data[item.Key]
+		if !ok {
+			return nil, fmt.Errorf("volume %s: no key %s", volume.Name, item.Key)
 		}
+		if item.Path != filepath.Base(item.Path) {
+			return nil, fmt.Errorf("volume %s: item path %s in a subdirectory, which podrunner does not write", volume.Name, item.Path)
+		}
+		files[item.Path] = value
 	}
 	return files, nil
 }
@@ -408,6 +435,25 @@ func (mounts hostMounts) hostPath(value string) string {
 		return value
 	}
 	return mounts[longest] + strings.TrimPrefix(value, longest)
+}
+
+// rewritePaths moves every path under a mount path that content names to its host
+// directory, as hostPath does for an argument, in one pass: a host directory written in
+// is not rewritten again (the pods' work directory may itself be under /tmp, a mount path).
+func (mounts hostMounts) rewritePaths(content []byte) []byte {
+	if len(mounts) == 0 {
+		return content
+	}
+	// The longest first, so that a mount under another keeps its own directory.
+	paths := make([]string, 0, len(mounts))
+	for mountPath := range mounts {
+		paths = append(paths, regexp.QuoteMeta(mountPath+"/"))
+	}
+	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
+	pattern := regexp.MustCompile(strings.Join(paths, "|"))
+	return pattern.ReplaceAllFunc(content, func(match []byte) []byte {
+		return []byte(mounts[strings.TrimSuffix(string(match), "/")] + "/")
+	})
 }
 
 func (r *runner) binaryFor(image string) string {
