@@ -128,7 +128,10 @@ func (p *ExtenderProber) httpClient(extender gather.Extender) *http.Client {
 	if extender.TLS != nil {
 		transport.TLSClientConfig = extender.TLS.Clone()
 	}
-	return &http.Client{Timeout: p.Timeout, Transport: transport}
+	// A redirect is an answer: the probe follows none, so that an extender's address
+	// cannot send the operator's requests elsewhere.
+	return &http.Client{Timeout: p.Timeout, Transport: transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // forget drops the results of scheduler's extenders but those named keep.
@@ -191,7 +194,7 @@ func (r *SecondarySchedulerReconciler) reportExtenders(ctx context.Context, cr *
 					return nil, 0, err
 				}
 			}
-			entry.Probed, entry.Reachable, entry.Message = containerReadiness(pods.Items, status.ConfigHash, "extender-"+extender.Name)
+			entry.Probed, entry.Reachable, entry.Message = report.ContainerReadiness(pods.Items, status.ConfigHash, render.ExtenderContainerName(extender.Name))
 			entry.At = metav1.NewTime(r.now())
 			if !entry.Reachable {
 				entry.Reason = v1.ReasonExtenderNotReady
@@ -209,28 +212,4 @@ func (r *SecondarySchedulerReconciler) reportExtenders(ctx context.Context, cr *
 		return problem, 0, nil
 	}
 	return problem, r.ExtenderProber.Interval, nil
-}
-
-// containerReadiness tells whether container is ready in a running pod of the current
-// configuration (configHash): probed is false while no such pod reports it yet.
-func containerReadiness(pods []corev1.Pod, configHash, container string) (probed, ready bool, message string) {
-	for _, pod := range pods {
-		if pod.Annotations[render.ConfigHashAnnotation] != configHash || pod.DeletionTimestamp != nil {
-			continue
-		}
-		for _, status := range pod.Status.ContainerStatuses {
-			if status.Name != container {
-				continue
-			}
-			if status.Ready {
-				return true, true, "container " + container + " of pod " + pod.Name + " is ready"
-			}
-			message = "container " + container + " of pod " + pod.Name + " is not ready"
-			if waiting := status.State.Waiting; waiting != nil && waiting.Reason != "" {
-				message += " (" + waiting.Reason + ")"
-			}
-			probed = true
-		}
-	}
-	return probed, false, message
 }

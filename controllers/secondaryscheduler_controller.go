@@ -515,12 +515,12 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 }
 
 // isProblem reports whether condition says something is wrong: Degraded, pods pending
-// for too long, or metrics that cannot be used.
+// for too long, metrics that cannot be used, or an extender that cannot be reached.
 func isProblem(condition metav1.Condition) bool {
 	switch v1.ConditionType(condition.Type) {
 	case v1.ConditionDegraded, v1.ConditionPodsPending:
 		return condition.Status == metav1.ConditionTrue
-	case v1.ConditionMetricsAvailable:
+	case v1.ConditionMetricsAvailable, v1.ConditionExtendersAvailable:
 		return condition.Status == metav1.ConditionFalse
 	}
 	return false

@@ -102,7 +102,7 @@ func addExtenderContainers(deployment *yaml.RNode, cr *v1.SecondaryScheduler) er
 		}
 		sidecars = append(sidecars, e)
 		if e.Container.MountServiceAccountToken {
-			withToken = append(withToken, extenderContainerName(e))
+			withToken = append(withToken, ExtenderContainerName(e.Name))
 		}
 	}
 	if len(sidecars) == 0 {
@@ -148,7 +148,8 @@ func addExtenderContainers(deployment *yaml.RNode, cr *v1.SecondaryScheduler) er
 // schedulerContainer is the scheduler's container in the Deployment asset.
 const schedulerContainer = "kube-scheduler"
 
-func extenderContainerName(e v1.Extender) string { return "extender-" + e.Name }
+// ExtenderContainerName is the container of extender name in the scheduler's pod.
+func ExtenderContainerName(name string) string { return "extender-" + name }
 
 // extenderContainer is the container of an extender that runs beside the scheduler, as
 // locked down as the scheduler's own but for a writable root file system, which an
@@ -156,7 +157,7 @@ func extenderContainerName(e v1.Extender) string { return "extender-" + e.Name }
 func extenderContainer(e v1.Extender) corev1.Container {
 	spec := e.Container
 	container := corev1.Container{
-		Name:    extenderContainerName(e),
+		Name:    ExtenderContainerName(e.Name),
 		Image:   spec.Image,
 		Command: spec.Command,
 		Args:    spec.Args,

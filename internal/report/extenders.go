@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 // ExtenderSeen is what the operator last saw of one extender of a scheduler.
@@ -75,4 +77,30 @@ func Extenders(status *v1.SecondarySchedulerStatus, conditions *Conditions, seen
 			"every extender answered the operator's last probe (%d)", len(seen)))
 	}
 	return problem
+}
+
+// ContainerReadiness tells whether container is ready in a pod of the current
+// configuration (configHash) that is not being deleted: probed is false while no such pod
+// reports the container yet. It is how an extender in the scheduler's pod, which only the
+// scheduler reaches on localhost, is observed.
+func ContainerReadiness(pods []corev1.Pod, configHash, container string) (probed, ready bool, message string) {
+	for _, pod := range pods {
+		if pod.Annotations[render.ConfigHashAnnotation] != configHash || pod.DeletionTimestamp != nil {
+			continue
+		}
+		for _, status := range pod.Status.ContainerStatuses {
+			if status.Name != container {
+				continue
+			}
+			if status.Ready {
+				return true, true, "container " + container + " of pod " + pod.Name + " is ready"
+			}
+			probed = true
+			message = "container " + container + " of pod " + pod.Name + " is not ready"
+			if waiting := status.State.Waiting; waiting != nil && waiting.Reason != "" {
+				message += " (" + waiting.Reason + ")"
+			}
+		}
+	}
+	return probed, false, message
 }

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/netnshost"
 )
 
 // testExtender is test/extender run as a host process, which the scheduler's process and
@@ -107,6 +108,32 @@ var _ = Describe("A SecondaryScheduler with an extender", func() {
 		Eventually(func() string { return condition(cr, v1.ConditionExtendersAvailable) }).Should(Equal("False/" + string(v1.ReasonIgnorableExtenderUnreachable)))
 		Expect(condition(cr, v1.ConditionDegraded)).To(Equal("False/" + string(v1.ReasonAsExpected)))
 		expectBound(ns, createWorkload(ns, "without", cr.Name, "100m", 2))
+	})
+
+	It("reaches an extender through a Service, as the scheduler's pod would", func() {
+		if os.Geteuid() != 0 {
+			Fail("this spec gives the extender an address an EndpointSlice may name, on a test host's link, which needs root")
+		}
+		ns := newNamespace()
+		// The root namespace's side of a test host's link: an address that is neither
+		// loopback nor link-local, as an EndpointSlice requires, reachable from this host.
+		host, err := netnshost.New("ssop-e2e-ext", 78)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(host.Close)
+		extender := startExtender(ns+"-extender", net.JoinHostPort(host.HostAddress, "0"), "--reject=fake-1,fake-2,fake-4", "--prefer=fake-3")
+		DeferCleanup(func() { extender.stop() })
+		exposeAsService(ns, "placement", 8080, extender.address)
+
+		cr := binPacking(ns, "service-extended")
+		cr.Spec.Extenders = []v1.Extender{{Name: "placement", Service: &v1.ExtenderService{Name: "placement", Port: 8080, PathPrefix: "/scheduler"},
+			FilterVerb: "filter", PrioritizeVerb: "prioritize", Weight: 1}}
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		waitAvailable(cr)
+		Eventually(func() string { return condition(cr, v1.ConditionExtendersAvailable) }).Should(Equal("True/" + string(v1.ReasonExtendersReachable)))
+		current := &v1.SecondaryScheduler{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
+		Expect(current.Status.Extenders).To(ConsistOf(HaveField("Address", "http://placement."+ns+".svc:8080/scheduler")))
+		Expect(expectBound(ns, createWorkload(ns, "through-service", cr.Name, "100m", 2))).To(Equal(map[string]int{"fake-3": 2}))
 	})
 
 	It("reaches an HTTPS extender with a CA and a client certificate from labelled Secrets, and no key lands in a ConfigMap", func() {
