@@ -11,9 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/extenderprobe"
@@ -40,10 +37,11 @@ type ExtenderProber struct {
 	// Interval is how long a result stands.
 	Interval time.Duration
 
+	probeNotifier
+
 	mu      sync.Mutex
 	last    map[extenderKey]extenderRecord
 	running map[extenderKey]extenderRequest
-	done    chan event.GenericEvent
 }
 
 type extenderKey struct {
@@ -58,20 +56,6 @@ type extenderRecord struct {
 	at      time.Time
 	request extenderRequest
 	result  extenderprobe.Result
-}
-
-// Source is where the prober reports finished probes, for the controller to watch.
-func (p *ExtenderProber) Source() source.Source {
-	return source.Channel(p.doneChannel(), &handler.EnqueueRequestForObject{})
-}
-
-func (p *ExtenderProber) doneChannel() chan event.GenericEvent {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done == nil {
-		p.done = make(chan event.GenericEvent, 1024)
-	}
-	return p.done
 }
 
 // probe returns the last result for extender of scheduler when it answers this request
@@ -112,10 +96,7 @@ func (p *ExtenderProber) runProbe(key extenderKey, request extenderRequest, http
 	}
 	p.last[key] = extenderRecord{at: time.Now(), request: request, result: result}
 	p.mu.Unlock()
-	done := &v1.SecondaryScheduler{}
-	done.SetNamespace(key.scheduler.Namespace)
-	done.SetName(key.scheduler.Name)
-	p.doneChannel() <- event.GenericEvent{Object: done}
+	p.finished(key.scheduler)
 }
 
 // httpClient connects as the scheduler does: with the extender's TLS configuration.

@@ -1,13 +1,7 @@
 package controllers
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/testpki"
 )
 
 // An extender at a URL rolls out in the scheduler's configuration and is probed: while it
@@ -60,7 +55,8 @@ func TestExtenderIsProbedAndDegradesWhenUnreachable(t *testing.T) {
 // and its key is in no ConfigMap. A Custom configuration holding a key is refused.
 func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
 	s := newScenario(t)
-	certPEM, keyPEM := selfSignedPEM(t)
+	authority := testpki.NewAuthority(t)
+	certPEM, keyPEM := authority.Issue(t, "scheduler", x509.ExtKeyUsageClientAuth)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "client-tls"}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}}
 	s.create(secret)
@@ -91,7 +87,7 @@ func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
 	// A new certificate rolls the scheduler: the hash changes without the key in it.
 	s.g.Expect(s.get(cr)).To(Succeed())
 	before := cr.Status.ConfigHash
-	newCert, newKey := selfSignedPEM(t)
+	newCert, newKey := authority.Issue(t, "scheduler", x509.ExtKeyUsageClientAuth)
 	s.update(secret, func() { secret.Data = map[string][]byte{corev1.TLSCertKey: newCert, corev1.TLSPrivateKeyKey: newKey} })
 	s.g.Eventually(func() string {
 		_ = s.get(cr)
@@ -109,24 +105,4 @@ func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
 	refused := s.expectConditionWithin(customCR, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonInvalidExtender, 30*time.Second)
 	s.g.Expect(refused.Message).To(ContainSubstring("holds a private key in tlsConfig.keyData"))
 	s.g.Expect(refused.Message).NotTo(ContainSubstring("a2V5"))
-}
-
-// selfSignedPEM is a certificate and its key, as a kubernetes.io/tls Secret holds them.
-func selfSignedPEM(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	template := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "scheduler"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }

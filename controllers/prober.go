@@ -46,11 +46,11 @@ type MetricsProber struct {
 	// Interval is how long a probe result stands.
 	Interval time.Duration
 
+	probeNotifier
+
 	mu      sync.Mutex
 	last    map[types.NamespacedName]probeRecord
 	running map[types.NamespacedName]probeRequest
-	// done carries the SecondarySchedulers whose probe finished.
-	done chan event.GenericEvent
 }
 
 // probeRequest is what a probe asks: the same request gets the same answer until it is
@@ -73,20 +73,6 @@ type probeRecord struct {
 	took    time.Duration
 	request probeRequest
 	result  metricsprobe.Result
-}
-
-// Source is where the prober reports finished probes, for the controller to watch.
-func (p *MetricsProber) Source() source.Source {
-	return source.Channel(p.doneChannel(), &handler.EnqueueRequestForObject{})
-}
-
-func (p *MetricsProber) doneChannel() chan event.GenericEvent {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done == nil {
-		p.done = make(chan event.GenericEvent, 1024)
-	}
-	return p.done
 }
 
 // probe returns the last probe result for key when it answers this very request, and
@@ -140,10 +126,7 @@ func (p *MetricsProber) runProbe(key types.NamespacedName, request probeRequest,
 	}
 	p.last[key] = probeRecord{at: time.Now(), took: took, request: request, result: result}
 	p.mu.Unlock()
-	done := &v1.SecondaryScheduler{}
-	done.SetNamespace(key.Namespace)
-	done.SetName(key.Name)
-	p.doneChannel() <- event.GenericEvent{Object: done}
+	p.finished(key)
 }
 
 // httpClient queries with the TLS settings the scheduler has: the CA bundle it trusts
@@ -246,4 +229,29 @@ func (r *SecondarySchedulerReconciler) announceScoring(cr *v1.SecondaryScheduler
 	}
 	r.Recorder.Eventf(cr, nil, corev1.EventTypeNormal, string(v1.ReasonLoadAwareScoringResumed), "Scoring",
 		"%s: the scheduler scores nodes by their measured load again", reason)
+}
+
+// probeNotifier reports the SecondarySchedulers whose probe finished in the background,
+// as events for the controller to watch, which reconcile them with the result.
+type probeNotifier struct {
+	once sync.Once
+	done chan event.GenericEvent
+}
+
+// Source is where finished probes are reported, for the controller to watch.
+func (n *probeNotifier) Source() source.Source {
+	return source.Channel(n.channel(), &handler.EnqueueRequestForObject{})
+}
+
+func (n *probeNotifier) channel() chan event.GenericEvent {
+	n.once.Do(func() { n.done = make(chan event.GenericEvent, 1024) })
+	return n.done
+}
+
+// finished reports that a probe of key's SecondaryScheduler finished.
+func (n *probeNotifier) finished(key types.NamespacedName) {
+	done := &v1.SecondaryScheduler{}
+	done.SetNamespace(key.Namespace)
+	done.SetName(key.Name)
+	n.channel() <- event.GenericEvent{Object: done}
 }

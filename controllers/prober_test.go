@@ -69,7 +69,7 @@ func TestProbesRunOutsideTheReconcile(t *testing.T) {
 	}
 	close(release)
 	select {
-	case done := <-prober.doneChannel():
+	case done := <-prober.channel():
 		if got := client.ObjectKeyFromObject(done.Object); got != key {
 			t.Fatalf("the probe reported %s, want %s", got, key)
 		}

@@ -84,24 +84,7 @@ func TestHostileSpecs(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tt.profile), &profile); err != nil {
 				t.Fatalf("test profile: %v", err)
 			}
-			object := map[string]any{
-				"apiVersion": GroupVersion.String(),
-				"kind":       "SecondaryScheduler",
-				"metadata":   map[string]any{"name": "packer", "namespace": "ns"},
-				"spec":       map[string]any{"profile": profile},
-			}
-			errs := validator.Errors(object)
-			if tt.wantError == "" {
-				if len(errs) > 0 {
-					t.Fatalf("want valid, got %q", errs)
-				}
-				return
-			}
-			// One error: a value of the wrong format must not also fail a range rule
-			// that cannot evaluate it.
-			if len(errs) != 1 || !strings.Contains(errs[0], tt.wantError) {
-				t.Errorf("want one error containing %q, got %q", tt.wantError, errs)
-			}
+			expectValidation(t, validator, map[string]any{"profile": profile}, tt.wantError)
 		})
 	}
 }
@@ -141,23 +124,30 @@ func TestExtenderRules(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tt.extenders), &extenders); err != nil {
 				t.Fatalf("test extenders: %v", err)
 			}
-			object := map[string]any{
-				"apiVersion": GroupVersion.String(),
-				"kind":       "SecondaryScheduler",
-				"metadata":   map[string]any{"name": "packer", "namespace": "ns"},
-				"spec":       map[string]any{"profile": map[string]any{"type": "BinPacking"}, "extenders": integers(extenders)},
-			}
-			errs := validator.Errors(object)
-			if tt.wantError == "" {
-				if len(errs) > 0 {
-					t.Fatalf("want valid, got %q", errs)
-				}
-				return
-			}
-			if len(errs) != 1 || !strings.Contains(errs[0], tt.wantError) {
-				t.Errorf("want one error containing %q, got %q", tt.wantError, errs)
-			}
+			expectValidation(t, validator, map[string]any{"profile": map[string]any{"type": "BinPacking"}, "extenders": integers(extenders)}, tt.wantError)
 		})
+	}
+}
+
+// expectValidation checks a SecondaryScheduler of spec as the API server would: valid when
+// wantError is empty, else refused with one error containing it (a value of the wrong
+// format must not also fail a rule that cannot evaluate it).
+func expectValidation(t *testing.T, validator *crdschema.Validator, spec map[string]any, wantError string) {
+	t.Helper()
+	errs := validator.Errors(map[string]any{
+		"apiVersion": GroupVersion.String(),
+		"kind":       "SecondaryScheduler",
+		"metadata":   map[string]any{"name": "packer", "namespace": "ns"},
+		"spec":       spec,
+	})
+	if wantError == "" {
+		if len(errs) > 0 {
+			t.Fatalf("want valid, got %q", errs)
+		}
+		return
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], wantError) {
+		t.Errorf("want one error containing %q, got %q", wantError, errs)
 	}
 }
 

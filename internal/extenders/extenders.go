@@ -22,6 +22,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
@@ -260,7 +261,7 @@ func checkAddress(field, address string) error {
 	}
 	// Credentials are looked for first, in the text rather than the parsed URL, so that
 	// no other message can quote them.
-	if hasUserinfo(address) {
+	if schedconfig.HasUserinfo(address) {
 		return invalid("%s has an address holding credentials (user:password@ before the host), which would show in the configuration, status and logs; "+
 			"remove them and authenticate with a client certificate (spec.extenders[].tls.clientCertificateSecretRef)", field)
 	}
@@ -320,21 +321,8 @@ func extendedResourceProblem(name string) string {
 	return ""
 }
 
-// hasUserinfo reports whether the authority of address, the text after scheme:// up to
-// the first /, ? or #, holds an @.
-func hasUserinfo(address string) bool {
-	authority := address
-	if _, rest, found := strings.Cut(address, "://"); found {
-		authority = rest
-	}
-	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
-		authority = authority[:end]
-	}
-	return strings.Contains(authority, "@")
-}
-
 // quotable is address as a message may show it, cut short and quoted; it is only called
-// once hasUserinfo has ruled credentials out, and without what follows a ? or #.
+// once schedconfig.HasUserinfo has ruled credentials out, and without what follows a ? or #.
 func quotable(address string) string {
 	shown, _, _ := strings.Cut(address, "?")
 	shown, _, _ = strings.Cut(shown, "#")

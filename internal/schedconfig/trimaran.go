@@ -360,7 +360,7 @@ func checkAddress(field, address string, kind addressKind) error {
 	}
 	// Credentials are looked for first, in the text rather than the parsed URL, so that
 	// no other message can quote them.
-	if hasUserinfo(address) {
+	if HasUserinfo(address) {
 		return invalid("holds credentials (user:password@ before the host), which would show wherever the address is shown, in status, Events and logs; "+
 			"remove them: %s", kind.instead)
 	}
@@ -400,9 +400,10 @@ func checkAddress(field, address string, kind addressKind) error {
 	return nil
 }
 
-// hasUserinfo reports whether the authority of address, the text after scheme:// (or
-// from the start) up to the first /, ? or #, holds an @.
-func hasUserinfo(address string) bool {
+// HasUserinfo reports whether the authority of address, the text after scheme:// (or
+// from the start) up to the first /, ? or #, holds an @: credentials, which no message
+// may quote.
+func HasUserinfo(address string) bool {
 	authority := address
 	if _, rest, found := strings.Cut(address, "://"); found {
 		authority = rest

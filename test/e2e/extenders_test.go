@@ -3,20 +3,13 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -26,6 +19,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/netnshost"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/testpki"
 )
 
 // testExtender is test/extender run as a host process, which the scheduler's process and
@@ -138,12 +132,12 @@ var _ = Describe("A SecondaryScheduler with an extender", func() {
 
 	It("reaches an HTTPS extender with a CA and a client certificate from labelled Secrets, and no key lands in a ConfigMap", func() {
 		ns := newNamespace()
-		serverCA, clientCA := newTestAuthority(), newTestAuthority()
+		serverCA, clientCA := testpki.NewAuthority(GinkgoT()), testpki.NewAuthority(GinkgoT())
 		dir := filepath.Join(outputDir, ns+"-extender-tls")
 		Expect(os.MkdirAll(dir, 0o700)).To(Succeed())
-		serverCert, serverKey := serverCA.issue("extender", x509.ExtKeyUsageServerAuth)
-		clientCert, clientKey := clientCA.issue("scheduler", x509.ExtKeyUsageClientAuth)
-		for name, content := range map[string][]byte{"tls.crt": serverCert, "tls.key": serverKey, "client-ca.crt": clientCA.pem} {
+		serverCert, serverKey := serverCA.Issue(GinkgoT(), "extender", x509.ExtKeyUsageServerAuth)
+		clientCert, clientKey := clientCA.Issue(GinkgoT(), "scheduler", x509.ExtKeyUsageClientAuth)
+		for name, content := range map[string][]byte{"tls.crt": serverCert, "tls.key": serverKey, "client-ca.crt": clientCA.PEM} {
 			Expect(os.WriteFile(filepath.Join(dir, name), content, 0o600)).To(Succeed())
 		}
 		extender := startExtender(ns+"-extender", "127.0.0.1:0", "--reject=fake-1,fake-2,fake-3",
@@ -153,7 +147,7 @@ var _ = Describe("A SecondaryScheduler with an extender", func() {
 		const name = "tls-extended"
 		labelled := map[string]string{v1.LabelExtenderTLSFor: name}
 		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extender-ca", Labels: labelled},
-			Data: map[string][]byte{"ca.crt": serverCA.pem}})).To(Succeed())
+			Data: map[string][]byte{"ca.crt": serverCA.PEM}})).To(Succeed())
 		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scheduler-client-tls", Labels: labelled},
 			Type: corev1.SecretTypeTLS, Data: map[string][]byte{corev1.TLSCertKey: clientCert, corev1.TLSPrivateKeyKey: clientKey}})).To(Succeed())
 		cr := binPacking(ns, name)
@@ -176,38 +170,3 @@ var _ = Describe("A SecondaryScheduler with an extender", func() {
 		}
 	})
 })
-
-// testAuthority is a CA of the spec's own.
-type testAuthority struct {
-	certificate *x509.Certificate
-	key         *ecdsa.PrivateKey
-	pem         []byte
-}
-
-func newTestAuthority() *testAuthority {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	Expect(err).NotTo(HaveOccurred())
-	template := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "e2e CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
-	Expect(err).NotTo(HaveOccurred())
-	certificate, err := x509.ParseCertificate(der)
-	Expect(err).NotTo(HaveOccurred())
-	return &testAuthority{certificate: certificate, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue is a certificate for name (and 127.0.0.1) with its key, as PEM.
-func (a *testAuthority) issue(name string, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	Expect(err).NotTo(HaveOccurred())
-	template := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{name}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
-	der, err := x509.CreateCertificate(rand.Reader, template, a.certificate, &key.PublicKey, a.key)
-	Expect(err).NotTo(HaveOccurred())
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	Expect(err).NotTo(HaveOccurred())
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-}
