@@ -457,3 +457,56 @@ func TestKeepsFromMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryReasonIsInTheREADMEsStatusTable: the README's Status table lists, in the row of
+// each condition, every reason that condition may have, by name or as "the `OTHER`
+// reasons" (or problems) of another condition the reason also belongs to. Reconciling and
+// Stalled repeat other conditions, and their row says so.
+func TestEveryReasonIsInTheREADMEsStatusTable(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	start := strings.Index(readme, "\n### Status\n")
+	if start < 0 {
+		t.Fatal("README.md has no ### Status section")
+	}
+	section := readme[start+1:]
+	if end := strings.Index(section[1:], "\n### "); end >= 0 {
+		section = section[:end+1]
+	}
+	rows := map[v1.ConditionType]string{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := tableCells(line)
+		if len(cells) != 3 {
+			continue
+		}
+		for _, name := range backquoted(cells[0]) {
+			rows[v1.ConditionType(name)] = cells[2]
+		}
+	}
+	for _, reason := range All() {
+		for _, conditionType := range reason.Conditions {
+			if conditionType == v1.ConditionReconciling || conditionType == v1.ConditionStalled {
+				continue
+			}
+			row, found := rows[conditionType]
+			if !found {
+				t.Errorf("README.md's Status table has no row for condition %s, a condition of reason %s", conditionType, reason.Name)
+				continue
+			}
+			if strings.Contains(row, "`"+string(reason.Name)+"`") {
+				continue
+			}
+			listed := false
+			for _, other := range reason.Conditions {
+				listed = listed || other != conditionType && (strings.Contains(row, "the `"+string(other)+"` reasons") ||
+					strings.Contains(row, "the `"+string(other)+"` problems"))
+			}
+			if !listed {
+				t.Errorf("README.md's Status table: the row of %s does not name reason %s; add it, with what it means when that is not obvious", conditionType, reason.Name)
+			}
+		}
+	}
+}
