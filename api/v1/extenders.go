@@ -297,7 +297,7 @@ func (e *Extender) EffectiveHTTPTimeout() time.Duration {
 // ExtenderStatus is what the operator last observed of an extender.
 type ExtenderStatus struct {
 	// Name is the extender's name in spec.extenders; for an extender of a Custom
-	// configuration, its urlPrefix.
+	// configuration, extenders[INDEX], its place in the configuration's list.
 	Name string `json:"name"`
 
 	// Address is where the scheduler calls it.
