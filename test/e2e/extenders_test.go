@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -44,6 +45,15 @@ func startExtender(name, listen string, args ...string) *testExtender {
 	return &testExtender{managedProcess: process, address: string(address)}
 }
 
+// down makes the extender close every connection without an answer, as a crashed
+// extender behind a live address does; up makes it answer again. Its port stays its own.
+func (e *testExtender) down() {
+	Expect(syscall.Kill(e.command.Process.Pid, syscall.SIGUSR1)).To(Succeed())
+}
+func (e *testExtender) up() {
+	Expect(syscall.Kill(e.command.Process.Pid, syscall.SIGUSR2)).To(Succeed())
+}
+
 // calls is how many requests the extender served, over plain HTTP only.
 func (e *testExtender) calls() string {
 	response, err := http.Get("http://" + e.address + "/calls")
@@ -56,7 +66,7 @@ func (e *testExtender) calls() string {
 }
 
 var _ = Describe("A SecondaryScheduler with an extender", func() {
-	It("places pods where a real extender says, degrades while it is down and not ignorable, recovers, and places pods without it once ignorable", func() {
+	It("places pods where a real extender says, degrades while it cannot be reached and is not ignorable, recovers, and places pods without it once ignorable", func() {
 		ns := newNamespace()
 		extender := startExtender(ns+"-extender", "127.0.0.1:0", "--reject=fake-1,fake-2", "--prefer=fake-4")
 		DeferCleanup(func() { extender.stop() })
@@ -74,7 +84,7 @@ var _ = Describe("A SecondaryScheduler with an extender", func() {
 		Expect(expectBound(ns, placed)).To(Equal(map[string]int{"fake-4": 4}))
 		Expect(extender.calls()).NotTo(Or(BeEmpty(), Equal("0")), "the scheduler called the extender")
 
-		extender.stop()
+		extender.down()
 		Eventually(func() string { return condition(cr, v1.ConditionExtendersAvailable) }).Should(Equal("False/" + string(v1.ReasonExtenderUnreachable)))
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }).Should(Equal("True/" + string(v1.ReasonExtenderUnreachable)))
 		current := &v1.SecondaryScheduler{}
@@ -84,7 +94,7 @@ var _ = Describe("A SecondaryScheduler with an extender", func() {
 		waiting := createWorkload(ns, "waiting", cr.Name, "100m", 2)
 		Consistently(func() string { return nodeOf(ns, waiting[0]) }, "5s").Should(BeEmpty(), "a pod is placed without its non-ignorable extender")
 
-		extender = startExtender(ns+"-extender", extender.address, "--reject=fake-1,fake-2", "--prefer=fake-4")
+		extender.up()
 		Expect(expectBound(ns, waiting)).To(Equal(map[string]int{"fake-4": 2}), "the waiting pods are placed once the extender is back")
 		Eventually(func() string { return condition(cr, v1.ConditionExtendersAvailable) }).Should(Equal("True/" + string(v1.ReasonExtendersReachable)))
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }).Should(Equal("False/" + string(v1.ReasonAsExpected)))
@@ -98,7 +108,7 @@ var _ = Describe("A SecondaryScheduler with an extender", func() {
 			return current.Status.ObservedGeneration == current.Generation && condition(cr, v1.ConditionProgressing) == "False/"+string(v1.ReasonRolloutComplete)
 		}).Should(BeTrue(), "the scheduler with an ignorable extender has rolled out")
 		waitAvailable(cr)
-		extender.stop()
+		extender.down()
 		Eventually(func() string { return condition(cr, v1.ConditionExtendersAvailable) }).Should(Equal("False/" + string(v1.ReasonIgnorableExtenderUnreachable)))
 		Expect(condition(cr, v1.ConditionDegraded)).To(Equal("False/" + string(v1.ReasonAsExpected)))
 		expectBound(ns, createWorkload(ns, "without", cr.Name, "100m", 2))

@@ -12,6 +12,11 @@
 // certificate signed by that CA. It writes the address it listens on to --address-file
 // once it listens (--listen may use port 0), and counts the calls it served on
 // GET /calls, so that a test can tell the scheduler asked it.
+//
+// SIGUSR1 takes it down: it keeps its port but closes every connection without an answer,
+// as a crashed extender behind a live address does; SIGUSR2 brings it back. A test so
+// makes it unreachable and reachable again without giving up its port, which another
+// process could take meanwhile.
 package main
 
 import (
@@ -48,6 +53,14 @@ func main() {
 
 	server := &extender{reject: set(reject), prefer: set(prefer)}
 	httpServer := &http.Server{Handler: server.handler(), ReadHeaderTimeout: 10 * time.Second}
+	toggles := make(chan os.Signal, 4)
+	signal.Notify(toggles, syscall.SIGUSR1, syscall.SIGUSR2)
+	go func() {
+		for toggle := range toggles {
+			server.down.Store(toggle == syscall.SIGUSR1)
+			log.Printf("extender down: %t", server.down.Load())
+		}
+	}()
 	listener, err := net.Listen("tcp", listen)
 	if err != nil {
 		log.Fatal(err)
@@ -92,6 +105,8 @@ func main() {
 type extender struct {
 	reject, prefer map[string]bool
 	calls          atomic.Int64
+	// down makes every connection close without an answer.
+	down atomic.Bool
 }
 
 // handler serves the verbs under any path prefix, and the count of calls.
@@ -99,7 +114,26 @@ func (e *extender) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /{prefix...}", e.serve)
 	mux.HandleFunc("GET /calls", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, e.calls.Load()) })
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e.down.Load() {
+			closeWithoutAnswer(w)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// closeWithoutAnswer closes the request's connection before any answer.
+func closeWithoutAnswer(w http.ResponseWriter) {
+	hijacker, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	connection, _, err := hijacker.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	_ = connection.Close()
 }
 
 func (e *extender) serve(w http.ResponseWriter, r *http.Request) {

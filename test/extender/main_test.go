@@ -68,3 +68,29 @@ func TestExtenderVerbs(t *testing.T) {
 		t.Errorf("bind: HTTP %d, want 404: the scheduler keeps its own binder", response.StatusCode)
 	}
 }
+
+// Taken down, the extender closes connections without an answer, and answers again once up.
+func TestExtenderDown(t *testing.T) {
+	server := &extender{}
+	httpServer := httptest.NewServer(server.handler())
+	defer httpServer.Close()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func() error {
+		response, err := client.Get(httpServer.URL + "/calls")
+		if err == nil {
+			response.Body.Close()
+		}
+		return err
+	}
+	if err := get(); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	server.down.Store(true)
+	if err := get(); err == nil {
+		t.Fatal("down: the request was answered")
+	}
+	server.down.Store(false)
+	if err := get(); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
