@@ -4,21 +4,21 @@ import "testing"
 
 func TestRewritePaths(t *testing.T) {
 	mounts := hostMounts{
-		"/etc/kubernetes/extenders/gpu/ca":     "/tmp/work/volumes/extender-gpu-ca",
-		"/etc/kubernetes/extenders/gpu/client": "/tmp/work/volumes/extender-gpu-client",
-		"/etc/kubernetes":                      "/tmp/work/volumes/config",
-		"/tmp":                                 "/tmp/work/volumes/tmp",
+		"/etc/kubernetes/extenders/gpu/ca":     "/data/pods/volumes/extender-gpu-ca",
+		"/etc/kubernetes/extenders/gpu/client": "/data/pods/volumes/extender-gpu-client",
+		"/etc/kubernetes":                      "/data/pods/volumes/config",
+		"/data":                                "/data/pods/volumes/data",
 	}
 	got := string(mounts.rewritePaths([]byte(`caFile: /etc/kubernetes/extenders/gpu/ca/ca.crt
 certFile: /etc/kubernetes/extenders/gpu/client/tls.crt
 other: /etc/kubernetes/scheduler/config.yaml
-scratch: /tmp/x
+scratch: /data/x
 untouched: /etc/kubernetesx/y
 `)))
-	want := `caFile: /tmp/work/volumes/extender-gpu-ca/ca.crt
-certFile: /tmp/work/volumes/extender-gpu-client/tls.crt
-other: /tmp/work/volumes/config/scheduler/config.yaml
-scratch: /tmp/work/volumes/tmp/x
+	want := `caFile: /data/pods/volumes/extender-gpu-ca/ca.crt
+certFile: /data/pods/volumes/extender-gpu-client/tls.crt
+other: /data/pods/volumes/config/scheduler/config.yaml
+scratch: /data/pods/volumes/data/x
 untouched: /etc/kubernetesx/y
 `
 	if got != want {
