@@ -38,6 +38,15 @@ const (
 	KeyFileName  = "tls.key"
 )
 
+// CAKey is the key of a CA bundle's ConfigMap or Secret: key, or ca.crt when the API
+// server did not default it (a resource built in code, as in tests).
+func CAKey(key string) string {
+	if key == "" {
+		return CAFileName
+	}
+	return key
+}
+
 // CAFile is the path of extender name's CA bundle in the scheduler container. The CA and
 // the client certificate are mounted from different objects, so they live in different
 // directories.

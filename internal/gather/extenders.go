@@ -103,7 +103,7 @@ func (g *Gatherer) extenderTLS(ctx context.Context, cr *v1.SecondaryScheduler, s
 			key := types.NamespacedName{Namespace: cr.Namespace, Name: ca.ConfigMap.Name}
 			*configMaps = append(*configMaps, key)
 			configMap := &corev1.ConfigMap{}
-			dataKey := keyOrCA(ca.ConfigMap.Key)
+			dataKey := extenders.CAKey(ca.ConfigMap.Key)
 			if err := g.api.Get(ctx, key, configMap); err != nil {
 				if apierrors.IsNotFound(err) {
 					return nil, refusal.New(v1.ReasonExtenderSecretNotFound,
@@ -127,7 +127,7 @@ func (g *Gatherer) extenderTLS(ctx context.Context, cr *v1.SecondaryScheduler, s
 			if err != nil {
 				return nil, err
 			}
-			dataKey := keyOrCA(ca.Secret.Key)
+			dataKey := extenders.CAKey(ca.Secret.Key)
 			if pem = secret.Data[dataKey]; len(pem) == 0 {
 				return nil, refusal.New(v1.ReasonExtenderSecretNotFound, "Secret %s/%s, named by %s.caBundle.secret, has no key %s", cr.Namespace, secret.Name, field, dataKey)
 			}
@@ -178,11 +178,4 @@ func (g *Gatherer) extenderSecret(ctx context.Context, cr *v1.SecondaryScheduler
 			cr.Namespace, name, field, v1.LabelExtenderTLSFor, cr.Name, cr.Namespace, name, v1.LabelExtenderTLSFor, cr.Name)
 	}
 	return &secrets.Items[0], nil
-}
-
-func keyOrCA(key string) string {
-	if key == "" {
-		return extenders.CAFileName
-	}
-	return key
 }

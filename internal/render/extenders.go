@@ -60,12 +60,12 @@ func mountExtenderTLS(deployment *yaml.RNode, cr *v1.SecondaryScheduler) error {
 			if ca.ConfigMap != nil {
 				volume.ConfigMap = &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMap.Name},
-					Items:                []corev1.KeyToPath{{Key: keyOr(ca.ConfigMap.Key), Path: extenders.CAFileName}},
+					Items:                []corev1.KeyToPath{{Key: extenders.CAKey(ca.ConfigMap.Key), Path: extenders.CAFileName}},
 				}
 			} else {
 				volume.Secret = &corev1.SecretVolumeSource{
 					SecretName: ca.Secret.Name,
-					Items:      []corev1.KeyToPath{{Key: keyOr(ca.Secret.Key), Path: extenders.CAFileName}},
+					Items:      []corev1.KeyToPath{{Key: extenders.CAKey(ca.Secret.Key), Path: extenders.CAFileName}},
 				}
 			}
 			volumes = append(volumes, volume)
@@ -217,13 +217,4 @@ func appendMounts(deployment *yaml.RNode, container string, mounts []corev1.Volu
 		}
 	}
 	return nil
-}
-
-// keyOr is a CA bundle's key, ca.crt when the API server did not default it (a resource
-// built in code, as in tests).
-func keyOr(key string) string {
-	if key == "" {
-		return extenders.CAFileName
-	}
-	return key
 }

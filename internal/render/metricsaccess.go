@@ -192,22 +192,12 @@ func mountTrustedCA(deployment *yaml.RNode, ca *TrustedCA) error {
 		LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMap},
 		Items:                []corev1.KeyToPath{{Key: ca.Key, Path: "ca.crt"}},
 	}}}
-	volumes, err := lookup(deployment, "spec", "template", "spec", "volumes")
+	mount := corev1.VolumeMount{Name: "metrics-ca", MountPath: trustedCADir, ReadOnly: true}
+	if err := appendVolumes(deployment, []corev1.Volume{volume}, schedulerContainer, []corev1.VolumeMount{mount}); err != nil {
+		return err
+	}
+	container, err := lookup(deployment, "spec", "template", "spec", "containers", "[name="+schedulerContainer+"]")
 	if err != nil {
-		return err
-	}
-	if err := appendValue(volumes, volume); err != nil {
-		return err
-	}
-	container, err := lookup(deployment, "spec", "template", "spec", "containers", "[name=kube-scheduler]")
-	if err != nil {
-		return err
-	}
-	mounts, err := lookup(container, "volumeMounts")
-	if err != nil {
-		return err
-	}
-	if err := appendValue(mounts, corev1.VolumeMount{Name: "metrics-ca", MountPath: trustedCADir, ReadOnly: true}); err != nil {
 		return err
 	}
 	if err := setValue(container, []corev1.EnvVar{{Name: "SSL_CERT_FILE", Value: TrustedCAFile}}, "env"); err != nil {
