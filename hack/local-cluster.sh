@@ -10,6 +10,7 @@
 #   APPLY_CRD (default true; false leaves installing the CRD to the test, as an installer would)
 #   KUBE_APISERVER_ARGS (space-separated key=value flags added to kube-apiserver's, for a
 #   cluster that lacks an API, as an older one does)
+#   KUBE_CONTROLLER_MANAGER_ARGS (the same for kube-controller-manager's)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +23,7 @@ FAKE_NODE_CPU="${FAKE_NODE_CPU:-4}"
 FAKE_NODE_MEMORY="${FAKE_NODE_MEMORY:-16Gi}"
 APPLY_CRD="${APPLY_CRD:-true}"
 KUBE_APISERVER_ARGS="${KUBE_APISERVER_ARGS:-}"
+KUBE_CONTROLLER_MANAGER_ARGS="${KUBE_CONTROLLER_MANAGER_ARGS:-}"
 
 export KWOK_WORKDIR="${OUTPUT_DIR}/kwok"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"
@@ -84,6 +86,9 @@ up() {
     local extra_args=() arg
     for arg in ${KUBE_APISERVER_ARGS}; do
       extra_args+=(--extra-args "kube-apiserver=${arg}")
+    done
+    for arg in ${KUBE_CONTROLLER_MANAGER_ARGS}; do
+      extra_args+=(--extra-args "kube-controller-manager=${arg}")
     done
     "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary "${extra_args[@]}" \
       --config "${repo_root}/hack/kwokctl-config.yaml" \

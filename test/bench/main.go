@@ -211,9 +211,9 @@ func runConditions(e *env, kubeVersion string) string {
 	if err != nil {
 		revision = "unknown"
 	}
-	return fmt.Sprintf("%s at %s, %s/%s; %d cores (%s), Go %s, Kubernetes %s (kwok, binary runtime)",
+	return fmt.Sprintf("%s at %s, %s/%s; %d cores (%s), Go %s, Kubernetes %s (kwok, binary runtime; kube-controller-manager %s)",
 		time.Now().Format("2006-01-02"), strings.TrimSpace(revision), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel,
-		strings.TrimPrefix(runtime.Version(), "go"), kubeVersion)
+		strings.TrimPrefix(runtime.Version(), "go"), kubeVersion, controllerManagerArgs)
 }
 
 func runsText(count int) string {

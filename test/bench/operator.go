@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -50,6 +51,9 @@ func (e *env) useOperator(ctx context.Context, binary string, fresh bool) error 
 		args = append(args, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", pprofPort))
 		e.pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pprofPort)
 	}
+	// A new process counts its reconciles from zero: what waitQuiet found of the last
+	// one says nothing of it.
+	e.atRest = restState{}
 	e.operator, err = startProcess(e.outputDir, "operator", append([]string{binary}, args...)...)
 	if err != nil {
 		return err
@@ -274,11 +278,20 @@ func mapKeys[K comparable, V any](m map[K]V) []K {
 // before it counts as at rest.
 const quietFor = 5 * time.Second
 
+// restState is the operator found at rest: its count of reconciles done, and since when
+// that count held, nothing queued or running meanwhile.
+type restState struct {
+	reconciles float64
+	since      time.Time
+}
+
 // waitQuiet waits until the operator has had nothing queued, no reconcile running and
-// no reconcile done for quietFor, from its metrics, read once a second.
+// no reconcile done for quietFor, from its metrics, read once a second. It records in
+// e.atRest since when the operator has been at rest: since an earlier waitQuiet, when
+// no reconcile was done in between (the count of reconciles done is the same).
 func (e *env) waitQuiet(ctx context.Context, timeout time.Duration) error {
 	controller := map[string]string{"controller": "secondaryscheduler"}
-	lastReconciles, quietSince := -1.0, time.Now()
+	lastReconciles, quietSince, restingSince := -1.0, time.Now(), time.Time{}
 	return e.pollEvery(ctx, time.Second, timeout, "the operator at rest", func() (bool, error) {
 		metrics, err := e.scrape(ctx)
 		if err != nil {
@@ -288,9 +301,30 @@ func (e *env) waitQuiet(ctx context.Context, timeout time.Duration) error {
 			metrics.sum("controller_runtime_active_workers", controller) > 0
 		reconciles := metrics.sum("controller_runtime_reconcile_total", controller)
 		if busy || reconciles != lastReconciles {
+			restingSince = time.Time{}
+			if !busy && lastReconciles < 0 && !e.atRest.since.IsZero() && e.atRest.reconciles == reconciles {
+				restingSince = e.atRest.since
+			}
 			lastReconciles, quietSince = reconciles, time.Now()
 			return false, nil
 		}
-		return time.Since(quietSince) >= quietFor, nil
+		if time.Since(quietSince) < quietFor {
+			return false, nil
+		}
+		e.atRest = restState{reconciles: reconciles, since: cmp.Or(restingSince, quietSince)}
+		return true, nil
 	})
+}
+
+// rest waits until the operator has been at rest for d, counting the time it already
+// was: a long-running operator's memory is what stays once the runtime has collected
+// and returned what its last work freed.
+func (e *env) rest(ctx context.Context, d time.Duration) error {
+	if err := e.waitQuiet(ctx, 5*time.Minute); err != nil {
+		return err
+	}
+	if left := d - time.Since(e.atRest.since); left > 0 {
+		return sleep(ctx, left)
+	}
+	return nil
 }

@@ -47,12 +47,10 @@ func runPendingPods(ctx context.Context, e *env) (*section, error) {
 	if err := e.steadySchedulers(ctx); err != nil {
 		return s, err
 	}
-	if err := e.waitQuiet(ctx, 5*time.Minute); err != nil {
-		return s, err
-	}
 	// At rest as long as the last reading will be, so that both leave the runtime the
-	// same time to return what the schedulers' start freed.
-	if err := sleep(ctx, restSettle); err != nil {
+	// same time to return what the schedulers' start freed. After idle, most of that
+	// time has passed already.
+	if err := e.rest(ctx, restSettle); err != nil {
 		return s, err
 	}
 	before, err := e.sampleOperator(ctx)

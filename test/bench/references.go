@@ -398,6 +398,11 @@ type startWatches func(ctx context.Context) (synced func() bool, err error)
 // objects and the API server counts opened WATCH requests of configmaps more, measures,
 // and closes them, waiting until the API server counts them closed.
 func (e *env) measureWatchCost(ctx context.Context, apiServerPID, opened int, start startWatches) (watchCost, error) {
+	// Other clients' watches come and go too (a restarted operator's informers, the
+	// controller manager's): the baseline is a count that held for watchSettle.
+	if err := e.waitWatchesSteady(ctx); err != nil {
+		return watchCost{}, err
+	}
 	serverBefore, rssBefore, err := e.sampleAPIServer(ctx, apiServerPID)
 	if err != nil {
 		return watchCost{}, err
@@ -435,9 +440,37 @@ func (e *env) measureWatchCost(ctx context.Context, apiServerPID, opened int, st
 	cost.apiServerGoroutines = serverAfter.sum("go_goroutines", nil) - serverBefore.sum("go_goroutines", nil)
 	cost.apiServerRSS = rssAfter - rssBefore
 	stop()
-	return cost, e.pollEvery(ctx, time.Second, time.Minute, "the API server counts the watches closed", func() (bool, error) {
+	// Closed when the count has dropped by what these watches added, not back to the
+	// baseline: a watch another client opened meanwhile would keep it above that.
+	withOurs, now := openWatches(serverAfter, "configmaps"), 0.0
+	err = e.pollEvery(ctx, time.Second, time.Minute, "the API server counts the watches closed", func() (bool, error) {
 		metrics, _, err := e.sampleAPIServer(ctx, 0)
-		return err == nil && openWatches(metrics, "configmaps") <= baseline, err
+		if err != nil {
+			return false, err
+		}
+		now = openWatches(metrics, "configmaps")
+		return now <= withOurs-float64(opened), nil
+	})
+	if err != nil {
+		return cost, fmt.Errorf("%w (open WATCH requests of configmaps: %v before, %v with these %d, %v now)", err, baseline, withOurs, opened, now)
+	}
+	return cost, nil
+}
+
+// waitWatchesSteady waits until the API server's count of open WATCH requests of
+// configmaps has not changed for watchSettle.
+func (e *env) waitWatchesSteady(ctx context.Context) error {
+	last, since := -1.0, time.Now()
+	return e.pollEvery(ctx, time.Second, time.Minute, "the count of open watches holds still", func() (bool, error) {
+		metrics, _, err := e.sampleAPIServer(ctx, 0)
+		if err != nil {
+			return false, err
+		}
+		if count := openWatches(metrics, "configmaps"); count != last {
+			last, since = count, time.Now()
+			return false, nil
+		}
+		return time.Since(since) >= watchSettle, nil
 	})
 }
 

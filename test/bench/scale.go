@@ -112,7 +112,7 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 		{figure: "creating: mean reconcile duration", values: []float64{created.meanReconcile()}, unit: unitMilliseconds},
 		{figure: "delete → every SecondaryScheduler gone (finalizers done)", values: []float64{finalized}, unit: unitSeconds, missing: notReached},
 		{figure: "delete → every object gone too (garbage collector done)", values: []float64{allGone}, unit: unitSeconds, target: below(30), before: "214 s (3 min 34 s)", missing: notReached,
-			ifMissed: "Each finalizer deletes its scheduler's objects itself, concurrently (the garbage collector, limited to 20 requests a second, " +
+			ifMissed: "Each finalizer deletes its scheduler's objects itself, concurrently (the garbage collector, at kube-controller-manager's default of 20 requests a second, " +
 				"took minutes): seven namespaced objects one by one, listed from the cache, and its cluster-scoped and kube-system bindings listed by " +
 				"label from the API server and deleted one by one, each proven its own, then removes the finalizer: about 13 requests per scheduler, " +
 				"6,500 in all, on the saturated 2 cores, while " +

@@ -241,7 +241,8 @@ func TestArms(t *testing.T) {
 // syntheticResult is a run of every arm on 4 nodes: two used, one of them hot.
 func syntheticResult() *Result {
 	opts := DefaultOptions
-	opts.NodesPerPool = 4
+	// Its own timings, so that the figures below do not follow the defaults'.
+	opts.NodesPerPool, opts.RunFor, opts.OutageFrom, opts.OutageTo = 4, 10*time.Minute, 2*time.Minute, 6*time.Minute
 	workload := []Pod{{Name: "p1", CPUUseMillis: 8000, CPURequestMillis: 8000}, {Name: "p2", CPUUseMillis: 1000, CPURequestMillis: 2000}}
 	result := &Result{Options: opts, Arms: Arms(), Workload: workload, Records: map[string]*Record{},
 		Scoring: map[string][]v1.ScoringMode{}, Duration: 12 * time.Minute}
