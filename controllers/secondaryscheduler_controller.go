@@ -39,6 +39,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/desired"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/operatormetrics"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
@@ -369,7 +370,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	if err != nil {
 		return nil, err
 	}
-	rendered, err := renderScheduler(cr, found)
+	rendered, err := desired.Scheduler(cr, found)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +392,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	}
 	if final != found {
 		// A new token, or the failsafe switched scoring: the scheduler is rendered anew.
-		if rendered, err = renderScheduler(cr, final); err != nil {
+		if rendered, err = desired.Scheduler(cr, final); err != nil {
 			return nil, err
 		}
 	}
@@ -410,21 +411,6 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 		return nil, err
 	}
 	return &applied{found: final, rendered: rendered, deployment: deployment, metrics: judged}, nil
-}
-
-// renderScheduler renders cr's scheduler. Rendering is pure, so a failure comes from an
-// input the API accepted but the scheduler cannot use: the user's to fix, a refusal. So
-// is a configuration that enables plugins the image does not have, which the scheduler
-// would refuse at start.
-func renderScheduler(cr *v1.SecondaryScheduler, found *gather.Facts) (*render.Result, error) {
-	rendered, err := render.Render(cr, found.Render)
-	if err != nil {
-		return nil, refusal.New(v1.ReasonInvalidSpec, "the scheduler cannot be configured from this spec: %v; correct the field it names", err)
-	}
-	if err := checkPluginsInImage(cr, rendered, found.CustomConfigSource); err != nil {
-		return nil, err
-	}
-	return rendered, nil
 }
 
 // refuse reports a refusal: what only the user can fix. Nothing is applied: the scheduler

@@ -1,0 +1,28 @@
+// Package desired is the scheduler the operator would run for a SecondaryScheduler: the
+// facts gathered (internal/gather), rendered (internal/render), and checked against what
+// the scheduler's image can run. The controller applies it; the offline renderer
+// (internal/offline) prints it. A failure is a refusal (internal/refusal), with the reason
+// status would show.
+package desired
+
+import (
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+// Scheduler renders cr's scheduler from what gathering found. Rendering is pure, so a
+// failure comes from an input the API accepted but the scheduler cannot use: the user's
+// to fix, a refusal. So is a configuration that enables plugins the image does not have,
+// which the scheduler would refuse at start.
+func Scheduler(cr *v1.SecondaryScheduler, found *gather.Facts) (*render.Result, error) {
+	rendered, err := render.Render(cr, found.Render)
+	if err != nil {
+		return nil, refusal.New(v1.ReasonInvalidSpec, "the scheduler cannot be configured from this spec: %v; correct the field it names", err)
+	}
+	if err := checkPluginsInImage(cr, rendered, found.CustomConfigSource); err != nil {
+		return nil, err
+	}
+	return rendered, nil
+}
