@@ -38,9 +38,10 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD, the operator's ClusterRole and config/prometheus/alert-rules.yaml (a copy of the alert rules the operator ships).
+manifests: $(CONTROLLER_GEN) ## Generate the CRD, the operator's ClusterRole, config/prometheus/alert-rules.yaml (a copy of the alert rules the operator ships) and bindata's copy of the CRD (the offline renderer validates with it).
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases
 	cp bindata/assets/monitoring/alert-rules.yaml config/prometheus/alert-rules.yaml
+	cp config/crd/bases/operator.secondary-scheduler.io_secondaryschedulers.yaml bindata/assets/crd/secondaryschedulers.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.

@@ -35,6 +35,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/clusterdial"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsauth"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/offline"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -49,6 +50,10 @@ func init() {
 }
 
 func main() {
+	// "render" prints what the operator would create for a resource, without a cluster.
+	if len(os.Args) > 1 && os.Args[1] == "render" {
+		os.Exit(offline.Main(context.Background(), os.Args[2:], os.Stdout, os.Stderr))
+	}
 	var (
 		metricsAddr, probeAddr, pprofAddr         string
 		schedulerNamespaces, prometheusNamespaces string

@@ -1,6 +1,8 @@
 // Package bindata holds the YAML assets that internal/render turns into a scheduler's
 // objects. They are plain manifests a reviewer can read and diff; everything that varies
-// by SecondaryScheduler is set on them in code, with kyaml, in internal/render.
+// by SecondaryScheduler is set on them in code, with kyaml, in internal/render. It also
+// holds a copy of the CRD (crd/, written by make manifests), with which the offline
+// renderer validates a resource as the API server would.
 package bindata
 
 import (

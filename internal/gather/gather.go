@@ -56,6 +56,9 @@ type Config struct {
 	DiscoveryInterval time.Duration
 	// Now is the time, for metrics tokens due for renewal; nil for time.Now.
 	Now func() time.Time
+	// Discover finds the Prometheus of a load-aware profile that gives no address; nil
+	// for promdiscovery.Find. The offline renderer gives the address its user names.
+	Discover func(ctx context.Context, reader client.Reader, namespaces []string) (*promdiscovery.Endpoint, []string, error)
 }
 
 // Gatherer gathers the facts of SecondarySchedulers. It is safe for concurrent use.
@@ -68,6 +71,7 @@ type Gatherer struct {
 	metricsTokenClusterRoles []string
 	discoveryInterval        time.Duration
 	now                      func() time.Time
+	discover                 func(ctx context.Context, reader client.Reader, namespaces []string) (*promdiscovery.Endpoint, []string, error)
 
 	// discovered remembers what discovery found, per SecondaryScheduler.
 	discovered discoveryMemory
@@ -82,11 +86,15 @@ func New(config Config) *Gatherer {
 	if now == nil {
 		now = time.Now
 	}
+	discover := config.Discover
+	if discover == nil {
+		discover = promdiscovery.Find
+	}
 	return &Gatherer{
 		cache: readonly.Wrap(config.Cache), api: readonly.Wrap(config.API),
 		mapper: config.Mapper, version: config.Version, tenancy: config.Tenancy,
 		prometheusNamespaces: config.PrometheusNamespaces, metricsTokenClusterRoles: config.MetricsTokenClusterRoles,
-		discoveryInterval: config.DiscoveryInterval, now: now,
+		discoveryInterval: config.DiscoveryInterval, now: now, discover: discover,
 	}
 }
 

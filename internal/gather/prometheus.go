@@ -24,7 +24,7 @@ func (g *Gatherer) prometheus(ctx context.Context, cr *v1.SecondaryScheduler) (*
 		return &promdiscovery.Endpoint{URL: address, Source: "spec.profile.metrics.address"}, nil
 	}
 	endpoint, err := g.discovered.remember(discoveryKey{object: client.ObjectKeyFromObject(cr)}, g.discoveryInterval, func() (*promdiscovery.Endpoint, error) {
-		endpoint, forbidden, err := promdiscovery.Find(ctx, g.api, g.discoveryNamespaces())
+		endpoint, forbidden, err := g.discover(ctx, g.api, g.discoveryNamespaces())
 		if err != nil {
 			return nil, fmt.Errorf("discover Prometheus: %w", err)
 		}

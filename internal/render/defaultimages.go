@@ -20,3 +20,7 @@ func DefaultSchedulerImages() []string {
 	}
 	return slices.Clip(images)
 }
+
+// NewestKnownMinor is the newest Kubernetes minor version that a scheduler-plugins
+// release is known for: the version the offline renderer assumes when told none.
+func NewestKnownMinor() int { return newestKnownMinor }

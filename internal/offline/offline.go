@@ -1,0 +1,300 @@
+// Package offline renders, without a cluster, every object the operator would create for
+// a SecondaryScheduler, so that a GitOps reviewer can read and diff what a resource means
+// before it is applied. It runs the operator's own stages on files instead of an API
+// server: the resource is defaulted and validated with the CRD's schema and CEL rules as
+// the API server would (internal/crdschema); its facts are gathered by internal/gather
+// from the objects given (the ConfigMaps, labelled Secrets and PriorityClass it names);
+// internal/desired renders and checks it as the controller does. What the API server
+// would refuse is an InvalidError; what the operator would refuse is the refusal
+// (internal/refusal) whose reason status would show.
+package offline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/version"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/bindata"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/crdschema"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/desired"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
+)
+
+// CRDAsset is the CRD of SecondarySchedulers in bindata: make manifests copies it there
+// from config/crd/bases, so that the binary validates as the API server does.
+const CRDAsset = "crd/secondaryschedulers.yaml"
+
+// placeholderUID stands for the resource's UID, which the API server assigns, in the
+// owner references of the objects rendered.
+const placeholderUID = types.UID("00000000-0000-0000-0000-000000000000")
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1.AddToScheme(scheme))
+}
+
+// Document is one input file: a YAML or JSON stream of objects.
+type Document struct {
+	// Source names it in messages (a path, or "-" for standard input).
+	Source string
+	Data   []byte
+}
+
+// Input is what the offline renderer reads.
+type Input struct {
+	// Documents hold exactly one SecondaryScheduler, and the objects the operator would
+	// read for it: the ConfigMaps and labelled Secrets it names, the PriorityClass of
+	// spec.priorityClassName, nodes, a Prometheus' Service to discover.
+	Documents []Document
+	// KubernetesMinor is the cluster's Kubernetes minor version (37 for 1.37), which
+	// chooses the default image.
+	KubernetesMinor int
+	// PrometheusURL is the Prometheus that discovery would find for a load-aware profile
+	// without an address; empty to discover it among the objects given, as the operator
+	// does in the cluster.
+	PrometheusURL string
+	// SchedulerNamespaces are the operator's --scheduler-namespaces; empty for any.
+	SchedulerNamespaces []string
+	// PrometheusNamespaces are the operator's --prometheus-namespaces, where discovery
+	// looks among the objects given; empty for promdiscovery's defaults.
+	PrometheusNamespaces []string
+	// Namespace is the namespace of the resource and objects that name none.
+	Namespace string
+}
+
+// Rendered is what the operator would create for a SecondaryScheduler.
+type Rendered struct {
+	// Scheduler is the resource as the API server would store it, defaulted.
+	Scheduler *v1.SecondaryScheduler
+	// Found is what gathering found; Result the scheduler rendered from it.
+	Found  *gather.Facts
+	Result *render.Result
+}
+
+// InvalidError is a resource the API server would refuse: each cause is a message of its
+// schema or CEL rules, as kubectl would show it.
+type InvalidError struct {
+	Name   string
+	Causes []string
+}
+
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("SecondaryScheduler %q is invalid: %s", e.Name, strings.Join(e.Causes, "; "))
+}
+
+// Render renders what the operator would create for the SecondaryScheduler of in.
+func Render(ctx context.Context, in Input) (*Rendered, error) {
+	objects, content, err := decodeAll(in)
+	if err != nil {
+		return nil, err
+	}
+	cr, err := admit(content, in.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	policy := tenancy.Policy{Namespaces: in.SchedulerNamespaces}
+	if len(in.SchedulerNamespaces) == 0 {
+		policy.Namespaces = []string{cr.Namespace}
+	}
+	if !policy.Allows(cr.Namespace) {
+		return nil, &refusal.Error{Reason: v1.ReasonNamespaceNotAllowed, Message: policy.Refusal(cr.Namespace)}
+	}
+	// The objects given, served as the API server would serve them: controller-runtime's
+	// in-memory client, with the field selectors gathering uses (a labelled Secret is
+	// read by name and label, so that no other Secret's data is ever received).
+	byName := func(object client.Object) []string { return []string{object.GetName()} }
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objects, cr)...).
+		WithIndex(&v1.SecondaryScheduler{}, gather.SchedulerNameIndex, gather.IndexSchedulerName).
+		WithIndex(&corev1.Secret{}, "metadata.name", byName).WithIndex(&corev1.ConfigMap{}, "metadata.name", byName).Build()
+	config := gather.Config{
+		Cache: reader, API: reader, Mapper: meta.NewDefaultRESTMapper(nil),
+		Version: fixedVersion(in.KubernetesMinor), Tenancy: policy, PrometheusNamespaces: in.PrometheusNamespaces,
+	}
+	if in.PrometheusURL != "" {
+		config.Discover = func(context.Context, client.Reader, []string) (*promdiscovery.Endpoint, []string, error) {
+			return &promdiscovery.Endpoint{URL: in.PrometheusURL, Source: "--prometheus-url"}, nil, nil
+		}
+	}
+	found, _, err := gather.New(config).Gather(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	result, err := desired.Scheduler(cr, found)
+	if err != nil {
+		return nil, err
+	}
+	return &Rendered{Scheduler: cr, Found: found, Result: result}, nil
+}
+
+// decodeAll reads every object of in's documents: the SecondaryScheduler's content, and
+// the others as typed objects in in.Namespace when they name none.
+func decodeAll(in Input) ([]client.Object, map[string]any, error) {
+	var objects []client.Object
+	var scheduler map[string]any
+	for _, document := range in.Documents {
+		decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(document.Data), 4096)
+		for index := 0; ; index++ {
+			var content map[string]any
+			if err := decoder.Decode(&content); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return nil, nil, fmt.Errorf("%s, object %d: %w", document.Source, index+1, err)
+			}
+			if content == nil {
+				continue
+			}
+			items := []map[string]any{content}
+			if content["kind"] == "List" {
+				items = listItems(content)
+			}
+			for _, item := range items {
+				gvk := schema.FromAPIVersionAndKind(stringAt(item, "apiVersion"), stringAt(item, "kind"))
+				if gvk == v1.GroupVersion.WithKind("SecondaryScheduler") {
+					if scheduler != nil {
+						return nil, nil, fmt.Errorf("%s: a second SecondaryScheduler; render takes one at a time", document.Source)
+					}
+					scheduler = item
+					continue
+				}
+				object, err := typed(item, gvk, in.Namespace)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s, object %d: %w", document.Source, index+1, err)
+				}
+				objects = append(objects, object)
+			}
+		}
+	}
+	if scheduler == nil {
+		return nil, nil, errors.New("no SecondaryScheduler (apiVersion " + v1.GroupVersion.String() + ", kind SecondaryScheduler) among the files given")
+	}
+	return objects, scheduler, nil
+}
+
+func listItems(list map[string]any) []map[string]any {
+	raw, _ := list["items"].([]any)
+	items := make([]map[string]any, 0, len(raw))
+	for _, item := range raw {
+		if object, ok := item.(map[string]any); ok {
+			items = append(items, object)
+		}
+	}
+	return items
+}
+
+func stringAt(object map[string]any, key string) string {
+	value, _ := object[key].(string)
+	return value
+}
+
+// clusterScoped are the kinds of cluster-scoped objects gathering reads.
+var clusterScoped = []string{"Node", "PriorityClass", "Namespace"}
+
+// typed is content as the object of kind gvk it is, strictly: a field the kind lacks is
+// an error, as kubectl's default (strict) field validation makes it.
+func typed(content map[string]any, gvk schema.GroupVersionKind, namespace string) (client.Object, error) {
+	created, err := scheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("%s is no kind the operator reads", gvk)
+	}
+	object, ok := created.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%s is no kind the operator reads", gvk)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(content, object, true); err != nil {
+		return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
+	}
+	if object.GetName() == "" {
+		return nil, fmt.Errorf("%s without metadata.name", gvk.Kind)
+	}
+	// The API server keeps stringData only as data.
+	if secret, ok := object.(*corev1.Secret); ok && len(secret.StringData) > 0 {
+		if secret.Data == nil {
+			secret.Data = map[string][]byte{}
+		}
+		for key, value := range secret.StringData {
+			secret.Data[key] = []byte(value)
+		}
+		secret.StringData = nil
+	}
+	if object.GetNamespace() == "" && !slices.Contains(clusterScoped, gvk.Kind) {
+		object.SetNamespace(namespace)
+	}
+	object.GetObjectKind().SetGroupVersionKind(gvk)
+	return object, nil
+}
+
+// admit is the SecondaryScheduler of content as the API server would store it: defaulted
+// by the CRD's schema, and refused for any error of its schema or CEL rules, or for a
+// field the API lacks.
+func admit(content map[string]any, namespace string) (*v1.SecondaryScheduler, error) {
+	data, err := bindata.Asset(CRDAsset)
+	if err != nil {
+		return nil, err
+	}
+	crd, err := crdschema.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	validator, err := crdschema.NewValidator(crd)
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	if metadata, ok := content["metadata"].(map[string]any); ok {
+		name, _ = metadata["name"].(string)
+	}
+	if name == "" {
+		return nil, &InvalidError{Causes: []string{"metadata.name: Required value: name or generateName is required"}}
+	}
+	validator.Default(content)
+	if causes := validator.Errors(content); len(causes) > 0 {
+		return nil, &InvalidError{Name: name, Causes: causes}
+	}
+	cr := &v1.SecondaryScheduler{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(content, cr, true); err != nil {
+		return nil, &InvalidError{Name: name, Causes: []string{err.Error()}}
+	}
+	if cr.Namespace == "" {
+		cr.Namespace = namespace
+	}
+	// What the API server sets on create.
+	cr.UID = placeholderUID
+	cr.Generation = 1
+	cr.CreationTimestamp = metav1.NewTime(time.Unix(0, 0).UTC())
+	cr.ResourceVersion = ""
+	cr.Status = v1.SecondarySchedulerStatus{}
+	return cr, nil
+}
+
+// fixedVersion is a cluster of one Kubernetes minor version.
+type fixedVersion int
+
+func (v fixedVersion) ServerVersion() (*version.Info, error) {
+	return &version.Info{Major: "1", Minor: strconv.Itoa(int(v))}, nil
+}
