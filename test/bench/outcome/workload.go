@@ -92,10 +92,10 @@ type Shape struct {
 	MinLifetime, MaxLifetime time.Duration
 }
 
-// DefaultShape is the benchmark's workload: 260 pods over 5 minutes, a quarter of them
-// leaving after 1.5 to 3 minutes, so that about 200 stay.
-var DefaultShape = Shape{Pods: 260, ArrivalWindow: 5 * time.Minute, DepartingFraction: 0.25,
-	MinLifetime: 90 * time.Second, MaxLifetime: 3 * time.Minute}
+// DefaultShape is the benchmark's workload: 260 pods over 6 minutes, a quarter of them
+// leaving after 2 to 4 minutes, so that about 200 stay.
+var DefaultShape = Shape{Pods: 260, ArrivalWindow: 6 * time.Minute, DepartingFraction: 0.25,
+	MinLifetime: 2 * time.Minute, MaxLifetime: 4 * time.Minute}
 
 // weighted is a value drawn with a weight.
 type weighted[T any] struct {
