@@ -84,11 +84,8 @@ func (f *fileList) Set(path string) error { *f = append(*f, path); return nil }
 // parse reads the command line into an Input, with the files' content.
 func parse(args []string, stderr io.Writer) (Input, error) {
 	flags := flag.NewFlagSet("render", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() {
-		fmt.Fprint(stderr, Usage+"\nFlags:\n")
-		flags.PrintDefaults()
-	}
+	// Main says what was wrong, once; -h shows the flags.
+	flags.SetOutput(io.Discard)
 	var files, configMaps fileList
 	flags.Var(&files, "f", "A file of the SecondaryScheduler, and of any object it references (YAML or JSON, several objects a file); - for standard input. Repeatable.")
 	flags.Var(&configMaps, "config-map", "A file of an object the SecondaryScheduler references: the ConfigMap of spec.schedulerConfig, a labelled Secret, a PriorityClass. Repeatable.")
@@ -102,6 +99,11 @@ func parse(args []string, stderr io.Writer) (Input, error) {
 		"The operator's --prometheus-namespaces: where Prometheus is discovered among the objects given (default: openshift-monitoring).")
 	namespace := flags.String("n", "default", "The namespace of a resource or object that names none.")
 	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			flags.SetOutput(stderr)
+			fmt.Fprint(stderr, Usage+"\nFlags:\n")
+			flags.PrintDefaults()
+		}
 		return Input{}, err
 	}
 	if flags.NArg() > 0 {

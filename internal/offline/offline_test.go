@@ -37,6 +37,7 @@ func TestRender(t *testing.T) {
 		{name: "unknown-field", args: []string{"-f", "testdata/unknown-field.yaml"}},
 		{name: "namespace-not-allowed", args: []string{"-f", "testdata/bin-packing.yaml", "--scheduler-namespaces", "platform-schedulers"}},
 		{name: "no-file", args: nil},
+		{name: "unknown-flag", args: []string{"-f", "testdata/bin-packing.yaml", "--replicas", "3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
