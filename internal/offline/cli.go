@@ -68,6 +68,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "render: %v\n", err)
 		return ExitUsage
 	}
+	for _, note := range rendered.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", note)
+	}
 	if err := Write(stdout, rendered); err != nil {
 		fmt.Fprintf(stderr, "render: %v\n", err)
 		return ExitUsage

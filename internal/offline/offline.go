@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,6 +42,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/routing"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
@@ -95,7 +97,18 @@ type Rendered struct {
 	// Found is what gathering found; Result the scheduler rendered from it.
 	Found  *gather.Facts
 	Result *render.Result
+	// RoutingPolicy is the routing policy for spec.routing, as it would be with this
+	// resource's route alone (the operator's one policy carries every route); empty
+	// without spec.routing, or when the route would not be carried.
+	RoutingPolicy []*unstructured.Unstructured
+	// Notes are what the operator would say beside: a version skew, recording rules it
+	// cannot install, a route it would not carry.
+	Notes []string
 }
+
+// routingSupportedFrom is the first Kubernetes minor version that serves
+// MutatingAdmissionPolicy v1, which routing needs (docs/routing.md).
+const routingSupportedFrom = 36
 
 // InvalidError is a resource the API server would refuse: each cause is a message of its
 // schema or CEL rules, as kubectl would show it.
@@ -149,7 +162,43 @@ func Render(ctx context.Context, in Input) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Rendered{Scheduler: cr, Found: found, Result: result}, nil
+	rendered := &Rendered{Scheduler: cr, Found: found, Result: result}
+	for _, note := range []string{result.Image.Skew, found.RecordingRules.Note} {
+		if note != "" {
+			rendered.Notes = append(rendered.Notes, note)
+		}
+	}
+	if err := rendered.route(in.KubernetesMinor, policy); err != nil {
+		return nil, err
+	}
+	return rendered, nil
+}
+
+// route renders the routing policy of spec.routing, decided as the operator decides it
+// once the scheduler serves its name and is Available, with this resource's route alone.
+func (r *Rendered) route(kubernetesMinor int, policy tenancy.Policy) error {
+	if r.Scheduler.Spec.Routing == nil {
+		return nil
+	}
+	cr := r.Scheduler.DeepCopy()
+	if slices.Contains(r.Found.SchedulerNames, cr.EffectiveSchedulerName()) {
+		cr.Status.SchedulerName = cr.EffectiveSchedulerName()
+	}
+	meta.SetStatusCondition(&cr.Status.Conditions, metav1.Condition{Type: string(v1.ConditionAvailable), Status: metav1.ConditionTrue,
+		Reason: string(v1.ReasonSchedulerReady), LastTransitionTime: cr.CreationTimestamp})
+	verdicts := routing.Decide([]v1.SecondaryScheduler{*cr}, routing.Facts{
+		Supported: kubernetesMinor >= routingSupportedFrom, Allowed: policy.Allows, Now: cr.CreationTimestamp.Time})
+	verdict := verdicts[client.ObjectKeyFromObject(cr)]
+	if verdict.Route == nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("spec.routing is not carried (Routing %s): %s", verdict.Reason, verdict.Message))
+		return nil
+	}
+	objects, err := render.RoutingPolicy([]routing.Route{*verdict.Route}, policy.Namespaces)
+	if err != nil {
+		return fmt.Errorf("render the routing policy: %w", err)
+	}
+	r.RoutingPolicy = objects
+	return nil
 }
 
 // decodeAll reads every object of in's documents: the SecondaryScheduler's content, and

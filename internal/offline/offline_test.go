@@ -36,6 +36,8 @@ func TestRender(t *testing.T) {
 		{name: "typo-in-profile-type", args: []string{"-f", "testdata/typo-in-profile-type.yaml"}},
 		{name: "unknown-field", args: []string{"-f", "testdata/unknown-field.yaml"}},
 		{name: "namespace-not-allowed", args: []string{"-f", "testdata/bin-packing.yaml", "--scheduler-namespaces", "platform-schedulers"}},
+		{name: "routing", args: []string{"-f", "testdata/routing.yaml", "--kubernetes-version", "1.37"}},
+		{name: "routing-unsupported", args: []string{"-f", "testdata/routing.yaml", "--kubernetes-version", "1.35"}},
 		{name: "no-file", args: nil},
 		{name: "unknown-flag", args: []string{"-f", "testdata/bin-packing.yaml", "--replicas", "3"}},
 	} {

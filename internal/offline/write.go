@@ -4,10 +4,13 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 // redacted stands for a token in what is written.
@@ -27,7 +30,15 @@ func Write(w io.Writer, r *Rendered) error {
 		return err
 	}
 	tokens := r.tokens()
-	for _, object := range result.Objects {
+	objects := result.Objects
+	if len(r.RoutingPolicy) > 0 {
+		if _, err := fmt.Fprintf(w, "# Last, the routing policy %s, as it would be with this resource's route alone:\n"+
+			"# the operator keeps one policy that carries the routes of every SecondaryScheduler.\n", render.RoutingPolicyName); err != nil {
+			return err
+		}
+		objects = append(slices.Clip(objects), r.RoutingPolicy...)
+	}
+	for _, object := range objects {
 		shown, err := readable(object, tokens)
 		if err != nil {
 			return err
