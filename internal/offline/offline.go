@@ -12,6 +12,7 @@ package offline
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apimachinery/pkg/version"
@@ -209,10 +211,16 @@ func decodeAll(in Input) ([]client.Object, map[string]any, error) {
 	for _, document := range in.Documents {
 		decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(document.Data), 4096)
 		for index := 0; ; index++ {
-			var content map[string]any
-			if err := decoder.Decode(&content); errors.Is(err, io.EOF) {
+			var raw json.RawMessage
+			if err := decoder.Decode(&raw); errors.Is(err, io.EOF) {
 				break
 			} else if err != nil {
+				return nil, nil, fmt.Errorf("%s, object %d: %w", document.Source, index+1, err)
+			}
+			// As the API server reads a request: whole numbers as int64, which CEL
+			// rules on integer fields need (encoding/json would give float64).
+			var content map[string]any
+			if err := utiljson.Unmarshal(raw, &content); err != nil {
 				return nil, nil, fmt.Errorf("%s, object %d: %w", document.Source, index+1, err)
 			}
 			if content == nil {
