@@ -420,7 +420,7 @@ func TestProfileGoldens(t *testing.T) {
 					t.Fatalf("the rendered configuration does not pass schedconfig.Parse: %v\n%s", err, config)
 				}
 				// The controller checks plugin names of Custom configurations only
-				// (checkPluginsInImage): the typed profiles must enable known plugins.
+				// (internal/desired's checkPluginsInImage): the typed profiles must enable known plugins.
 				if unknown := schedconfig.UnknownPlugins(parsed, true); profileType != v1.CustomProfile && len(unknown) > 0 {
 					t.Errorf("profile %s enables plugins no kube-scheduler has: %v", profileType, unknown)
 				}
