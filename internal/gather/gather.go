@@ -58,8 +58,12 @@ type Config struct {
 	Now func() time.Time
 	// Discover finds the Prometheus of a load-aware profile that gives no address; nil
 	// for promdiscovery.Find. The offline renderer gives the address its user names.
-	Discover func(ctx context.Context, reader client.Reader, namespaces []string) (*promdiscovery.Endpoint, []string, error)
+	Discover DiscoverFunc
 }
+
+// DiscoverFunc finds Prometheus in namespaces through reader, as promdiscovery.Find does:
+// the endpoint (nil for none), and where it was not allowed to look.
+type DiscoverFunc func(ctx context.Context, reader client.Reader, namespaces []string) (*promdiscovery.Endpoint, []string, error)
 
 // Gatherer gathers the facts of SecondarySchedulers. It is safe for concurrent use.
 type Gatherer struct {
@@ -71,7 +75,7 @@ type Gatherer struct {
 	metricsTokenClusterRoles []string
 	discoveryInterval        time.Duration
 	now                      func() time.Time
-	discover                 func(ctx context.Context, reader client.Reader, namespaces []string) (*promdiscovery.Endpoint, []string, error)
+	discover                 DiscoverFunc
 
 	// discovered remembers what discovery found, per SecondaryScheduler.
 	discovered discoveryMemory

@@ -157,7 +157,7 @@ func offlineHint(reason v1.ConditionReason) string {
 	switch {
 	case reason == v1.ReasonPrometheusNotFound:
 		return "(render: give --prometheus-url, or the Prometheus' Service with -f, for what discovery would find in the cluster.)"
-	case strings.HasSuffix(string(reason), "NotFound"):
+	case missingObject(reason):
 		return "(render: if it exists in the cluster, give its file with -f or --config-map.)"
 	default:
 		return ""

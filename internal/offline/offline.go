@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -310,15 +311,7 @@ func typed(content map[string]any, gvk schema.GroupVersionKind, namespace string
 // by the CRD's schema, and refused for any error of its schema or CEL rules, or for a
 // field the API lacks.
 func admit(content map[string]any, namespace string) (*v1.SecondaryScheduler, error) {
-	data, err := bindata.Asset(CRDAsset)
-	if err != nil {
-		return nil, err
-	}
-	crd, err := crdschema.Decode(data)
-	if err != nil {
-		return nil, err
-	}
-	validator, err := crdschema.NewValidator(crd)
+	validator, err := crdValidator()
 	if err != nil {
 		return nil, err
 	}
@@ -347,6 +340,26 @@ func admit(content map[string]any, namespace string) (*v1.SecondaryScheduler, er
 	cr.ResourceVersion = ""
 	cr.Status = v1.SecondarySchedulerStatus{}
 	return cr, nil
+}
+
+// crdValidator validates with the embedded CRD, built once: decoding and compiling its
+// schema and CEL rules is most of a render's time.
+var crdValidator = sync.OnceValues(func() (*crdschema.Validator, error) {
+	data, err := bindata.Asset(CRDAsset)
+	if err != nil {
+		return nil, err
+	}
+	crd, err := crdschema.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return crdschema.NewValidator(crd)
+})
+
+// missingObject is whether a refusal may only mean that an object the operator would
+// read in the cluster was not among the files given.
+func missingObject(reason v1.ConditionReason) bool {
+	return strings.HasSuffix(string(reason), "NotFound")
 }
 
 // fixedVersion is a cluster of one Kubernetes minor version.
