@@ -162,39 +162,53 @@ func knownAll(keys []types.NamespacedName) ReferenceSet { return ReferenceSet{Kn
 // schedulers may run (reconcile refuses the others before anything is read).
 func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Facts, References, error) {
 	var references References
+	// Refusals of independent facts are gathered together, so that status names every
+	// problem at once; a transient error returns at once, to be retried.
+	var refusals []error
+	refused := func(err error) bool {
+		if err != nil && !refusal.Is(err) {
+			return false
+		}
+		refusals = append(refusals, err)
+		return true
+	}
 	if cr.Spec.SchedulerImage != "" {
 		if err := imageref.Validate(cr.Spec.SchedulerImage); err != nil {
-			return nil, references, refusal.New(v1.ReasonInvalidImage,
+			refusals = append(refusals, refusal.New(v1.ReasonInvalidImage,
 				"spec.schedulerImage %q is not an image reference: %v; give one like registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.7, or leave it empty for the default",
-				usertext.Cut(cr.Spec.SchedulerImage, 80), err)
+				usertext.Cut(cr.Spec.SchedulerImage, 80), err))
 		}
 	}
 	found := &Facts{SchedulerNames: []string{cr.EffectiveSchedulerName()}}
 	custom, err := g.customConfig(ctx, cr, &references)
-	if err != nil {
+	if !refused(err) {
 		return nil, references, err
 	}
+	// What the Custom configuration says of metrics, extenders and scheduler names is
+	// checked only once the configuration itself is usable.
 	if custom != nil {
 		found.Render.CustomConfig, found.SchedulerNames = custom.data, schedconfig.ProfileNames(custom.config)
 		found.CustomConfigSource = custom.source
-		if err := customMetrics(custom, found); err != nil {
+		if err := customMetrics(custom, found); !refused(err) {
 			return nil, references, err
 		}
 	}
-	if err := g.gatherExtenders(ctx, cr, custom, found, &references); err != nil {
-		return nil, references, err
+	if err == nil {
+		if err := g.gatherExtenders(ctx, cr, custom, found, &references); !refused(err) {
+			return nil, references, err
+		}
+		if err := g.checkSchedulerNames(ctx, cr, found.SchedulerNames); !refused(err) {
+			return nil, references, err
+		}
 	}
-	if err := g.checkSchedulerNames(ctx, cr, found.SchedulerNames); err != nil {
-		return nil, references, err
-	}
-	if found.Placement, found.NodeNames, err = g.placement(ctx, cr); err != nil {
+	if found.Placement, found.NodeNames, err = g.placement(ctx, cr); !refused(err) {
 		return nil, references, err
 	}
 	found.Render.PlacementNodes = found.Placement.Matching + found.Placement.Hosting
-	if found.Render.PriorityClassName, err = g.priorityClassName(ctx, cr); err != nil {
+	if found.Render.PriorityClassName, err = g.priorityClassName(ctx, cr); !refused(err) {
 		return nil, references, err
 	}
-	if err := g.metrics(ctx, cr, found, &references); err != nil {
+	if err := g.metrics(ctx, cr, found, &references); !refused(err) {
 		return nil, references, err
 	}
 	// The version chooses the default image, and tells whether any image is outside the
@@ -202,10 +216,14 @@ func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Fact
 	// informs.
 	if found.Render.KubernetesMinor, err = g.serverVersion.minor(g.version, g.now()); err != nil {
 		if cr.Spec.SchedulerImage == "" {
-			return nil, references, refusal.New(v1.ReasonDiscoveryFailed,
-				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err)
+			refusals = append(refusals, refusal.New(v1.ReasonDiscoveryFailed,
+				"reading the cluster's Kubernetes version, to choose the default scheduler image, failed: %v; set spec.schedulerImage to skip this", err))
+		} else {
+			logf.FromContext(ctx).V(1).Info("the cluster's Kubernetes version is unknown: the version skew of spec.schedulerImage is not checked", "error", err.Error())
 		}
-		logf.FromContext(ctx).V(1).Info("the cluster's Kubernetes version is unknown: the version skew of spec.schedulerImage is not checked", "error", err.Error())
+	}
+	if err := refusal.Join(refusals...); err != nil {
+		return nil, references, err
 	}
 	return found, references, nil
 }

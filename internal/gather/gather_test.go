@@ -57,7 +57,8 @@ func TestNewWrapsTheReaders(t *testing.T) {
 
 // TestGatherDeclaresReferencesEvenWhenRefusing checks that gathering declares the
 // objects of the spec it read, to be watched, when it refuses for want of one of them:
-// its creation is the change that fixes the refusal.
+// its creation is the change that fixes the refusal. What depends on the refused object
+// stays undeclared.
 func TestGatherDeclaresReferencesEvenWhenRefusing(t *testing.T) {
 	gatherer, _ := newGatherer(t)
 	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "custom", UID: "u1"},
@@ -71,8 +72,13 @@ func TestGatherDeclaresReferencesEvenWhenRefusing(t *testing.T) {
 	if !references.Config.Known || references.Config.Key == nil || *references.Config.Key != want {
 		t.Errorf("references.Config = %+v, want %s", references.Config, want)
 	}
-	if references.TokenSecret.Known || references.CABundle.Known {
-		t.Errorf("gathering stopped before the metrics, whose watches must stay as they were: %+v", references)
+	// The extenders a refused Custom configuration names are unknown: their watches stay
+	// as they were. The metrics' references do not depend on it, and are gathered on.
+	if references.ExtenderSecrets.Known || references.ExtenderConfigMaps.Known {
+		t.Errorf("the refused configuration's extenders were taken as known: %+v", references)
+	}
+	if !references.TokenSecret.Known || !references.CABundle.Known {
+		t.Errorf("gathering stopped at the refusal, before the metrics, which do not depend on it: %+v", references)
 	}
 }
 
@@ -145,5 +151,26 @@ func TestGatherNamesThePoolsNodes(t *testing.T) {
 				t.Errorf("Placement.Nodes = %d, want every node (%d)", facts.Placement.Nodes, len(nodes))
 			}
 		})
+	}
+}
+
+// TestGatherNamesEveryIndependentProblem checks that problems which do not depend on each
+// other are refused together, the first found keeping the reason: a user fixes all of
+// them in one round instead of meeting one per round.
+func TestGatherNamesEveryIndependentProblem(t *testing.T) {
+	gatherer, _ := newGatherer(t)
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "load-variation", UID: "u1"},
+		Spec: v1.SecondarySchedulerSpec{
+			SchedulerImage:    "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.7",
+			PriorityClassName: "absent",
+			Profile: &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile, Metrics: &v1.LoadMetrics{
+				Address:             "https://prometheus-k8s.monitoring.svc:9091",
+				CABundle:            &v1.ConfigMapKeyReference{Name: "prometheus-ca"},
+				ServiceAccountToken: &v1.ServiceAccountTokenAuth{ClusterRole: "prometheus-k8s-reader"},
+			}}}}
+	_, _, err := gatherer.Gather(context.Background(), cr)
+	want := []v1.ConditionReason{v1.ReasonPriorityClassNotFound, v1.ReasonCABundleNotFound, v1.ReasonClusterRoleNotAllowed}
+	if got := refusal.Reasons(err); !slices.Equal(got, want) {
+		t.Fatalf("Gather refused with %v (%v), want %v", got, err, want)
 	}
 }

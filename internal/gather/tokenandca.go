@@ -115,15 +115,13 @@ func (g *Gatherer) tokenAndCA(ctx context.Context, cr *v1.SecondaryScheduler,
 	// the service CA: both are needed without the user asking.
 	onOpenShift := endpoint != nil && endpoint.NeedsToken && metrics.Address == ""
 
-	// The CA first: a token requested while the CA bundle is missing would go unused.
 	caRef := metrics.CABundle
 	if caRef == nil && onOpenShift {
 		caRef = &v1.ConfigMapKeyReference{Name: openShiftServiceCAConfigMap, Key: openShiftServiceCAKey}
 	}
-	var err error
-	if access.TrustedCA, access.CAPEM, err = g.trustedCA(ctx, cr, caRef, references); err != nil {
-		return nil, err
-	}
+	// The CA and the token are independent: a refusal of one does not hide the other's.
+	var caErr, err error
+	access.TrustedCA, access.CAPEM, caErr = g.trustedCA(ctx, cr, caRef, references)
 	if metrics.TokenSecretRef == nil {
 		references.TokenSecret = known(nil)
 	}
@@ -139,7 +137,7 @@ func (g *Gatherer) tokenAndCA(ctx context.Context, cr *v1.SecondaryScheduler,
 				cr.Namespace, render.MetricsServiceAccountName(cr), access.Identity.ClusterRole)
 		}
 	}
-	if err != nil {
+	if err := refusal.Join(caErr, err); err != nil {
 		return nil, err
 	}
 	return access, nil

@@ -10,6 +10,7 @@ package refusal
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -20,8 +21,12 @@ import (
 type Error struct {
 	// Reason is the Degraded condition's reason.
 	Reason v1.ConditionReason
-	// Message says what is wrong and what to do about it.
+	// Message says what is wrong and what to do about it, and names the refusals of Also.
 	Message string
+	// Also are refusals found beside this one, independently of it (Join).
+	Also []*Error
+	// own is this refusal's own message, before it names Also's; empty without Also.
+	own string
 }
 
 func (e *Error) Error() string { return string(e.Reason) + ": " + e.Message }
@@ -51,4 +56,83 @@ func As(err error) (*Error, bool) {
 func Is(err error) bool {
 	_, ok := As(err)
 	return ok
+}
+
+// Join is one refusal for every refusal among errs, for problems found independently of
+// each other, so that the user fixes them in one round rather than one per round: the
+// first keeps its reason (the conditions' reason), and its message goes on to name the
+// others, which Also holds. A transient error among errs is returned alone, since it is
+// retried and the refusals are found again then. Nil errs are skipped; Join of none is
+// nil.
+func Join(errs ...error) error {
+	var first *Error
+	var also []*Error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		refused, ok := As(err)
+		if !ok {
+			return err
+		}
+		if first == nil {
+			first = refused
+			continue
+		}
+		also = append(also, refused)
+		also = append(also, refused.Also...)
+	}
+	if first == nil {
+		return nil
+	}
+	if len(also) == 0 {
+		return first
+	}
+	also = append(slices.Clone(first.Also), also...)
+	message := first.Message
+	if first.own != "" {
+		message = first.own
+	}
+	joined := New(first.Reason, "%s", message+alsoSentence(also))
+	joined.Also, joined.own = also, message
+	return joined
+}
+
+// alsoSentence names the further refusals after the first one's message.
+func alsoSentence(also []*Error) string {
+	var b strings.Builder
+	if len(also) == 1 {
+		b.WriteString(" Also to fix: ")
+	} else {
+		fmt.Fprintf(&b, " Also to fix, %d more: ", len(also))
+	}
+	for i, refused := range also {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "(%d) %s: %s", i+1, refused.Reason, refused.Message)
+	}
+	return b.String()
+}
+
+// Reasons are the reasons of err's refusal and of those it was joined with, first to
+// last; none when err holds no refusal.
+func Reasons(err error) []v1.ConditionReason {
+	refused, ok := As(err)
+	if !ok {
+		return nil
+	}
+	reasons := []v1.ConditionReason{refused.Reason}
+	for _, other := range refused.Also {
+		reasons = append(reasons, other.Reason)
+	}
+	return reasons
+}
+
+// OwnMessage is the refusal's message without the naming of the refusals joined to it.
+func (e *Error) OwnMessage() string {
+	if e.own != "" {
+		return e.own
+	}
+	return e.Message
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
 
@@ -38,5 +40,52 @@ func TestNewBoundsTheMessage(t *testing.T) {
 	}
 	if short := New(v1.ReasonInvalidSpec, "as %s", "is"); short.Message != "as is" {
 		t.Errorf("short message changed: %q", short.Message)
+	}
+}
+
+func TestJoin(t *testing.T) {
+	caMissing := New(v1.ReasonCABundleNotFound, "ConfigMap ca is missing.")
+	roleRefused := New(v1.ReasonClusterRoleNotAllowed, "ClusterRole r is not allowed.")
+	classMissing := New(v1.ReasonPriorityClassNotFound, "PriorityClass p is missing.")
+	transient := errors.New("connection refused")
+	tests := []struct {
+		name        string
+		errs        []error
+		wantErr     error // when the result is not a refusal
+		wantReasons []v1.ConditionReason
+		wantMessage string
+	}{
+		{name: "nothing", errs: []error{nil, nil}},
+		{name: "one refusal is itself", errs: []error{nil, caMissing},
+			wantReasons: []v1.ConditionReason{v1.ReasonCABundleNotFound}, wantMessage: "ConfigMap ca is missing."},
+		{name: "a transient error wins, so that it is retried", errs: []error{caMissing, transient, roleRefused}, wantErr: transient},
+		{name: "two refusals: the first's reason, both messages", errs: []error{caMissing, fmt.Errorf("token: %w", roleRefused)},
+			wantReasons: []v1.ConditionReason{v1.ReasonCABundleNotFound, v1.ReasonClusterRoleNotAllowed},
+			wantMessage: "ConfigMap ca is missing. Also to fix: (1) ClusterRoleNotAllowed: ClusterRole r is not allowed."},
+		{name: "a joined refusal joined again names each once", errs: []error{Join(caMissing, roleRefused), classMissing},
+			wantReasons: []v1.ConditionReason{v1.ReasonCABundleNotFound, v1.ReasonClusterRoleNotAllowed, v1.ReasonPriorityClassNotFound},
+			wantMessage: "ConfigMap ca is missing. Also to fix, 2 more: (1) ClusterRoleNotAllowed: ClusterRole r is not allowed. " +
+				"(2) PriorityClassNotFound: PriorityClass p is missing."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Join(tt.errs...)
+			if tt.wantErr != nil || tt.wantReasons == nil {
+				if err != tt.wantErr {
+					t.Fatalf("Join = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			refused, ok := As(err)
+			if !ok {
+				t.Fatalf("Join = %v, want a refusal", err)
+			}
+			if diff := cmp.Diff(tt.wantReasons, Reasons(err)); diff != "" {
+				t.Errorf("Reasons (-want +got):\n%s", diff)
+			}
+			if refused.Message != tt.wantMessage {
+				t.Errorf("message\n got %q\nwant %q", refused.Message, tt.wantMessage)
+			}
+		})
 	}
 }

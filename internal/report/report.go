@@ -167,11 +167,17 @@ func Refused(conditions *Conditions, status *v1.SecondarySchedulerStatus, refuse
 		return false
 	}
 	conditions.Set(v1.ConditionDegraded, true, refused.Reason, refused.Message+runningNote(status))
-	if reasons.KeepsFromMetrics(refused.Reason) {
-		conditions.Set(v1.ConditionMetricsAvailable, false, refused.Reason, refused.Message)
-		if refused.Reason == v1.ReasonPrometheusNotFound {
+	// The metrics' own problem, when one of the refusals joined is one, whether or not
+	// it came first.
+	for _, problem := range append([]*refusal.Error{refused}, refused.Also...) {
+		if !reasons.KeepsFromMetrics(problem.Reason) {
+			continue
+		}
+		conditions.Set(v1.ConditionMetricsAvailable, false, problem.Reason, problem.OwnMessage())
+		if problem.Reason == v1.ReasonPrometheusNotFound {
 			status.Metrics = nil
 		}
+		break
 	}
 	return true
 }

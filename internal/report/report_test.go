@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -12,6 +13,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/readonly/readonlytest"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons/reasonstest"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -87,5 +89,27 @@ func TestExplainProbeSaysWhatTheOperatorKnows(t *testing.T) {
 				t.Errorf("explainProbe = %s %q, want %s ending in %q", got.Reason, got.Message, tt.wantReason, tt.wantSuffix)
 			}
 		})
+	}
+}
+
+// TestRefusedReportsTheMetricsProblemAmongOthers checks that a refusal naming several
+// problems keeps its first reason in Degraded, and that MetricsAvailable says what keeps
+// the metrics away even when that problem came second.
+func TestRefusedReportsTheMetricsProblemAmongOthers(t *testing.T) {
+	cr := binPacking("load-variation")
+	status := &v1.SecondarySchedulerStatus{}
+	conditions := NewConditions(cr, status)
+	joined, _ := refusal.As(refusal.Join(
+		refusal.New(v1.ReasonPriorityClassNotFound, "PriorityClass absent does not exist."),
+		refusal.New(v1.ReasonCABundleNotFound, "ConfigMap prometheus-ca does not exist.")))
+	Refused(conditions, status, joined)
+	degraded := meta.FindStatusCondition(status.Conditions, string(v1.ConditionDegraded))
+	if degraded == nil || degraded.Reason != string(v1.ReasonPriorityClassNotFound) || !strings.Contains(degraded.Message, "prometheus-ca") {
+		t.Errorf("Degraded = %+v, want PriorityClassNotFound naming the CA bundle too", degraded)
+	}
+	metrics := meta.FindStatusCondition(status.Conditions, string(v1.ConditionMetricsAvailable))
+	if metrics == nil || metrics.Status != metav1.ConditionFalse || metrics.Reason != string(v1.ReasonCABundleNotFound) ||
+		metrics.Message != "ConfigMap prometheus-ca does not exist." {
+		t.Errorf("MetricsAvailable = %+v, want False with CABundleNotFound and its own message", metrics)
 	}
 }
