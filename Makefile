@@ -47,6 +47,10 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD, the operator's ClusterRole, co
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
+.PHONY: docs
+docs: ## Write docs/api.md, the API reference, from the CRD (run make manifests first when api/v1 changed).
+	go run ./hack/apidocs -crd config/crd/bases/operator.secondary-scheduler.io_secondaryschedulers.yaml -out docs/api.md
+
 .PHONY: fmt
 fmt: ## go fmt.
 	go fmt ./...
@@ -64,9 +68,9 @@ lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: verify-clean
-verify-clean: manifests generate fmt ## Fail when generating or formatting changed the tree (stale generated files, unformatted code).
+verify-clean: manifests generate docs fmt ## Fail when generating or formatting changed the tree (stale generated files or docs/api.md, unformatted code).
 	@if [ -n "$$(git status --porcelain)" ]; then \
-		echo "Generated or formatted files differ from the commit; run 'make manifests generate fmt' and commit:"; \
+		echo "Generated or formatted files differ from the commit; run 'make manifests generate docs fmt' and commit:"; \
 		git status --porcelain; git diff | head -60; exit 1; fi
 
 ##@ Test
@@ -81,16 +85,20 @@ scheduler-plugins: ## Build kube-scheduler of kubernetes-sigs/scheduler-plugins 
 		LOAD_WATCHER_SRC="$(LOAD_WATCHER_SRC)" NUMAPLACEMENT_SRC="$(NUMAPLACEMENT_SRC)" hack/build-scheduler-plugins.sh
 
 .PHONY: test
-test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) test-unit test-integration test-e2e bundle-validate ## Run every test: unit, integration on a real API server, e2e on a local cluster, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle.
+test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) test-unit test-integration test-e2e test-docs bundle-validate ## Run every test: unit, integration on a real API server, e2e on a local cluster, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle.
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), the shipped RBAC against its allow-list, the alert rules and the dashboard's queries with promtool.
-	go test ./api/... ./internal/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/bench -count=1
+	go test ./api/... ./internal/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/bench ./hack/apidocs/... ./hack/demoload/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-apiserver kube-scheduler etcd kubectl
 	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... ./internal/admission/... ./internal/metricsauth/... ./test/rbacproxy/... -count=1 -timeout 20m
+
+.PHONY: test-docs
+test-docs: ## Run docs/demo.md command by command on the demo's cluster (make demo, as a reader would; stops a demo already running), then every Kubernetes object of README.md and docs/ through its API server (server-side dry run).
+	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags docs ./test/docs/ -count=1 -timeout 45m -v
 
 .PHONY: test-e2e
 test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes (scheduler-plugins' when make scheduler-plugins built it, then also Trimaran).
@@ -113,6 +121,14 @@ bench: ## Benchmarks, about 29 minutes with bin/scheduler-plugins (28m47s measur
 .PHONY: demo
 demo: ## Start a local cluster, the operator and a bin-packing scheduler placing pods; leaves it running.
 	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" hack/demo.sh up
+
+.PHONY: demo-prometheus
+demo-prometheus: ## Add to the demo a Prometheus on loopback (127.0.0.1:9090) with each node's load, for the load-aware profiles; needs prometheus on PATH.
+	hack/demo.sh prometheus
+
+.PHONY: demo-operator
+demo-operator: ## Restart the demo's operator, running schedulers in SCHEDULER_NAMESPACES (default demo; e.g. demo,platform).
+	SCHEDULER_NAMESPACES="$(if $(filter command line environment,$(origin SCHEDULER_NAMESPACES)),$(SCHEDULER_NAMESPACES),demo)" hack/demo.sh operator
 
 .PHONY: demo-down
 demo-down: ## Stop what make demo started.

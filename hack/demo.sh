@@ -2,7 +2,13 @@
 # `make demo`: a local cluster, the operator and a bin-packing SecondaryScheduler placing
 # real pods. `make demo-down` stops it all.
 #
-# Usage: hack/demo.sh up|down
+# `make demo-prometheus` adds a Prometheus on loopback for the load-aware profiles, fed by
+# hack/demoload with each node's load made up from the pods bound to it.
+#
+# `make demo-operator SCHEDULER_NAMESPACES=...` restarts the operator, allowing those
+# namespaces.
+#
+# Usage: hack/demo.sh up|prometheus|operator|down
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,10 +25,18 @@ kubeconfig="${OUTPUT_DIR}/kubeconfig"
 kubectl() { "${CONTROL_PLANE_DIR}/kubectl" --kubeconfig "${kubeconfig}" "$@"; }
 log() { printf '\n==> %s\n' "$*" >&2; }
 
+# stop_process stops a process start_process started and waits until it is gone, so that
+# its successor finds the port, the data directory's lock or the leader's Lease free.
 stop_process() {
-  local pidfile="${OUTPUT_DIR}/$1.pid"
+  local pidfile="${OUTPUT_DIR}/$1.pid" pid i
   if [ -f "${pidfile}" ]; then
-    kill "$(cat "${pidfile}")" 2>/dev/null || true
+    pid="$(cat "${pidfile}")"
+    kill "${pid}" 2>/dev/null || true
+    for i in $(seq 1 100); do
+      kill -0 "${pid}" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "${pid}" 2>/dev/null || true
     rm -f "${pidfile}"
   fi
 }
@@ -32,6 +46,25 @@ start_process() {
   stop_process "${name}"
   nohup "$@" >"${OUTPUT_DIR}/${name}.log" 2>&1 &
   echo $! >"${OUTPUT_DIR}/${name}.pid"
+}
+
+# The namespaces where the demo's operator runs schedulers (its --scheduler-namespaces
+# flag): `make demo-operator SCHEDULER_NAMESPACES=demo,platform` restarts it with more.
+SCHEDULER_NAMESPACES="${SCHEDULER_NAMESPACES:-demo}"
+
+start_operator() {
+  start_process operator "${repo_root}/bin/manager" --kubeconfig "${kubeconfig}" \
+    --metrics-bind-address=0 --health-probe-bind-address=0 --scheduler-namespaces="${SCHEDULER_NAMESPACES}"
+}
+
+operator_restart() {
+  if [ ! -f "${kubeconfig}" ]; then
+    echo "no demo cluster is running: run make demo first" >&2
+    exit 1
+  fi
+  log "Restarting the operator, running schedulers in namespaces ${SCHEDULER_NAMESPACES}"
+  (cd "${repo_root}" && go build -o bin/manager .)
+  start_operator
 }
 
 up() {
@@ -44,8 +77,7 @@ up() {
   (cd "${repo_root}" && go build -o bin/manager . && go build -o bin/podrunner ./test/podrunner)
   start_process podrunner "${repo_root}/bin/podrunner" --kubeconfig "${kubeconfig}" \
     --work-dir "${OUTPUT_DIR}/podrunner" --binaries "scheduler-plugins=${SCHEDULER_PLUGINS_BINARY:-${CONTROL_PLANE_DIR}/kube-scheduler},kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler"
-  start_process operator "${repo_root}/bin/manager" --kubeconfig "${kubeconfig}" \
-    --metrics-bind-address=0 --health-probe-bind-address=0 --scheduler-namespaces=demo
+  start_operator
   log "Creating the SecondaryScheduler bin-packing in namespace demo"
   kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl -n demo apply -f "${repo_root}/config/samples/operator_v1_secondaryscheduler_binpacking.yaml"
@@ -68,7 +100,48 @@ Stop it with: make demo-down
 HELP
 }
 
+# The Prometheus of `make demo-prometheus`: Debian's prometheus package (or any prometheus
+# on PATH) on loopback, scraping demoload every 5 s; the schedulers of the demo run as host
+# processes, so they reach it at the same address as the operator.
+DEMO_PROMETHEUS_ADDRESS="${DEMO_PROMETHEUS_ADDRESS:-127.0.0.1:9090}"
+DEMO_LOAD_ADDRESS="${DEMO_LOAD_ADDRESS:-127.0.0.1:9100}"
+
+prometheus_up() {
+  if [ ! -f "${kubeconfig}" ]; then
+    echo "no demo cluster is running: run make demo first" >&2
+    exit 1
+  fi
+  command -v prometheus >/dev/null || { echo "prometheus is not on PATH: install it (Debian and Ubuntu: apt-get install prometheus)" >&2; exit 1; }
+  log "Starting demoload (each node's load from its pods) on ${DEMO_LOAD_ADDRESS}"
+  (cd "${repo_root}" && go build -o bin/demoload ./hack/demoload)
+  start_process demoload "${repo_root}/bin/demoload" --kubeconfig "${kubeconfig}" --listen "${DEMO_LOAD_ADDRESS}"
+  log "Starting Prometheus on ${DEMO_PROMETHEUS_ADDRESS}"
+  mkdir -p "${OUTPUT_DIR}/prometheus"
+  cat >"${OUTPUT_DIR}/prometheus/prometheus.yml" <<CONFIG
+global: {scrape_interval: 5s, evaluation_interval: 5s}
+scrape_configs:
+- job_name: node-load
+  # The series carry instance=<node name>, as load-watcher needs: keep it.
+  honor_labels: true
+  static_configs: [{targets: ['${DEMO_LOAD_ADDRESS}']}]
+CONFIG
+  start_process prometheus prometheus --config.file="${OUTPUT_DIR}/prometheus/prometheus.yml" \
+    --storage.tsdb.path="${OUTPUT_DIR}/prometheus/data" --web.listen-address="${DEMO_PROMETHEUS_ADDRESS}"
+  local i
+  for i in $(seq 1 60); do
+    if promtool query instant "http://${DEMO_PROMETHEUS_ADDRESS}" 'instance:node_cpu:ratio' 2>/dev/null | grep -q 'instance='; then
+      log "Prometheus at http://${DEMO_PROMETHEUS_ADDRESS} has every node's load; give load-aware schedulers metrics.address: http://${DEMO_PROMETHEUS_ADDRESS}"
+      return
+    fi
+    sleep 1
+  done
+  echo "Prometheus did not report the nodes' load within 60 s; see ${OUTPUT_DIR}/prometheus.log and ${OUTPUT_DIR}/demoload.log" >&2
+  exit 1
+}
+
 down() {
+  stop_process prometheus
+  stop_process demoload
   stop_process operator
   stop_process podrunner
   "${repo_root}/hack/local-cluster.sh" down
@@ -76,6 +149,8 @@ down() {
 
 case "${1:-}" in
   up) up ;;
+  prometheus) prometheus_up ;;
+  operator) operator_restart ;;
   down) down ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+  *) echo "usage: $0 up|prometheus|operator|down" >&2; exit 2 ;;
 esac

@@ -494,8 +494,9 @@ type BinPackingArgs struct {
 }
 
 // SecondarySchedulerSpec is the desired secondary scheduler. Its first fields are those of
-// OpenShift's operator.openshift.io/v1 SecondaryScheduler, with the same meanings, so an
-// existing resource works after changing only its apiVersion.
+// OpenShift's operator.openshift.io/v1 SecondaryScheduler, with the same meanings;
+// docs/migration.md converts an existing resource (dropping the fields OpenShift's operator
+// writes itself, such as observedConfig).
 // +kubebuilder:validation:XValidation:rule="has(self.profile) || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="set spec.profile.type (for example BinPacking) or spec.schedulerConfig (the name of a ConfigMap holding a KubeSchedulerConfiguration)"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type != 'Custom' || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="profile type Custom needs spec.schedulerConfig: the name of a ConfigMap whose key config.yaml holds a KubeSchedulerConfiguration"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type == 'Custom' || !has(self.schedulerConfig) || size(self.schedulerConfig) == 0",message="spec.schedulerConfig is only used with profile type Custom; remove it or set profile.type to Custom"

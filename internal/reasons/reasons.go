@@ -3,7 +3,7 @@
 // for someone's attention (its Events are Warnings), whether it keeps a load-aware
 // scheduler from its metrics, and where it ranks when several problems of a running
 // scheduler compete for Degraded. The controllers read all of that from here; adding a
-// reason is its constant in api/v1, its entry in table and its line in the README
+// reason is its constant in api/v1, its entry in table and its row in docs/troubleshooting.md
 // (a test fails when one of the three is missing).
 package reasons
 

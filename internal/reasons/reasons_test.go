@@ -85,15 +85,29 @@ func TestEveryReasonIsDeclaredOnceInTheTable(t *testing.T) {
 	}
 }
 
-// troubleshootingHeading opens the README's table of what to do about each reason.
-const troubleshootingHeading = "### Troubleshooting by reason"
+// troubleshootingPage is the users' page of what each condition means and what to do
+// about each reason, relative to the repository's root.
+const troubleshootingPage = "docs/troubleshooting.md"
+
+// readTroubleshootingPage reads troubleshootingPage.
+func readTroubleshootingPage(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(troubleshootingPage)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// troubleshootingHeading opens the page's table of what to do about each reason.
+const troubleshootingHeading = "## Troubleshooting by reason"
 
 // troubleshootingColumns are the columns of that table.
 var troubleshootingColumns = []string{"reason", "condition(s)", "what to do"}
 
-// troubleshootingRow is one row of the README's Troubleshooting by reason table.
+// troubleshootingRow is one row of the page's Troubleshooting by reason table.
 type troubleshootingRow struct {
-	line       int    // in README.md, for messages
+	line       int    // in troubleshootingPage, for messages
 	reason     string // the first cell, without its backquotes
 	conditions string
 	whatToDo   string
@@ -102,11 +116,11 @@ type troubleshootingRow struct {
 // troubleshootingTable reads the rows of the table under troubleshootingHeading, up to
 // the next heading. It reads the Markdown by hand: the module has no Markdown parser
 // among its dependencies, and a table row is one line of cells between pipes.
-func troubleshootingTable(readme string) ([]troubleshootingRow, error) {
-	lines := strings.Split(readme, "\n")
+func troubleshootingTable(page string) ([]troubleshootingRow, error) {
+	lines := strings.Split(page, "\n")
 	start := slices.IndexFunc(lines, func(line string) bool { return strings.TrimSpace(line) == troubleshootingHeading })
 	if start < 0 {
-		return nil, fmt.Errorf("README.md has no heading %q: add that section, with a table of every reason, after the Status section", troubleshootingHeading)
+		return nil, fmt.Errorf(troubleshootingPage+" has no heading %q: add that section, with a table of every reason, after the Status section", troubleshootingHeading)
 	}
 	var rows []troubleshootingRow
 	sawHeader, fenced := false, false
@@ -125,24 +139,24 @@ func troubleshootingTable(readme string) ([]troubleshootingRow, error) {
 		switch {
 		case !sawHeader:
 			if !slices.Equal(cells, troubleshootingColumns) {
-				return nil, fmt.Errorf("README.md:%d: the Troubleshooting by reason table has columns %q, want %q", i+1, cells, troubleshootingColumns)
+				return nil, fmt.Errorf(troubleshootingPage+":%d: the Troubleshooting by reason table has columns %q, want %q", i+1, cells, troubleshootingColumns)
 			}
 			sawHeader = true
 			continue
 		case strings.Trim(strings.Join(cells, ""), "-: ") == "":
 			continue // the delimiter row
 		case len(cells) != len(troubleshootingColumns):
-			return nil, fmt.Errorf("README.md:%d: a row of Troubleshooting by reason has %d cells, want %d (write a | inside a cell as \\|)",
+			return nil, fmt.Errorf(troubleshootingPage+":%d: a row of Troubleshooting by reason has %d cells, want %d (write a | inside a cell as \\|)",
 				i+1, len(cells), len(troubleshootingColumns))
 		}
 		reason := strings.TrimSuffix(strings.TrimPrefix(cells[0], "`"), "`")
 		if cells[0] != "`"+reason+"`" || reason == "" || strings.ContainsAny(reason, "` ") {
-			return nil, fmt.Errorf("README.md:%d: the first cell of a Troubleshooting by reason row is %q; write the reason alone, in backquotes", i+1, cells[0])
+			return nil, fmt.Errorf(troubleshootingPage+":%d: the first cell of a Troubleshooting by reason row is %q; write the reason alone, in backquotes", i+1, cells[0])
 		}
 		rows = append(rows, troubleshootingRow{line: i + 1, reason: reason, conditions: cells[1], whatToDo: cells[2]})
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("README.md has no table under %q: add one with columns %q", troubleshootingHeading, troubleshootingColumns)
+		return nil, fmt.Errorf(troubleshootingPage+" has no table under %q: add one with columns %q", troubleshootingHeading, troubleshootingColumns)
 	}
 	return rows, nil
 }
@@ -178,12 +192,12 @@ func troubleshootingProblems(rows []troubleshootingRow, table []Reason) []string
 	for _, row := range rows {
 		index, known := rank[row.reason]
 		if !known {
-			problems = append(problems, fmt.Sprintf("README.md:%d: Troubleshooting by reason has a row for %s, which internal/reasons does not declare: "+
+			problems = append(problems, fmt.Sprintf(troubleshootingPage+":%d: Troubleshooting by reason has a row for %s, which internal/reasons does not declare: "+
 				"remove the row, or correct the reason's name", row.line, row.reason))
 			continue
 		}
 		if first, seen := firstRow[row.reason]; seen {
-			problems = append(problems, fmt.Sprintf("README.md:%d: reason %s has a second row in Troubleshooting by reason (the first is at line %d): "+
+			problems = append(problems, fmt.Sprintf(troubleshootingPage+":%d: reason %s has a second row in Troubleshooting by reason (the first is at line %d): "+
 				"keep one of them", row.line, row.reason, first))
 			continue
 		}
@@ -191,7 +205,7 @@ func troubleshootingProblems(rows []troubleshootingRow, table []Reason) []string
 		if index < previous && !misordered {
 			// Only the first: after a row out of place, every later one may seem so too.
 			misordered = true
-			problems = append(problems, fmt.Sprintf("README.md:%d: the row of %s comes after the row of %s, but internal/reasons lists %s first: "+
+			problems = append(problems, fmt.Sprintf(troubleshootingPage+":%d: the row of %s comes after the row of %s, but internal/reasons lists %s first: "+
 				"put the rows in the order of reasons.All() (precedence)", row.line, row.reason, table[previous].Name, row.reason))
 		}
 		previous = max(previous, index)
@@ -205,7 +219,7 @@ func troubleshootingProblems(rows []troubleshootingRow, table []Reason) []string
 		if i > 0 {
 			where = "after the row of " + string(table[i-1].Name)
 		}
-		problems = append(problems, fmt.Sprintf("reason %s has no row in README.md's Troubleshooting by reason: add a row for %s, in the table's order "+
+		problems = append(problems, fmt.Sprintf("reason %s has no row in "+troubleshootingPage+"'s Troubleshooting by reason: add a row for %s, in the table's order "+
 			"(%s), saying in its what-to-do cell what a platform engineer does about it", reason.Name, reason.Name, where))
 	}
 	return problems
@@ -227,14 +241,14 @@ func rowProblems(row troubleshootingRow, reason Reason, conditionTypes map[strin
 	slices.Sort(want)
 	switch {
 	case len(want) == 0 && (len(named) > 0 || !strings.Contains(row.conditions, "Event")):
-		problems = append(problems, fmt.Sprintf("README.md:%d: %s is a reason of Events only, but its condition(s) cell is %q: write Event there",
+		problems = append(problems, fmt.Sprintf(troubleshootingPage+":%d: %s is a reason of Events only, but its condition(s) cell is %q: write Event there",
 			row.line, reason.Name, row.conditions))
 	case !slices.Equal(named, want):
-		problems = append(problems, fmt.Sprintf("README.md:%d: the row of %s names conditions %q, but internal/reasons gives it %q: "+
+		problems = append(problems, fmt.Sprintf(troubleshootingPage+":%d: the row of %s names conditions %q, but internal/reasons gives it %q: "+
 			"correct its condition(s) cell", row.line, reason.Name, named, want))
 	}
 	if advice := lettersAndDigits(row.whatToDo); advice == "" || advice == lettersAndDigits(string(reason.Name)) {
-		problems = append(problems, fmt.Sprintf("README.md:%d: the row of %s says nothing but its name in what to do: say in one sentence what "+
+		problems = append(problems, fmt.Sprintf(troubleshootingPage+":%d: the row of %s says nothing but its name in what to do: say in one sentence what "+
 			"a platform engineer does about it (\"Nothing: ...\" and what it confirms, for a reason of health)", row.line, reason.Name))
 	}
 	return problems
@@ -261,35 +275,31 @@ func lettersAndDigits(text string) string {
 	}, text)
 }
 
-func readmeTroubleshootingTable(t *testing.T) []troubleshootingRow {
+func pageTroubleshootingTable(t *testing.T) []troubleshootingRow {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := troubleshootingTable(string(readme))
+	rows, err := troubleshootingTable(readTroubleshootingPage(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rows
 }
 
-func TestEveryReasonHasARowInTheREADMEsTroubleshooting(t *testing.T) {
-	for _, problem := range troubleshootingProblems(readmeTroubleshootingTable(t), All()) {
+func TestEveryReasonHasARowInTroubleshooting(t *testing.T) {
+	for _, problem := range troubleshootingProblems(pageTroubleshootingTable(t), All()) {
 		t.Error(problem)
 	}
 }
 
-// TestTroubleshootingProblemsFindEachMistake breaks the README's table in each way the
+// TestTroubleshootingProblemsFindEachMistake breaks the page's table in each way the
 // check above must catch, so that a check that passes everything fails here.
 func TestTroubleshootingProblemsFindEachMistake(t *testing.T) {
-	readmeRows := readmeTroubleshootingTable(t)
-	if len(readmeRows) < 2 {
-		t.Fatalf("the README's table has %d rows; the cases below need 2", len(readmeRows))
+	pageRows := pageTroubleshootingTable(t)
+	if len(pageRows) < 2 {
+		t.Fatalf("the table of %s has %d rows; the cases below need 2", troubleshootingPage, len(pageRows))
 	}
-	first, second := readmeRows[0], readmeRows[1]
+	first, second := pageRows[0], pageRows[1]
 	edited := func(edit func(rows []troubleshootingRow) []troubleshootingRow) []troubleshootingRow {
-		return edit(slices.Clone(readmeRows))
+		return edit(slices.Clone(pageRows))
 	}
 	tests := []struct {
 		name string
@@ -320,8 +330,8 @@ func TestTroubleshootingProblemsFindEachMistake(t *testing.T) {
 			return rows
 		}), "the row of " + first.reason + " names conditions"},
 	}
-	if problems := troubleshootingProblems(readmeRows, All()); len(problems) > 0 {
-		t.Fatalf("the README's own table has problems, which TestEveryReasonHasARowInTheREADMEsTroubleshooting reports")
+	if problems := troubleshootingProblems(pageRows, All()); len(problems) > 0 {
+		t.Fatalf("the table of %s has problems, which TestEveryReasonHasARowInTroubleshooting reports", troubleshootingPage)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,7 +346,7 @@ func TestTroubleshootingProblemsFindEachMistake(t *testing.T) {
 func TestTroubleshootingTableReadsTheSectionOnly(t *testing.T) {
 	tests := []struct {
 		name    string
-		readme  string
+		page    string
 		want    []string // the reasons of the rows
 		wantErr string
 	}{
@@ -352,7 +362,7 @@ func TestTroubleshootingTableReadsTheSectionOnly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rows, err := troubleshootingTable(tt.readme)
+			rows, err := troubleshootingTable(tt.page)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
@@ -458,22 +468,18 @@ func TestKeepsFromMetrics(t *testing.T) {
 	}
 }
 
-// TestEveryReasonIsInTheREADMEsStatusTable: the README's Status table lists, in the row of
+// TestEveryReasonIsInTheStatusTable: the Status table of troubleshootingPage lists, in the row of
 // each condition, every reason that condition may have, by name or as "the `OTHER`
 // reasons" (or problems) of another condition the reason also belongs to. Reconciling and
 // Stalled repeat other conditions, and their row says so.
-func TestEveryReasonIsInTheREADMEsStatusTable(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(data)
-	start := strings.Index(readme, "\n### Status\n")
+func TestEveryReasonIsInTheStatusTable(t *testing.T) {
+	page := readTroubleshootingPage(t)
+	start := strings.Index(page, "\n## Status\n")
 	if start < 0 {
-		t.Fatal("README.md has no ### Status section")
+		t.Fatalf("%s has no ## Status section", troubleshootingPage)
 	}
-	section := readme[start+1:]
-	if end := strings.Index(section[1:], "\n### "); end >= 0 {
+	section := page[start+1:]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
 		section = section[:end+1]
 	}
 	rows := map[v1.ConditionType]string{}
@@ -493,7 +499,7 @@ func TestEveryReasonIsInTheREADMEsStatusTable(t *testing.T) {
 			}
 			row, found := rows[conditionType]
 			if !found {
-				t.Errorf("README.md's Status table has no row for condition %s, a condition of reason %s", conditionType, reason.Name)
+				t.Errorf("%s: the Status table has no row for condition %s, a condition of reason %s", troubleshootingPage, conditionType, reason.Name)
 				continue
 			}
 			if strings.Contains(row, "`"+string(reason.Name)+"`") {
@@ -505,7 +511,7 @@ func TestEveryReasonIsInTheREADMEsStatusTable(t *testing.T) {
 					strings.Contains(row, "the `"+string(other)+"` problems"))
 			}
 			if !listed {
-				t.Errorf("README.md's Status table: the row of %s does not name reason %s; add it, with what it means when that is not obvious", conditionType, reason.Name)
+				t.Errorf("%s: in the Status table, the row of %s does not name reason %s; add it, with what it means when that is not obvious", troubleshootingPage, conditionType, reason.Name)
 			}
 		}
 	}

@@ -71,7 +71,7 @@ func TestJoin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Join(tt.errs...)
 			if tt.wantErr != nil || tt.wantReasons == nil {
-				if err != tt.wantErr {
+				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Join = %v, want %v", err, tt.wantErr)
 				}
 				return

@@ -24,8 +24,8 @@ import (
 //     stating its default), their member of Profile and its union rule on Profile; if
 //     load-aware, ProfileType.IsLoadAware and the rule limiting profile.metrics;
 //   - with arguments, their spec descriptors in the CSV base in config/manifests/bases;
-//   - make manifests generate bundle build-installer, for the CRD, the deep copies, the
-//     bundle and dist;
+//   - make manifests generate bundle catalog build-installer docs, for the CRD, the deep
+//     copies, the bundle, the catalog, dist and docs/api.md;
 //   - go test ./internal/render -run TestProfileGoldens -update, for its golden, to review.
 //
 // The tests of profiles_test.go hold the CRD, api/v1 and this table to one list of

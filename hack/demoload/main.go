@@ -1,0 +1,141 @@
+// Command demoload serves, for the demo's cluster, the two series scheduler-plugins'
+// load-watcher reads from Prometheus, as kube-prometheus' recording rules would compute
+// them from node-exporter: instance:node_cpu:ratio and
+// instance:node_memory_utilisation:ratio, labelled instance=<node name>. kwok's nodes run
+// nothing, so a node's load is made up from the pods bound to it: each pod uses what its
+// annotations demo.secondary-scheduler.io/cpu-use and memory-use say (a quantity), else
+// what it requests, plus a small idle load per node. A Prometheus on loopback scrapes it
+// (hack/demo.sh prometheus), and load-aware schedulers of the demo read that Prometheus.
+//
+// Usage: demoload --kubeconfig FILE [--listen 127.0.0.1:9100]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// The annotations that say how much of a resource a pod really uses, as a quantity.
+const (
+	cpuUseAnnotation    = "demo.secondary-scheduler.io/cpu-use"
+	memoryUseAnnotation = "demo.secondary-scheduler.io/memory-use"
+)
+
+// idleFraction is the load of a node that runs no pod (its system daemons).
+const idleFraction = 0.05
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the demo's cluster")
+	listen := flag.String("listen", "127.0.0.1:9100", "address to serve /metrics on")
+	flag.Parse()
+	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		log.Fatalf("read kubeconfig: %v", err)
+	}
+	clientset, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		log.Fatalf("client: %v", err)
+	}
+	http.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		body, err := exposition(ctx, clientset)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(body))
+	})
+	server := &http.Server{Addr: *listen, ReadHeaderTimeout: 5 * time.Second}
+	log.Printf("serving node load on http://%s/metrics", *listen)
+	log.Fatal(server.ListenAndServe())
+}
+
+// exposition is the two series of every node, in Prometheus' text format.
+func exposition(ctx context.Context, clientset kubernetes.Interface) (string, error) {
+	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("list nodes: %w", err)
+	}
+	pods, err := clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName!="})
+	if err != nil {
+		return "", fmt.Errorf("list pods: %w", err)
+	}
+	return render(nodes.Items, pods.Items), nil
+}
+
+// render is the exposition of the nodes' load from the pods bound to them.
+func render(nodes []corev1.Node, pods []corev1.Pod) string {
+	used := map[string]corev1.ResourceList{}
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		total := used[pod.Spec.NodeName]
+		if total == nil {
+			total = corev1.ResourceList{corev1.ResourceCPU: resource.Quantity{}, corev1.ResourceMemory: resource.Quantity{}}
+			used[pod.Spec.NodeName] = total
+		}
+		for name, annotation := range map[corev1.ResourceName]string{corev1.ResourceCPU: cpuUseAnnotation, corev1.ResourceMemory: memoryUseAnnotation} {
+			sum := total[name]
+			sum.Add(podUse(pod, name, annotation))
+			total[name] = sum
+		}
+	}
+	cpuLines, memoryLines := make([]string, 0, len(nodes)), make([]string, 0, len(nodes))
+	for i := range nodes {
+		node := &nodes[i]
+		usage := used[node.Name]
+		cpuLines = append(cpuLines, sample("instance:node_cpu:ratio", node.Name, fraction(usage[corev1.ResourceCPU], node.Status.Allocatable[corev1.ResourceCPU])))
+		memoryLines = append(memoryLines, sample("instance:node_memory_utilisation:ratio", node.Name,
+			fraction(usage[corev1.ResourceMemory], node.Status.Allocatable[corev1.ResourceMemory])))
+	}
+	slices.Sort(cpuLines)
+	slices.Sort(memoryLines)
+	return "# TYPE instance:node_cpu:ratio gauge\n" + strings.Join(cpuLines, "") +
+		"# TYPE instance:node_memory_utilisation:ratio gauge\n" + strings.Join(memoryLines, "")
+}
+
+// podUse is how much of resource name pod uses: its annotation's quantity, else the sum
+// of its containers' requests.
+func podUse(pod *corev1.Pod, name corev1.ResourceName, annotation string) resource.Quantity {
+	if value, ok := pod.Annotations[annotation]; ok {
+		if quantity, err := resource.ParseQuantity(value); err == nil {
+			return quantity
+		}
+	}
+	var total resource.Quantity
+	for _, container := range pod.Spec.Containers {
+		total.Add(container.Resources.Requests[name])
+	}
+	return total
+}
+
+// fraction is used over allocatable plus the idle load, at most 1.
+func fraction(used, allocatable resource.Quantity) float64 {
+	if allocatable.IsZero() {
+		return idleFraction
+	}
+	return min(1, idleFraction+used.AsApproximateFloat64()/allocatable.AsApproximateFloat64())
+}
+
+// sample is one line of the exposition, its value to four places (a hundredth of a
+// percent), which is finer than any scoring reads.
+func sample(name, node string, value float64) string {
+	return fmt.Sprintf("%s{instance=%q} %g\n", name, node, math.Round(value*1e4)/1e4)
+}

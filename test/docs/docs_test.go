@@ -1,0 +1,245 @@
+//go:build docs
+
+package docs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// demoPage is the page run command by command.
+const demoPage = "docs/demo.md"
+
+// demoNamespace is where objects without a namespace of their own are dry-run.
+const demoNamespace = "demo"
+
+// marker precedes each block's output in the transcript, naming the block.
+const marker = "::: running "
+
+// TestDemoPage runs every command of docs/demo.md in one shell, in page order, then every
+// whole object of README.md and docs/ through the demo cluster's API server, then the
+// page's teardown.
+func TestDemoPage(t *testing.T) {
+	snippets, err := Read(filepath.Join(repoRoot, demoPage), demoPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withPlugins := schedulerPluginsBuilt()
+	var setup, steps, teardown []Snippet
+	for _, s := range snippets {
+		if s.Language != "sh" {
+			continue
+		}
+		if why, skipped := s.Skipped(); skipped {
+			t.Logf("%s is not run: %s", s.Where(), why)
+			continue
+		}
+		switch s.Directive {
+		case "setup":
+			setup = append(setup, s)
+		case "teardown":
+			teardown = append(teardown, s)
+		case "needs scheduler-plugins":
+			if !withPlugins {
+				t.Logf("%s is not run: it needs the scheduler-plugins kube-scheduler (make scheduler-plugins), which is not built", s.Where())
+				continue
+			}
+			steps = append(steps, s)
+		case "":
+			steps = append(steps, s)
+		default:
+			t.Fatalf("%s: unknown directive %q (setup, teardown, needs scheduler-plugins, skip: WHY)", s.Where(), s.Directive)
+		}
+	}
+	if len(setup) == 0 || len(teardown) == 0 {
+		t.Fatalf("%s has no setup or teardown block", demoPage)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	t.Cleanup(func() {
+		// The teardown runs whatever happened, with a context of its own.
+		teardownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if transcript, err := runShell(teardownCtx, teardown); err != nil {
+			t.Errorf("teardown failed: %v\n%s", err, transcript)
+		}
+	})
+	transcript, err := runShell(ctx, append(setup, steps...))
+	writeTranscript(t, transcript)
+	if err != nil {
+		t.Fatalf("%s failed at %s: %v\n%s", demoPage, lastBlock(transcript), err, tail(transcript, 60))
+	}
+	checkObjects(ctx, t)
+}
+
+// runShell runs blocks in one bash, so that what one exports the next sees, stopping at
+// the first command that fails; the transcript names each block before its output.
+func runShell(ctx context.Context, blocks []Snippet) (string, error) {
+	var script strings.Builder
+	script.WriteString("set -euo pipefail\n")
+	for _, block := range blocks {
+		fmt.Fprintf(&script, "echo %q\n%s", marker+block.Where(), block.Body)
+	}
+	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd.Dir = repoRoot
+	cmd.Env = readerEnvironment()
+	cmd.WaitDelay = 10 * time.Second
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	err := cmd.Run()
+	return output.String(), err
+}
+
+// readerEnvironment is the test's environment without what would point the page's
+// commands elsewhere than a reader's fresh shell does.
+func readerEnvironment() []string {
+	return slices.DeleteFunc(os.Environ(), func(variable string) bool {
+		name, _, _ := strings.Cut(variable, "=")
+		return slices.Contains([]string{"KUBECONFIG", "CLUSTER_NAME", "OUTPUT_DIR", "SCHEDULER_NAMESPACES"}, name)
+	})
+}
+
+// schedulerPluginsBuilt is whether make demo runs the scheduler-plugins kube-scheduler.
+func schedulerPluginsBuilt() bool {
+	if os.Getenv("SCHEDULER_PLUGINS_BINARY") != "" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(repoRoot, "bin/scheduler-plugins/kube-scheduler"))
+	return err == nil
+}
+
+func writeTranscript(t *testing.T, transcript string) {
+	dir := filepath.Join(repoRoot, "_output", "docs")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		path := filepath.Join(dir, "demo.transcript")
+		if os.WriteFile(path, []byte(transcript), 0o644) == nil {
+			t.Logf("transcript of %s: %s", demoPage, path)
+		}
+	}
+}
+
+func lastBlock(transcript string) string {
+	at := strings.LastIndex(transcript, marker)
+	if at < 0 {
+		return "its start"
+	}
+	line, _, _ := strings.Cut(transcript[at+len(marker):], "\n")
+	return line
+}
+
+func tail(text string, lines int) string {
+	all := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// checkObjects sends every whole object and SecondaryScheduler fragment of README.md and
+// docs/ to the demo cluster's API server as a server-side dry run: its schema, CEL rules
+// and admission policies judge them as they would a reader's. Kinds the cluster does not
+// serve (the Prometheus Operator's, OLM's) are named, not judged.
+func checkObjects(ctx context.Context, t *testing.T) {
+	files, err := markdownFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(repoRoot, "_output/secondary-scheduler/kubeconfig")
+	kubectl := filepath.Join(repoRoot, "bin/k8s/v1.37.0/kubectl")
+	served, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "api-resources", "--no-headers").Output()
+	if err != nil {
+		t.Fatalf("kubectl api-resources: %v", err)
+	}
+	checked := 0
+	for _, file := range files {
+		snippets, err := Read(filepath.Join(repoRoot, file), file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range snippets {
+			if s.Language != "yaml" {
+				continue
+			}
+			for _, object := range objectsOf(t, s) {
+				if !servedKind(string(served), object.apiVersion, object.kind) {
+					t.Logf("%s: %s %s is not checked: the demo cluster does not serve it", s.Where(), object.apiVersion, object.kind)
+					continue
+				}
+				// The namespaces the docs name are made here, as a reader's cluster has them.
+				if object.ns != "" {
+					create := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "create", "namespace", object.ns)
+					if output, err := create.CombinedOutput(); err != nil && !strings.Contains(string(output), "AlreadyExists") {
+						t.Fatalf("create namespace %s: %v: %s", object.ns, err, output)
+					}
+				}
+				apply := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side",
+					"--dry-run=server", "--field-manager=docs-test", "-n", object.namespace(), "-f", "-")
+				apply.Stdin = strings.NewReader(object.text)
+				if output, err := apply.CombinedOutput(); err != nil {
+					t.Errorf("%s: the API server refuses this %s: %s", s.Where(), object.kind, strings.TrimSpace(string(output)))
+				}
+				checked++
+			}
+		}
+	}
+	t.Logf("%d objects of the docs accepted by the API server", checked)
+}
+
+// docObject is one object of a yaml block.
+type docObject struct {
+	apiVersion, kind, ns, text string
+}
+
+// namespace is where the object is dry-run: its own, or the demo's.
+func (o docObject) namespace() string {
+	if o.ns != "" {
+		return o.ns
+	}
+	return demoNamespace
+}
+
+// objectsOf are the objects of a yaml block: each whole document with apiVersion and kind,
+// and a SecondaryScheduler fragment (a block starting with spec:) completed into one.
+func objectsOf(t *testing.T, s Snippet) []docObject {
+	var objects []docObject
+	for _, document := range strings.Split(s.Body, "\n---\n") {
+		var fields struct {
+			APIVersion string         `json:"apiVersion"`
+			Kind       string         `json:"kind"`
+			Metadata   map[string]any `json:"metadata"`
+			Spec       any            `json:"spec"`
+		}
+		if err := yaml.Unmarshal([]byte(document), &fields); err != nil {
+			t.Errorf("%s: not YAML: %v", s.Where(), err)
+			continue
+		}
+		switch {
+		case fields.APIVersion != "" && fields.Kind != "":
+			ns, _ := fields.Metadata["namespace"].(string)
+			objects = append(objects, docObject{apiVersion: fields.APIVersion, kind: fields.Kind, ns: ns, text: document})
+		case fields.Spec != nil && fields.APIVersion == "" && fields.Kind == "":
+			objects = append(objects, docObject{apiVersion: "operator.secondary-scheduler.io/v1", kind: "SecondaryScheduler", text: "apiVersion: operator.secondary-scheduler.io/v1\n" +
+				"kind: SecondaryScheduler\nmetadata:\n  name: docs-fragment\n" + document})
+		}
+	}
+	return objects
+}
+
+// servedKind is whether the cluster's api-resources table (NAME [SHORTNAMES] APIVERSION
+// NAMESPACED KIND) has apiVersion's kind.
+func servedKind(served, apiVersion, kind string) bool {
+	for _, line := range strings.Split(served, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 4 && fields[len(fields)-1] == kind && fields[len(fields)-3] == apiVersion {
+			return true
+		}
+	}
+	return false
+}
