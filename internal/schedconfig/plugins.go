@@ -35,15 +35,7 @@ func OutOfTreePlugins(config *schedulerconfigv1.KubeSchedulerConfiguration) []st
 		return nil
 	}
 	for _, profile := range config.Profiles {
-		plugins := profile.Plugins
-		if plugins == nil {
-			continue
-		}
-		for _, set := range []schedulerconfigv1.PluginSet{
-			plugins.PreEnqueue, plugins.QueueSort, plugins.PreFilter, plugins.Filter, plugins.PostFilter,
-			plugins.PreScore, plugins.Score, plugins.Reserve, plugins.Permit, plugins.PreBind, plugins.Bind,
-			plugins.PostBind, plugins.MultiPoint, plugins.PlacementGenerate,
-		} {
+		for _, set := range pluginSets(profile.Plugins) {
 			for _, plugin := range set.Enabled {
 				if !inTreePlugins[plugin.Name] {
 					names = append(names, plugin.Name)
@@ -53,6 +45,28 @@ func OutOfTreePlugins(config *schedulerconfigv1.KubeSchedulerConfiguration) []st
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// pluginSets are the plugin sets of every extension point of plugins, multiPoint
+// included; none when plugins is nil.
+func pluginSets(plugins *schedulerconfigv1.Plugins) []schedulerconfigv1.PluginSet {
+	if plugins == nil {
+		return nil
+	}
+	return []schedulerconfigv1.PluginSet{
+		plugins.PreEnqueue, plugins.QueueSort, plugins.PreFilter, plugins.Filter, plugins.PostFilter,
+		plugins.PreScore, plugins.Score, plugins.Reserve, plugins.Permit, plugins.PreBind, plugins.Bind,
+		plugins.PostBind, plugins.MultiPoint, plugins.PlacementGenerate,
+	}
+}
+
+// enables reports whether plugins enables plugin at some extension point, multiPoint
+// included. kube-scheduler then creates an instance of the plugin for the profile
+// (pluginsNeeded in its framework runtime), whatever the disabled lists say: they only
+// remove default plugins, and an extension point a multiPoint plugin is disabled at
+// only skips it there.
+func enables(plugins *schedulerconfigv1.Plugins, plugin string) bool {
+	return slices.ContainsFunc(pluginSets(plugins), func(set schedulerconfigv1.PluginSet) bool { return names(set.Enabled, plugin) })
 }
 
 // schedulerPluginsPlugins are the out-of-tree plugins that scheduler-plugins'

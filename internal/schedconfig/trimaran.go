@@ -20,9 +20,11 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
-// TrimaranPlugins are scheduler-plugins' load-aware plugins. Each reads node load through
-// its own load-watcher, configured by the watcherAddress and metricProvider of its args
-// (TrimaranSpec in scheduler-plugins' apis/config/v1).
+// TrimaranPlugins are scheduler-plugins' load-aware plugins. Each instance reads node load
+// through a load-watcher of its own, configured by the watcherAddress and metricProvider
+// of its args (TrimaranSpec in scheduler-plugins' apis/config/v1): an external service at
+// watcherAddress, or, without it, one built into the scheduler, of which a process may run
+// only one (checkBuiltInLoadWatchers).
 var TrimaranPlugins = []string{"TargetLoadPacking", "LoadVariationRiskBalancing", "LowRiskOverCommitment"}
 
 // preScoreTrimaranPlugin is the one Trimaran plugin that is a PreScore plugin as well as a
@@ -145,18 +147,21 @@ func (s MetricSource) CheckAddresses() error {
 // upstream's defaults when it has none. A plugin runs at an extension point when that
 // point enables it, whatever the point's disabled list says (which only removes default
 // plugins), or when multiPoint enables it and the point disables neither it nor "*".
-// Args that are not a mapping, fields of a wrong type, a metricProvider.type the plugin
-// refuses and two pluginConfig entries for one plugin are refusals (ReasonInvalidConfig):
-// the scheduler would not start. Other fields are left to the plugin, which knows them.
+// The args of every Trimaran plugin a profile enables, at any extension point, are
+// checked, as the plugin reads them when kube-scheduler creates it: args that are not a
+// mapping, fields of a wrong type, a metricProvider.type the plugin refuses, two
+// pluginConfig entries for one plugin, and two plugin instances with a built-in
+// load-watcher (checkBuiltInLoadWatchers) are refusals (ReasonInvalidConfig): the
+// scheduler would not start. Other fields are left to the plugin, which knows them.
 func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]MetricSource, error) {
 	if config == nil {
 		return nil, nil
 	}
-	var sources []MetricSource
+	var sources, builtInWatchers []MetricSource
 	for _, profile := range config.Profiles {
 		name := ptr.Deref(profile.SchedulerName, "")
 		for _, plugin := range TrimaranPlugins {
-			if !runsAtScoring(profile.Plugins, plugin) {
+			if !enables(profile.Plugins, plugin) {
 				continue
 			}
 			args, err := pluginArgs(profile, plugin)
@@ -167,10 +172,55 @@ func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]Metr
 			if err != nil {
 				return nil, err
 			}
-			sources = append(sources, source)
+			if source.WatcherAddress == "" {
+				builtInWatchers = append(builtInWatchers, source)
+			}
+			if runsAtScoring(profile.Plugins, plugin) {
+				sources = append(sources, source)
+			}
 		}
 	}
+	if err := checkBuiltInLoadWatchers(builtInWatchers); err != nil {
+		return nil, err
+	}
 	return sources, nil
+}
+
+// maxNamedInstances bounds the plugin instances a message names.
+const maxNamedInstances = 6
+
+// checkBuiltInLoadWatchers refuses a configuration with more than one instance of a
+// Trimaran plugin without watcherAddress, given in builtIn. Such an instance reads load
+// through a load-watcher of its own, built in (NewCollector in scheduler-plugins'
+// pkg/trimaran, load-watcher's NewLibraryClient), and kube-scheduler creates an instance
+// of each plugin for each profile that enables it, never shared. Each built-in
+// load-watcher registers its HTTP handlers, /watcher and /watcher/health, on the
+// process-wide http.DefaultServeMux (Watcher.StartWatching, load-watcher v0.2.4), so the
+// second instance panics ("pattern "/watcher" ... conflicts with pattern "/watcher"")
+// while kube-scheduler builds its profiles, before leader election: every replica
+// crashes at start. Instances with watcherAddress only send requests to that service,
+// and scheduler-plugins' Peaks plugin always does (without watcherAddress it refuses to
+// start), so neither counts.
+func checkBuiltInLoadWatchers(builtIn []MetricSource) error {
+	if len(builtIn) < 2 {
+		return nil
+	}
+	named := make([]string, 0, maxNamedInstances)
+	for _, source := range builtIn[:min(len(builtIn), maxNamedInstances)] {
+		named = append(named, fmt.Sprintf("%s in profile %s", source.Plugin, shorten(source.Profile)))
+	}
+	instances := strings.Join(named[:len(named)-1], ", ") + " and " + named[len(named)-1]
+	if more := len(builtIn) - len(named); more > 0 {
+		instances = fmt.Sprintf("%s and %d more", strings.Join(named, ", "), more)
+	}
+	return refusal.New(v1.ReasonInvalidConfig,
+		"the Trimaran plugins %s read load through the built-in load-watcher (their args set no watcherAddress), "+
+			"and each instance starts one of its own in the one scheduler process (a plugin enabled in two profiles has two instances): "+
+			"the second registers load-watcher's HTTP handler again and kube-scheduler would crash at start "+
+			`(pattern "/watcher" conflicts with pattern "/watcher"). Keep one Trimaran plugin with the built-in load-watcher per configuration: `+
+			"give the others watcherAddress, the URL of an external load-watcher service (for example %s), "+
+			"or run them in a second SecondaryScheduler, whose scheduler is a process of its own",
+		instances, watcherAddresses.example)
 }
 
 // runsAtScoring follows kube-scheduler's merge of a profile's plugins with the defaults

@@ -35,6 +35,35 @@ func tlpAtScore(args string) string {
 	return withProfiles(profile + "  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n" + indent(args, "      "))
 }
 
+// scoringProfile is a profile item named name that enables the plugins of pluginsAndArgs,
+// pairs of a plugin and its args, at score, each with a pluginConfig entry holding its
+// args when they are not empty.
+func scoringProfile(name string, pluginsAndArgs ...string) string {
+	profile := "- schedulerName: " + name + "\n  plugins:\n    score:\n      enabled:\n"
+	var configs string
+	for i := 0; i+1 < len(pluginsAndArgs); i += 2 {
+		plugin, args := pluginsAndArgs[i], pluginsAndArgs[i+1]
+		profile += "      - name: " + plugin + "\n"
+		if args != "" {
+			configs += "  - name: " + plugin + "\n    args:\n" + indent(args, "      ")
+		}
+	}
+	if configs != "" {
+		profile += "  pluginConfig:\n" + configs
+	}
+	return profile
+}
+
+// lowRiskProfiles are profiles of the names given, each enabling LowRiskOverCommitment
+// with its default args.
+func lowRiskProfiles(names []string) string {
+	var profiles strings.Builder
+	for _, name := range names {
+		profiles.WriteString(scoringProfile(name, "LowRiskOverCommitment", ""))
+	}
+	return profiles.String()
+}
+
 func indent(text, prefix string) string {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	for i, line := range lines {
@@ -237,13 +266,82 @@ func TestMetricSources(t *testing.T) {
   pluginConfig:
   - name: TargetLoadPacking
     args:
+      watcherAddress: http://lw-packer:2020
       metricProvider:
         type: SignalFx
 `), []MetricSource{
 			{Profile: "balancer", Plugin: "LoadVariationRiskBalancing", WatcherAddress: "http://lw:2020"},
 			{Profile: "balancer", Plugin: "LowRiskOverCommitment", Provider: v1.PrometheusProvider, Address: "http://prom-b:9090"},
-			{Profile: "packer", Plugin: "TargetLoadPacking", Provider: v1.SignalFxProvider},
+			{Profile: "packer", Plugin: "TargetLoadPacking", WatcherAddress: "http://lw-packer:2020", Provider: v1.SignalFxProvider},
 		}, ""},
+
+		// Each instance of a Trimaran plugin without watcherAddress starts a built-in
+		// load-watcher, and a second one crashes kube-scheduler: one a configuration.
+		{"two plugins in one profile, one with watcherAddress", withProfiles(scoringProfile("packer",
+			"TargetLoadPacking", "metricProvider:\n  type: Prometheus\n  address: http://prom:9090\n",
+			"LoadVariationRiskBalancing", "watcherAddress: http://lw:2020\n")), []MetricSource{
+			{Profile: "packer", Plugin: "TargetLoadPacking", Provider: v1.PrometheusProvider, Address: "http://prom:9090"},
+			{Profile: "packer", Plugin: "LoadVariationRiskBalancing", WatcherAddress: "http://lw:2020"},
+		}, ""},
+		{"two plugins in one profile with built-in load-watchers", withProfiles(scoringProfile("packer",
+			"TargetLoadPacking", "metricProvider:\n  type: Prometheus\n  address: http://prom:9090\n",
+			"LoadVariationRiskBalancing", "")), nil,
+			"the Trimaran plugins TargetLoadPacking in profile packer and LoadVariationRiskBalancing in profile packer read load through the built-in load-watcher " +
+				"(their args set no watcherAddress), and each instance starts one of its own in the one scheduler process (a plugin enabled in two profiles has two instances): " +
+				`the second registers load-watcher's HTTP handler again and kube-scheduler would crash at start (pattern "/watcher" conflicts with pattern "/watcher"). ` +
+				"Keep one Trimaran plugin with the built-in load-watcher per configuration: give the others watcherAddress, the URL of an external load-watcher service " +
+				"(for example http://load-watcher.load-watcher.svc:2020), or run them in a second SecondaryScheduler, whose scheduler is a process of its own"},
+		{"two plugins in two profiles, one with watcherAddress", withProfiles(scoringProfile("packer", "TargetLoadPacking", "") +
+			scoringProfile("balancer", "LowRiskOverCommitment", "watcherAddress: http://lw:2020\n")), []MetricSource{
+			kms("packer", "TargetLoadPacking"),
+			{Profile: "balancer", Plugin: "LowRiskOverCommitment", WatcherAddress: "http://lw:2020"},
+		}, ""},
+		{"two plugins in two profiles with built-in load-watchers", withProfiles(scoringProfile("packer", "TargetLoadPacking", "") +
+			scoringProfile("balancer", "LowRiskOverCommitment", "metricProvider:\n  type: SignalFx\n")), nil,
+			"the Trimaran plugins TargetLoadPacking in profile packer and LowRiskOverCommitment in profile balancer read load through the built-in load-watcher"},
+		{"the same plugin in two profiles, one with watcherAddress", withProfiles(scoringProfile("packer", "TargetLoadPacking", "") +
+			scoringProfile("packer-2", "TargetLoadPacking", "watcherAddress: http://lw:2020\n")), []MetricSource{
+			kms("packer", "TargetLoadPacking"),
+			{Profile: "packer-2", Plugin: "TargetLoadPacking", WatcherAddress: "http://lw:2020"},
+		}, ""},
+		// Profiles share no plugin instance: each starts its own load-watcher.
+		{"the same plugin in two profiles with built-in load-watchers", withProfiles(scoringProfile("packer", "TargetLoadPacking", "") +
+			scoringProfile("packer-2", "TargetLoadPacking", "metricProvider:\n  type: Prometheus\n  address: http://prom:9090\n")), nil,
+			"the Trimaran plugins TargetLoadPacking in profile packer and TargetLoadPacking in profile packer-2 read load through the built-in load-watcher"},
+		{"every plugin with watcherAddress, in every profile", withProfiles(scoringProfile("packer",
+			"TargetLoadPacking", "watcherAddress: http://lw:2020\n", "LoadVariationRiskBalancing", "watcherAddress: http://lw:2020\n") +
+			scoringProfile("packer-2", "TargetLoadPacking", "watcherAddress: http://lw:2020\n")), []MetricSource{
+			{Profile: "packer", Plugin: "TargetLoadPacking", WatcherAddress: "http://lw:2020"},
+			{Profile: "packer", Plugin: "LoadVariationRiskBalancing", WatcherAddress: "http://lw:2020"},
+			{Profile: "packer-2", Plugin: "TargetLoadPacking", WatcherAddress: "http://lw:2020"},
+		}, ""},
+		{"an empty watcherAddress with a type is the built-in load-watcher", withProfiles(scoringProfile("packer", "TargetLoadPacking", "") +
+			scoringProfile("packer-2", "TargetLoadPacking", "watcherAddress: \"\"\nmetricProvider:\n  type: KubernetesMetricsServer\n")), nil,
+			"TargetLoadPacking in profile packer and TargetLoadPacking in profile packer-2 read load through the built-in load-watcher"},
+		// kube-scheduler creates every plugin a profile enables, where it runs or not.
+		{"a plugin enabled where it does not score still starts its load-watcher", withProfiles(scoringProfile("packer", "TargetLoadPacking", "") + `- schedulerName: idle
+  plugins:
+    multiPoint:
+      enabled:
+      - name: LoadVariationRiskBalancing
+    score:
+      disabled:
+      - name: "*"
+`), nil, "TargetLoadPacking in profile packer and LoadVariationRiskBalancing in profile idle read load through the built-in load-watcher"},
+		{"the args of a plugin enabled where it does not score are checked", withProfiles(`- schedulerName: idle
+  plugins:
+    filter:
+      enabled:
+      - name: TargetLoadPacking
+  pluginConfig:
+  - name: TargetLoadPacking
+    args:
+      metricProvider:
+        type: prometheus
+`), nil, `metricProvider.type of plugin TargetLoadPacking in profile idle is "prometheus", which the plugin refuses`},
+		{"many instances are named up to a bound", withProfiles(lowRiskProfiles(packerNames(8))), nil,
+			"the Trimaran plugins LowRiskOverCommitment in profile packer, LowRiskOverCommitment in profile packer-1, LowRiskOverCommitment in profile packer-2, " +
+				"LowRiskOverCommitment in profile packer-3, LowRiskOverCommitment in profile packer-4, LowRiskOverCommitment in profile packer-5 and 2 more read load"},
 
 		{"args are a list", tlpAtScore("- watcherAddress: http://lw:2020"), nil,
 			"args of plugin TargetLoadPacking in profile packer is a list, but must be a mapping of fields"},
@@ -551,6 +649,8 @@ func FuzzMetricSources(f *testing.F) {
 	f.Add([]byte(tlpAtScore("watcherAddress: http://$(LW):2020\n")))
 	f.Add([]byte(tlpAtScore("metricProvider:\n  address: http://[::1]:9090\n  insecureSkipVerify: \"yes\"\n")))
 	f.Add([]byte(tlpAtScore("- 1\n")))
+	f.Add([]byte(withProfiles(scoringProfile("a", "TargetLoadPacking", "", "LowRiskOverCommitment", "watcherAddress: http://lw:2020\n") +
+		scoringProfile("b", "TargetLoadPacking", "metricProvider: {type: Prometheus, address: http://prom:9090, token: abc}\n"))))
 	f.Add([]byte(withProfiles(`- schedulerName: a
   plugins:
     multiPoint:
