@@ -97,7 +97,7 @@ test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest)
 	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... ./internal/admission/... ./internal/metricsauth/... ./test/rbacproxy/... -count=1 -timeout 20m
 
 .PHONY: test-docs
-test-docs: ## Run docs/demo.md command by command on the demo's cluster (make demo, as a reader would; stops a demo already running), then every Kubernetes object of README.md and docs/ through its API server (server-side dry run).
+test-docs: ## Run the docs on the demo's cluster (make demo, as a reader would; stops a demo already running): docs/demo.md command by command, then the commands of every page marked <!-- test-page: demo -->, then every Kubernetes object of README.md and docs/ through its API server (server-side dry run).
 	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags docs ./test/docs/ -count=1 -timeout 45m -v
 
 .PHONY: test-e2e
@@ -123,12 +123,12 @@ demo: ## Start a local cluster, the operator and a bin-packing scheduler placing
 	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" hack/demo.sh up
 
 .PHONY: demo-prometheus
-demo-prometheus: ## Add to the demo a Prometheus on loopback (127.0.0.1:9090) with each node's load, for the load-aware profiles; needs prometheus on PATH.
+demo-prometheus: ## Add to the demo a Prometheus on loopback (127.0.0.1:9090) with each node's load, for the load-aware profiles, and the same behind TLS and a token check on 127.0.0.1:9091; needs prometheus on PATH.
 	hack/demo.sh prometheus
 
 .PHONY: demo-operator
-demo-operator: ## Restart the demo's operator, running schedulers in SCHEDULER_NAMESPACES (default demo; e.g. demo,platform).
-	SCHEDULER_NAMESPACES="$(if $(filter command line environment,$(origin SCHEDULER_NAMESPACES)),$(SCHEDULER_NAMESPACES),demo)" hack/demo.sh operator
+demo-operator: ## Restart the demo's operator, running schedulers in SCHEDULER_NAMESPACES (e.g. demo,platform), binding metrics tokens to METRICS_TOKEN_CLUSTER_ROLES; either one not given keeps its value from the last start (at first: demo, and the operator's default cluster-monitoring-view).
+	SCHEDULER_NAMESPACES="$(if $(filter command line environment,$(origin SCHEDULER_NAMESPACES)),$(SCHEDULER_NAMESPACES))" METRICS_TOKEN_CLUSTER_ROLES="$(METRICS_TOKEN_CLUSTER_ROLES)" hack/demo.sh operator
 
 .PHONY: demo-down
 demo-down: ## Stop what make demo started.

@@ -50,11 +50,21 @@ start_process() {
 
 # The namespaces where the demo's operator runs schedulers (its --scheduler-namespaces
 # flag): `make demo-operator SCHEDULER_NAMESPACES=demo,platform` restarts it with more.
-SCHEDULER_NAMESPACES="${SCHEDULER_NAMESPACES:-demo}"
+# What the operator was last started with is kept in operator.env, so that a restart
+# changes only what it is given.
+operator_settings="${OUTPUT_DIR}/operator.env"
+SCHEDULER_NAMESPACES="${SCHEDULER_NAMESPACES:-}"
+
+# The ClusterRoles metrics tokens may be bound to (--metrics-token-cluster-roles); empty
+# for the operator's default, cluster-monitoring-view.
+METRICS_TOKEN_CLUSTER_ROLES="${METRICS_TOKEN_CLUSTER_ROLES:-}"
 
 start_operator() {
+  SCHEDULER_NAMESPACES="${SCHEDULER_NAMESPACES:-demo}"
+  printf 'SCHEDULER_NAMESPACES=%q\nMETRICS_TOKEN_CLUSTER_ROLES=%q\n' "${SCHEDULER_NAMESPACES}" "${METRICS_TOKEN_CLUSTER_ROLES}" >"${operator_settings}"
   start_process operator "${repo_root}/bin/manager" --kubeconfig "${kubeconfig}" \
-    --metrics-bind-address=0 --health-probe-bind-address=0 --scheduler-namespaces="${SCHEDULER_NAMESPACES}"
+    --metrics-bind-address=0 --health-probe-bind-address=0 --scheduler-namespaces="${SCHEDULER_NAMESPACES}" \
+    ${METRICS_TOKEN_CLUSTER_ROLES:+--metrics-token-cluster-roles="${METRICS_TOKEN_CLUSTER_ROLES}"}
 }
 
 operator_restart() {
@@ -62,7 +72,14 @@ operator_restart() {
     echo "no demo cluster is running: run make demo first" >&2
     exit 1
   fi
-  log "Restarting the operator, running schedulers in namespaces ${SCHEDULER_NAMESPACES}"
+  local given_namespaces="${SCHEDULER_NAMESPACES}" given_roles="${METRICS_TOKEN_CLUSTER_ROLES}"
+  if [ -f "${operator_settings}" ]; then
+    # shellcheck source=/dev/null
+    . "${operator_settings}"
+  fi
+  SCHEDULER_NAMESPACES="${given_namespaces:-${SCHEDULER_NAMESPACES}}"
+  METRICS_TOKEN_CLUSTER_ROLES="${given_roles:-${METRICS_TOKEN_CLUSTER_ROLES}}"
+  log "Restarting the operator, running schedulers in namespaces ${SCHEDULER_NAMESPACES}${METRICS_TOKEN_CLUSTER_ROLES:+, metrics tokens bound to ${METRICS_TOKEN_CLUSTER_ROLES}}"
   (cd "${repo_root}" && go build -o bin/manager .)
   start_operator
 }
@@ -105,6 +122,9 @@ HELP
 # processes, so they reach it at the same address as the operator.
 DEMO_PROMETHEUS_ADDRESS="${DEMO_PROMETHEUS_ADDRESS:-127.0.0.1:9090}"
 DEMO_LOAD_ADDRESS="${DEMO_LOAD_ADDRESS:-127.0.0.1:9100}"
+# The same Prometheus over TLS behind a bearer-token check, as kube-rbac-proxy serves it on
+# many clusters; its CA is written beside Prometheus' data.
+DEMO_PROMETHEUS_PROXY_ADDRESS="${DEMO_PROMETHEUS_PROXY_ADDRESS:-127.0.0.1:9091}"
 
 prometheus_up() {
   if [ ! -f "${kubeconfig}" ]; then
@@ -112,11 +132,13 @@ prometheus_up() {
     exit 1
   fi
   command -v prometheus >/dev/null || { echo "prometheus is not on PATH: install it (Debian and Ubuntu: apt-get install prometheus)" >&2; exit 1; }
-  log "Starting demoload (each node's load from its pods) on ${DEMO_LOAD_ADDRESS}"
+  log "Starting demoload (each node's load from its pods) on ${DEMO_LOAD_ADDRESS}, and Prometheus behind a token check on ${DEMO_PROMETHEUS_PROXY_ADDRESS}"
   (cd "${repo_root}" && go build -o bin/demoload ./hack/demoload)
-  start_process demoload "${repo_root}/bin/demoload" --kubeconfig "${kubeconfig}" --listen "${DEMO_LOAD_ADDRESS}"
-  log "Starting Prometheus on ${DEMO_PROMETHEUS_ADDRESS}"
   mkdir -p "${OUTPUT_DIR}/prometheus"
+  start_process demoload "${repo_root}/bin/demoload" --kubeconfig "${kubeconfig}" --listen "${DEMO_LOAD_ADDRESS}" \
+    --rbac-proxy-listen "${DEMO_PROMETHEUS_PROXY_ADDRESS}" --rbac-proxy-upstream "http://${DEMO_PROMETHEUS_ADDRESS}" \
+    --rbac-proxy-ca-file "${OUTPUT_DIR}/prometheus/ca.crt"
+  log "Starting Prometheus on ${DEMO_PROMETHEUS_ADDRESS}"
   cat >"${OUTPUT_DIR}/prometheus/prometheus.yml" <<CONFIG
 global: {scrape_interval: 5s, evaluation_interval: 5s}
 scrape_configs:
@@ -130,7 +152,7 @@ CONFIG
   local i
   for i in $(seq 1 60); do
     if promtool query instant "http://${DEMO_PROMETHEUS_ADDRESS}" 'instance:node_cpu:ratio' 2>/dev/null | grep -q 'instance='; then
-      log "Prometheus at http://${DEMO_PROMETHEUS_ADDRESS} has every node's load; give load-aware schedulers metrics.address: http://${DEMO_PROMETHEUS_ADDRESS}"
+      log "Prometheus at http://${DEMO_PROMETHEUS_ADDRESS} has every node's load; give load-aware schedulers metrics.address: http://${DEMO_PROMETHEUS_ADDRESS}, or https://${DEMO_PROMETHEUS_PROXY_ADDRESS} with a token of a user who may get prometheuses/api in monitoring and the CA in ${OUTPUT_DIR}/prometheus/ca.crt"
       return
     fi
     sleep 1

@@ -7,7 +7,14 @@
 // what it requests, plus a small idle load per node. A Prometheus on loopback scrapes it
 // (hack/demo.sh prometheus), and load-aware schedulers of the demo read that Prometheus.
 //
+// With --rbac-proxy-listen it also serves that Prometheus over TLS behind a bearer-token
+// check, as kube-rbac-proxy does in front of many clusters' Prometheus: a caller's token
+// must pass a TokenReview, and its user may read get on prometheuses/api in namespace
+// monitoring (ClusterRole prometheus-k8s-reader grants that). The serving certificate's CA
+// is written to --rbac-proxy-ca-file, for a scheduler's caBundle.
+//
 // Usage: demoload --kubeconfig FILE [--listen 127.0.0.1:9100]
+// [--rbac-proxy-listen 127.0.0.1:9091 --rbac-proxy-upstream http://127.0.0.1:9090 --rbac-proxy-ca-file FILE]
 package main
 
 import (
@@ -17,15 +24,21 @@ import (
 	"log"
 	"math"
 	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/rbacproxy"
 )
 
 // The annotations that say how much of a resource a pod really uses, as a quantity.
@@ -40,6 +53,9 @@ const idleFraction = 0.05
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the demo's cluster")
 	listen := flag.String("listen", "127.0.0.1:9100", "address to serve /metrics on")
+	proxyListen := flag.String("rbac-proxy-listen", "", "address to serve Prometheus on behind a token check; empty: none")
+	proxyUpstream := flag.String("rbac-proxy-upstream", "http://127.0.0.1:9090", "the Prometheus the proxy serves")
+	proxyCAFile := flag.String("rbac-proxy-ca-file", "", "where to write the PEM CA of the proxy's serving certificate")
 	flag.Parse()
 	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -48,6 +64,11 @@ func main() {
 	clientset, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		log.Fatalf("client: %v", err)
+	}
+	if *proxyListen != "" {
+		if err := startProxy(config, *proxyListen, *proxyUpstream, *proxyCAFile); err != nil {
+			log.Fatal(err)
+		}
 	}
 	http.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -138,4 +159,30 @@ func fraction(used, allocatable resource.Quantity) float64 {
 // percent), which is finer than any scoring reads.
 func sample(name, node string, value float64) string {
 	return fmt.Sprintf("%s{instance=%q} %g\n", name, node, math.Round(value*1e4)/1e4)
+}
+
+// prometheusReaderAccess is what the proxy asks of a caller: get on the api of
+// prometheuses in monitoring, which the demo's ClusterRole prometheus-k8s-reader grants.
+var prometheusReaderAccess = authorizationv1.ResourceAttributes{
+	Namespace: "monitoring", Verb: "get", Group: "monitoring.coreos.com", Resource: "prometheuses", Subresource: "api",
+}
+
+// startProxy serves upstream on listen over TLS behind the token check, and writes its CA.
+func startProxy(config *rest.Config, listen, upstream, caFile string) error {
+	target, err := url.Parse(upstream)
+	if err != nil {
+		return fmt.Errorf("--rbac-proxy-upstream: %w", err)
+	}
+	proxy, err := rbacproxy.Start(rbacproxy.Options{ListenAddress: listen, Upstream: target, Config: config,
+		Authorization: prometheusReaderAccess, DNSNames: []string{"prometheus-k8s.monitoring.svc"}})
+	if err != nil {
+		return err
+	}
+	if caFile != "" {
+		if err := os.WriteFile(caFile, proxy.CAPEM, 0o644); err != nil {
+			return fmt.Errorf("write the proxy's CA: %w", err)
+		}
+	}
+	log.Printf("serving %s on %s behind a token check", upstream, proxy.URL)
+	return nil
 }

@@ -93,7 +93,11 @@ func Join(errs ...error) error {
 	if first.own != "" {
 		message = first.own
 	}
-	joined := New(first.Reason, "%s", message+alsoSentence(also))
+	sentence := strings.TrimRight(message, " ")
+	if !strings.HasSuffix(sentence, ".") {
+		sentence += "."
+	}
+	joined := New(first.Reason, "%s", sentence+alsoSentence(also))
 	joined.Also, joined.own = also, message
 	return joined
 }

@@ -46,6 +46,7 @@ func TestNewBoundsTheMessage(t *testing.T) {
 func TestJoin(t *testing.T) {
 	caMissing := New(v1.ReasonCABundleNotFound, "ConfigMap ca is missing.")
 	roleRefused := New(v1.ReasonClusterRoleNotAllowed, "ClusterRole r is not allowed.")
+	unpunctuated := New(v1.ReasonTokenKeyMissing, "Secret s has no key token; put it there")
 	classMissing := New(v1.ReasonPriorityClassNotFound, "PriorityClass p is missing.")
 	transient := errors.New("connection refused")
 	tests := []struct {
@@ -62,6 +63,9 @@ func TestJoin(t *testing.T) {
 		{name: "two refusals: the first's reason, both messages", errs: []error{caMissing, fmt.Errorf("token: %w", roleRefused)},
 			wantReasons: []v1.ConditionReason{v1.ReasonCABundleNotFound, v1.ReasonClusterRoleNotAllowed},
 			wantMessage: "ConfigMap ca is missing. Also to fix: (1) ClusterRoleNotAllowed: ClusterRole r is not allowed."},
+		{name: "a message without a full stop gets one before the others", errs: []error{unpunctuated, roleRefused},
+			wantReasons: []v1.ConditionReason{v1.ReasonTokenKeyMissing, v1.ReasonClusterRoleNotAllowed},
+			wantMessage: "Secret s has no key token; put it there. Also to fix: (1) ClusterRoleNotAllowed: ClusterRole r is not allowed."},
 		{name: "a joined refusal joined again names each once", errs: []error{Join(caMissing, roleRefused), classMissing},
 			wantReasons: []v1.ConditionReason{v1.ReasonCABundleNotFound, v1.ReasonClusterRoleNotAllowed, v1.ReasonPriorityClassNotFound},
 			wantMessage: "ConfigMap ca is missing. Also to fix, 2 more: (1) ClusterRoleNotAllowed: ClusterRole r is not allowed. " +

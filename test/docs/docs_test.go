@@ -17,78 +17,127 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// demoPage is the page run command by command.
+// demoPage is the page run first, whose cluster the other pages' commands run on.
 const demoPage = "docs/demo.md"
 
 // demoNamespace is where objects without a namespace of their own are dry-run.
 const demoNamespace = "demo"
 
+// demoShell is what every page's commands find set, as demo.md has a reader set it.
+const demoShell = "export KUBECONFIG=$PWD/_output/secondary-scheduler/kubeconfig\nexport PATH=$PWD/bin/k8s/v1.37.0:$PATH\n"
+
 // marker precedes each block's output in the transcript, naming the block.
 const marker = "::: running "
 
-// TestDemoPage runs every command of docs/demo.md in one shell, in page order, then every
-// whole object of README.md and docs/ through the demo cluster's API server, then the
-// page's teardown.
-func TestDemoPage(t *testing.T) {
+// TestPages runs docs/demo.md's commands in one shell, in page order; then each other
+// page's on the cluster they left; then demo.md's cleanup; then every whole object of
+// README.md and docs/ through the demo cluster's API server; then the teardown.
+func TestPages(t *testing.T) {
 	snippets, err := Read(filepath.Join(repoRoot, demoPage), demoPage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	withPlugins := schedulerPluginsBuilt()
-	var setup, steps, teardown []Snippet
+	byStage := map[string][]Snippet{}
 	for _, s := range snippets {
-		if s.Language != "sh" {
-			continue
-		}
-		if why, skipped := s.Skipped(); skipped {
-			t.Logf("%s is not run: %s", s.Where(), why)
-			continue
-		}
-		switch s.Directive {
-		case "setup":
-			setup = append(setup, s)
-		case "teardown":
-			teardown = append(teardown, s)
-		case "needs scheduler-plugins":
-			if !withPlugins {
-				t.Logf("%s is not run: it needs the scheduler-plugins kube-scheduler (make scheduler-plugins), which is not built", s.Where())
-				continue
+		if s.Language == "sh" {
+			stage := s.Directive
+			if stage != "setup" && stage != "cleanup" && stage != "teardown" {
+				stage = "steps"
 			}
-			steps = append(steps, s)
-		case "":
-			steps = append(steps, s)
-		default:
-			t.Fatalf("%s: unknown directive %q (setup, teardown, needs scheduler-plugins, skip: WHY)", s.Where(), s.Directive)
+			byStage[stage] = append(byStage[stage], s)
 		}
 	}
-	if len(setup) == 0 || len(teardown) == 0 {
+	if len(byStage["setup"]) == 0 || len(byStage["teardown"]) == 0 {
 		t.Fatalf("%s has no setup or teardown block", demoPage)
 	}
+	pages := otherPages(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {
 		// The teardown runs whatever happened, with a context of its own.
 		teardownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if transcript, err := runShell(teardownCtx, teardown); err != nil {
+		if transcript, err := runShell(teardownCtx, t, "teardown", byStage["teardown"]); err != nil {
 			t.Errorf("teardown failed: %v\n%s", err, transcript)
 		}
 	})
-	transcript, err := runShell(ctx, append(setup, steps...))
-	writeTranscript(t, transcript)
-	if err != nil {
+	if transcript, err := runShell(ctx, t, "demo", append(byStage["setup"], byStage["steps"]...)); err != nil {
 		t.Fatalf("%s failed at %s: %v\n%s", demoPage, lastBlock(transcript), err, tail(transcript, 60))
+	}
+	for _, page := range pages {
+		t.Run(page.file, func(t *testing.T) {
+			prelude := Snippet{File: "the demo's shell", Body: demoShell}
+			if transcript, err := runShell(ctx, t, page.file, append([]Snippet{prelude}, page.commands...)); err != nil {
+				t.Errorf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
+			}
+		})
+	}
+	if transcript, err := runShell(ctx, t, "cleanup", append([]Snippet{{File: "the demo's shell", Body: demoShell}}, byStage["cleanup"]...)); err != nil {
+		t.Fatalf("%s's cleanup failed at %s: %v\n%s", demoPage, lastBlock(transcript), err, tail(transcript, 40))
 	}
 	checkObjects(ctx, t)
 }
 
+// page is a page whose commands run on the demo after demo.md's.
+type page struct {
+	file     string
+	commands []Snippet
+}
+
+// otherPages are the pages of README.md and docs/ other than demo.md that run on the demo,
+// in path order. A page with commands and no test-page directive fails the test: every
+// command is either run or said why not.
+func otherPages(t *testing.T) []page {
+	files, err := markdownFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []page
+	for _, file := range files {
+		if file == demoPage {
+			continue
+		}
+		snippets, err := Read(filepath.Join(repoRoot, file), file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var commands []Snippet
+		for _, s := range snippets {
+			if s.Language == "sh" {
+				commands = append(commands, s)
+			}
+		}
+		if len(commands) == 0 {
+			continue
+		}
+		directive, err := PageDirective(filepath.Join(repoRoot, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch why, skipped := strings.CutPrefix(directive, "skip:"); {
+		case skipped:
+			t.Logf("%s: its %d commands are not run: %s", file, len(commands), strings.TrimSpace(why))
+		case directive == "demo":
+			pages = append(pages, page{file: file, commands: commands})
+		default:
+			t.Errorf("%s has commands and no <!-- test-page: demo --> or <!-- test-page: skip: WHY --> (it says %q)", file, directive)
+		}
+	}
+	return pages
+}
+
 // runShell runs blocks in one bash, so that what one exports the next sees, stopping at
-// the first command that fails; the transcript names each block before its output.
-func runShell(ctx context.Context, blocks []Snippet) (string, error) {
+// the first command that fails; the transcript names each block before its output and is
+// kept in _output/docs/NAME.transcript. Each block's directive decides whether and how it
+// runs.
+func runShell(ctx context.Context, t *testing.T, name string, blocks []Snippet) (string, error) {
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
 	for _, block := range blocks {
-		fmt.Fprintf(&script, "echo %q\n%s", marker+block.Where(), block.Body)
+		body, run := commandsOf(t, block)
+		if run {
+			fmt.Fprintf(&script, "echo %q\n%s", marker+block.Where(), body)
+		}
 	}
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
 	cmd.Dir = repoRoot
@@ -97,7 +146,33 @@ func runShell(ctx context.Context, blocks []Snippet) (string, error) {
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	err := cmd.Run()
+	writeTranscript(t, name, output.String())
 	return output.String(), err
+}
+
+// commandsOf is what runs for block, by its directive, and whether anything does.
+func commandsOf(t *testing.T, block Snippet) (string, bool) {
+	directive := block.Directive
+	switch {
+	case directive == "" || directive == "setup" || directive == "cleanup" || directive == "teardown":
+		return block.Body, true
+	case directive == "needs scheduler-plugins":
+		if !schedulerPluginsBuilt() {
+			t.Logf("%s is not run: it needs the scheduler-plugins kube-scheduler (make scheduler-plugins), which is not built", block.Where())
+			return "", false
+		}
+		return block.Body, true
+	case strings.HasPrefix(directive, "skip:"):
+		why, _ := block.Skipped()
+		t.Logf("%s is not run: %s", block.Where(), why)
+		return "", false
+	case strings.HasPrefix(directive, "before:"):
+		return strings.TrimSpace(strings.TrimPrefix(directive, "before:")) + "\n" + block.Body, true
+	case strings.HasPrefix(directive, "instead:"):
+		return strings.TrimSpace(strings.TrimPrefix(directive, "instead:")) + "\n", true
+	}
+	t.Errorf("%s: unknown directive %q (setup, cleanup, teardown, needs scheduler-plugins, before: CMD, instead: CMD, skip: WHY)", block.Where(), directive)
+	return "", false
 }
 
 // readerEnvironment is the test's environment without what would point the page's
@@ -118,12 +193,12 @@ func schedulerPluginsBuilt() bool {
 	return err == nil
 }
 
-func writeTranscript(t *testing.T, transcript string) {
+func writeTranscript(t *testing.T, name, transcript string) {
 	dir := filepath.Join(repoRoot, "_output", "docs")
 	if err := os.MkdirAll(dir, 0o755); err == nil {
-		path := filepath.Join(dir, "demo.transcript")
+		path := filepath.Join(dir, strings.ReplaceAll(name, "/", "_")+".transcript")
 		if os.WriteFile(path, []byte(transcript), 0o644) == nil {
-			t.Logf("transcript of %s: %s", demoPage, path)
+			t.Logf("transcript of %s: %s", name, path)
 		}
 	}
 }

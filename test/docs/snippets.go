@@ -1,14 +1,25 @@
-// Package docs runs the documentation: the commands of docs/demo.md against the demo's
-// local cluster, in page order, exactly as written, and every whole Kubernetes object of
-// README.md and docs/ through the API server of that cluster (server-side dry run), so
-// that a page that stops working fails the tests.
+// Package docs runs the documentation against the demo's local cluster, so that a page
+// that stops working fails the tests: the commands of docs/demo.md in page order, exactly
+// as written; then, on the cluster as demo.md leaves it, the commands of every other page
+// of README.md and docs/ that says so; then every whole Kubernetes object of those pages
+// through the API server (server-side dry run).
+//
+// A page with commands says where they run, in an HTML comment of its own:
+//
+//	<!-- test-page: demo -->      on the demo, after demo.md's steps and before its cleanup
+//	<!-- test-page: skip: WHY --> nowhere; WHY says why they cannot run here
 //
 // A fenced block's directive is an HTML comment on the line before it:
 //
-//	<!-- test: setup -->          run first (the page's start)
-//	<!-- test: teardown -->       run last, also after a failure
+//	<!-- test: setup -->          demo.md: run first (the page's start)
+//	<!-- test: cleanup -->        demo.md: run after the other pages
+//	<!-- test: teardown -->       demo.md: run last, also after a failure
 //	<!-- test: needs scheduler-plugins -->
 //	                              run only when the scheduler-plugins kube-scheduler is built
+//	<!-- test: before: CMD -->    run CMD first: what a reader's cluster has and the demo's
+//	                              lacks, such as a namespace
+//	<!-- test: instead: CMD -->   run CMD in the block's place: the documented substitution
+//	                              of a value the reader chooses, such as node names
 //	<!-- test: skip: WHY -->      never run; WHY says why it cannot be here
 package docs
 
@@ -47,6 +58,23 @@ var (
 	fence     = regexp.MustCompile("^(\\s*)```\\s*([A-Za-z0-9_-]*)\\s*$")
 	directive = regexp.MustCompile(`^\s*<!--\s*test:\s*(.*?)\s*-->\s*$`)
 )
+
+var pageDirective = regexp.MustCompile(`^\s*<!--\s*test-page:\s*(.*?)\s*-->\s*$`)
+
+// PageDirective is what the page's <!-- test-page: ... --> comment says, trimmed; empty
+// when it has none.
+func PageDirective(path string) (string, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(text), "\n") {
+		if m := pageDirective.FindStringSubmatch(line); m != nil {
+			return m[1], nil
+		}
+	}
+	return "", nil
+}
 
 // Read is every fenced block of the Markdown file path, named file in messages.
 func Read(path, file string) ([]Snippet, error) {
