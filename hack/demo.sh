@@ -8,7 +8,11 @@
 # `make demo-operator SCHEDULER_NAMESPACES=...` restarts the operator, allowing those
 # namespaces.
 #
-# Usage: hack/demo.sh up|prometheus|operator|down
+# `hack/demo.sh bare` starts the same cluster without the CRD and the operator, for an
+# installer to install them as on a reader's cluster (the docs tests run
+# docs/getting-started.md there).
+#
+# Usage: hack/demo.sh up|prometheus|operator|bare|down
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -84,16 +88,33 @@ operator_restart() {
   start_operator
 }
 
-up() {
+# cluster_up starts the cluster and podrunner, which runs the pods of the scheduler images
+# as kube-scheduler processes and those of the operator's image as the manager built
+# here, under their pods' ServiceAccount tokens.
+cluster_up() {
   log "Building the control plane into bin/ (the first time takes several minutes; later runs reuse it)"
   "${repo_root}/hack/build-control-plane.sh"
   log "Starting a local cluster (kwok, binary runtime)"
   "${repo_root}/hack/local-cluster.sh" up
-  log "Building and starting the operator and podrunner (runs scheduler pods as processes)"
+  log "Building and starting podrunner (runs scheduler and operator pods as processes)"
   mkdir -p "${repo_root}/bin"
   (cd "${repo_root}" && go build -o bin/manager . && go build -o bin/podrunner ./test/podrunner)
-  start_process podrunner "${repo_root}/bin/podrunner" --kubeconfig "${kubeconfig}" \
-    --work-dir "${OUTPUT_DIR}/podrunner" --binaries "scheduler-plugins=${SCHEDULER_PLUGINS_BINARY:-${CONTROL_PLANE_DIR}/kube-scheduler},kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler"
+  start_process podrunner "${repo_root}/bin/podrunner" --kubeconfig "${kubeconfig}" --work-dir "${OUTPUT_DIR}/podrunner" \
+    --binaries "secondary-scheduler-operator=${repo_root}/bin/manager,scheduler-plugins=${SCHEDULER_PLUGINS_BINARY:-${CONTROL_PLANE_DIR}/kube-scheduler},kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler"
+}
+
+# bare is a cluster as a reader's is before installing: no CRD, no operator. An installer
+# (dist/install.yaml) runs the operator there as a pod, which podrunner runs.
+bare() {
+  export APPLY_CRD=false
+  cluster_up
+  log "The cluster is up without the operator: install it, for example with kubectl apply --server-side -f dist/install.yaml"
+  printf 'export KUBECONFIG=%s\nexport PATH=%s:$PATH\n' "${kubeconfig}" "${CONTROL_PLANE_DIR}"
+}
+
+up() {
+  cluster_up
+  log "Starting the operator"
   start_operator
   log "Creating the SecondaryScheduler bin-packing in namespace demo"
   kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null
@@ -173,6 +194,7 @@ case "${1:-}" in
   up) up ;;
   prometheus) prometheus_up ;;
   operator) operator_restart ;;
+  bare) bare ;;
   down) down ;;
-  *) echo "usage: $0 up|prometheus|operator|down" >&2; exit 2 ;;
+  *) echo "usage: $0 up|prometheus|operator|bare|down" >&2; exit 2 ;;
 esac

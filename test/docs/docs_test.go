@@ -50,7 +50,7 @@ func TestPages(t *testing.T) {
 	if len(byStage["setup"]) == 0 || len(byStage["teardown"]) == 0 {
 		t.Fatalf("%s has no setup or teardown block", demoPage)
 	}
-	pages := otherPages(t)
+	pages, barePages := otherPages(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {
@@ -76,6 +76,30 @@ func TestPages(t *testing.T) {
 		t.Fatalf("%s's cleanup failed at %s: %v\n%s", demoPage, lastBlock(transcript), err, tail(transcript, 40))
 	}
 	checkObjects(ctx, t)
+	if transcript, err := runShell(ctx, t, "teardown", byStage["teardown"]); err != nil {
+		t.Fatalf("teardown failed: %v\n%s", err, transcript)
+	}
+	for _, page := range barePages {
+		t.Run(page.file, func(t *testing.T) { runOnBareCluster(ctx, t, page) })
+	}
+}
+
+// bareCluster starts a cluster as a reader's is before installing anything, and stops it.
+var bareCluster = struct{ up, down Snippet }{
+	up:   Snippet{File: "the test's bare cluster", Body: "hack/demo.sh bare\n" + demoShell},
+	down: Snippet{File: "the test's bare cluster", Body: "hack/demo.sh down\n"},
+}
+
+// runOnBareCluster runs page's commands on a cluster of their own, without the operator.
+func runOnBareCluster(ctx context.Context, t *testing.T, page page) {
+	defer func() {
+		if transcript, err := runShell(context.Background(), t, page.file+".down", []Snippet{bareCluster.down}); err != nil {
+			t.Errorf("stopping the bare cluster failed: %v\n%s", err, transcript)
+		}
+	}()
+	if transcript, err := runShell(ctx, t, page.file, append([]Snippet{bareCluster.up}, page.commands...)); err != nil {
+		t.Errorf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
+	}
 }
 
 // page is a page whose commands run on the demo after demo.md's.
@@ -85,14 +109,13 @@ type page struct {
 }
 
 // otherPages are the pages of README.md and docs/ other than demo.md that run on the demo,
-// in path order. A page with commands and no test-page directive fails the test: every
-// command is either run or said why not.
-func otherPages(t *testing.T) []page {
+// and those that run on a bare cluster, in path order. A page with commands and no
+// test-page directive fails the test: every command is either run or said why not.
+func otherPages(t *testing.T) (onDemo, onBare []page) {
 	files, err := markdownFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pages []page
 	for _, file := range files {
 		if file == demoPage {
 			continue
@@ -118,12 +141,14 @@ func otherPages(t *testing.T) []page {
 		case skipped:
 			t.Logf("%s: its %d commands are not run: %s", file, len(commands), strings.TrimSpace(why))
 		case directive == "demo":
-			pages = append(pages, page{file: file, commands: commands})
+			onDemo = append(onDemo, page{file: file, commands: commands})
+		case directive == "bare":
+			onBare = append(onBare, page{file: file, commands: commands})
 		default:
-			t.Errorf("%s has commands and no <!-- test-page: demo --> or <!-- test-page: skip: WHY --> (it says %q)", file, directive)
+			t.Errorf("%s has commands and no <!-- test-page: demo, bare or skip: WHY --> (it says %q)", file, directive)
 		}
 	}
-	return pages
+	return onDemo, onBare
 }
 
 // runShell runs blocks in one bash, so that what one exports the next sees, stopping at

@@ -7,6 +7,10 @@
 // A page with commands says where they run, in an HTML comment of its own:
 //
 //	<!-- test-page: demo -->      on the demo, after demo.md's steps and before its cleanup
+//	<!-- test-page: bare -->      on a cluster of their own as a reader's is before the
+//	                              operator is installed (hack/demo.sh bare: no CRD, no
+//	                              operator; podrunner runs the operator's pods as the
+//	                              manager built from the checkout), after the demo
 //	<!-- test-page: skip: WHY --> nowhere; WHY says why they cannot run here
 //
 // A fenced block's directive is an HTML comment on the line before it:
