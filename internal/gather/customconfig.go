@@ -89,8 +89,9 @@ func customMetrics(custom *customConfiguration, found *Facts) error {
 		}
 		found.Prometheus = &promdiscovery.Endpoint{URL: address, Source: fmt.Sprintf("%s, %s", custom.source, source.Profile+" profile's "+source.Plugin+" args")}
 		found.Access = &MetricsAccess{Credentials: "none", Token: source.Token,
-			// Unset, load-watcher does not verify Prometheus' certificate: neither does the probe.
-			InsecureSkipVerify: ptr.Deref(source.InsecureSkipVerify, true)}
+			// Unset, the plugin asks load-watcher not to verify Prometheus' certificate, which
+			// load-watcher heeds only with a token (loadWatcherSkipsVerify): the probe does as it does.
+			InsecureSkipVerify: loadWatcherSkipsVerify(ptr.Deref(source.InsecureSkipVerify, true), source.Token != "")}
 		if source.Token != "" {
 			found.Access.Credentials = fmt.Sprintf("metricProvider.token in %s, in plain text: anyone who may read ConfigMaps in the namespace can read it", custom.source)
 		}

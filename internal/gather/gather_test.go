@@ -174,3 +174,35 @@ func TestGatherNamesEveryIndependentProblem(t *testing.T) {
 		t.Fatalf("Gather refused with %v (%v), want %v", got, err, want)
 	}
 }
+
+// TestProbeVerifiesAsLoadWatcherDoes checks that the probe skips the verification of
+// Prometheus' certificate only where load-watcher does: asked to, and with a token.
+func TestProbeVerifiesAsLoadWatcherDoes(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     string
+		wantSkip bool
+	}{
+		{"unset, no token: load-watcher verifies", "metricProvider: {type: Prometheus, address: https://prometheus.example:9090}", false},
+		{"unset, a token: load-watcher skips", "metricProvider: {type: Prometheus, address: https://prometheus.example:9090, token: t0ken}", true},
+		{"false, a token: load-watcher verifies", "metricProvider: {type: Prometheus, address: https://prometheus.example:9090, token: t0ken, insecureSkipVerify: false}", false},
+		{"true, no token: load-watcher verifies", "metricProvider: {type: Prometheus, address: https://prometheus.example:9090, insecureSkipVerify: true}", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "mine"},
+				Data: map[string]string{"config.yaml": "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n" +
+					"- schedulerName: load\n  plugins:\n    score:\n      enabled: [{name: TargetLoadPacking}]\n" +
+					"  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n      " + tc.args + "\n"}}
+			gatherer, _ := newGatherer(t, config)
+			cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "custom", UID: "u1"},
+				Spec: v1.SecondarySchedulerSpec{SchedulerConfig: "mine", Profile: &v1.Profile{Type: v1.CustomProfile}}}
+			facts, _, err := gatherer.Gather(context.Background(), cr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if facts.Access == nil || facts.Access.InsecureSkipVerify != tc.wantSkip {
+				t.Errorf("Access = %+v, want InsecureSkipVerify %t", facts.Access, tc.wantSkip)
+			}
+		})
+	}
+}

@@ -110,7 +110,7 @@ func (g *Gatherer) tokenAndCA(ctx context.Context, cr *v1.SecondaryScheduler,
 		references.TokenSecret, references.CABundle = known(nil), known(nil)
 		return access, nil
 	}
-	access.InsecureSkipVerify = ptr.Deref(metrics.InsecureSkipVerify, false)
+	insecureSkipVerify := ptr.Deref(metrics.InsecureSkipVerify, false)
 	// OpenShift's thanos-querier sits behind kube-rbac-proxy and serves a certificate of
 	// the service CA: both are needed without the user asking.
 	onOpenShift := endpoint != nil && endpoint.NeedsToken && metrics.Address == ""
@@ -140,7 +140,17 @@ func (g *Gatherer) tokenAndCA(ctx context.Context, cr *v1.SecondaryScheduler,
 	if err := refusal.Join(caErr, err); err != nil {
 		return nil, err
 	}
+	access.InsecureSkipVerify = loadWatcherSkipsVerify(insecureSkipVerify, access.Token != "" || access.Identity != nil)
 	return access, nil
+}
+
+// loadWatcherSkipsVerify is whether load-watcher skips the verification of Prometheus'
+// certificate, asked to by insecureSkipVerify: only when it presents a token. Without one,
+// load-watcher v0.2.4 (its Prometheus provider's NewProvider) uses Go's default transport,
+// which verifies against the system roots or SSL_CERT_FILE whatever the args say, so the
+// probe, which asks as the scheduler does, verifies too.
+func loadWatcherSkipsVerify(insecureSkipVerify, presentsToken bool) bool {
+	return insecureSkipVerify && presentsToken
 }
 
 // secretToken reads the bearer token of profile.metrics.tokenSecretRef, noting the

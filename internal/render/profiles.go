@@ -148,7 +148,7 @@ func targetLoadPackingOwnArgs(spec *v1.Profile) (map[string]any, error) {
 // request more than they use; the plugin predicts a pod at its request times the
 // multiplier until load-watcher has measured it, so with 1.5 a node that TargetLoadPacking
 // sees at its target ran far below it. In the outcome benchmark (docs/benchmarks.md),
-// TargetLoadPacking 40 % placed a load that 16 nodes hold at 40 % on 24 nodes with 1.5,
+// TargetLoadPacking 40 % placed a load that 16 nodes hold at 40 % on 26 nodes with 1.5,
 // and on 19 with 1, with no node above 80 % either way.
 const defaultRequestsMultiplier = "1"
 
