@@ -27,7 +27,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -38,6 +37,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/rbacproxy"
 )
 
@@ -118,18 +119,19 @@ func render(nodes []corev1.Node, pods []corev1.Pod) string {
 			total[name] = sum
 		}
 	}
-	cpuLines, memoryLines := make([]string, 0, len(nodes)), make([]string, 0, len(nodes))
+	names := make([]string, 0, len(nodes))
+	load := make(map[string]promtest.NodeLoad, len(nodes))
 	for i := range nodes {
 		node := &nodes[i]
 		usage := used[node.Name]
-		cpuLines = append(cpuLines, sample("instance:node_cpu:ratio", node.Name, fraction(usage[corev1.ResourceCPU], node.Status.Allocatable[corev1.ResourceCPU])))
-		memoryLines = append(memoryLines, sample("instance:node_memory_utilisation:ratio", node.Name,
-			fraction(usage[corev1.ResourceMemory], node.Status.Allocatable[corev1.ResourceMemory])))
+		names = append(names, node.Name)
+		load[node.Name] = promtest.NodeLoad{
+			CPU:    fraction(usage[corev1.ResourceCPU], node.Status.Allocatable[corev1.ResourceCPU]),
+			Memory: fraction(usage[corev1.ResourceMemory], node.Status.Allocatable[corev1.ResourceMemory]),
+		}
 	}
-	slices.Sort(cpuLines)
-	slices.Sort(memoryLines)
-	return "# TYPE instance:node_cpu:ratio gauge\n" + strings.Join(cpuLines, "") +
-		"# TYPE instance:node_memory_utilisation:ratio gauge\n" + strings.Join(memoryLines, "")
+	slices.Sort(names)
+	return promtest.NodeLoadExposition(metricsprobe.Series[0], metricsprobe.Series[1], names, load)
 }
 
 // podUse is how much of resource name pod uses: its annotation's quantity, else the sum
@@ -147,18 +149,13 @@ func podUse(pod *corev1.Pod, name corev1.ResourceName, annotation string) resour
 	return total
 }
 
-// fraction is used over allocatable plus the idle load, at most 1.
+// fraction is used over allocatable plus the idle load, at most 1, to four places (a
+// hundredth of a percent, finer than any scoring reads).
 func fraction(used, allocatable resource.Quantity) float64 {
 	if allocatable.IsZero() {
 		return idleFraction
 	}
-	return min(1, idleFraction+used.AsApproximateFloat64()/allocatable.AsApproximateFloat64())
-}
-
-// sample is one line of the exposition, its value to four places (a hundredth of a
-// percent), which is finer than any scoring reads.
-func sample(name, node string, value float64) string {
-	return fmt.Sprintf("%s{instance=%q} %g\n", name, node, math.Round(value*1e4)/1e4)
+	return math.Round(min(1, idleFraction+used.AsApproximateFloat64()/allocatable.AsApproximateFloat64())*1e4) / 1e4
 }
 
 // prometheusReaderAccess is what the proxy asks of a caller: get on the api of

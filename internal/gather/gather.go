@@ -166,7 +166,10 @@ func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Fact
 	// problem at once; a transient error returns at once, to be retried.
 	var refusals []error
 	refused := func(err error) bool {
-		if err != nil && !refusal.Is(err) {
+		if err == nil {
+			return true
+		}
+		if !refusal.Is(err) {
 			return false
 		}
 		refusals = append(refusals, err)

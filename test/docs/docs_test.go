@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/markdown"
 )
 
 // demoPage is the page run first, whose cluster the other pages' commands run on.
@@ -26,6 +28,9 @@ const demoNamespace = "demo"
 // demoShell is what every page's commands find set, as demo.md has a reader set it.
 const demoShell = "export KUBECONFIG=$PWD/_output/secondary-scheduler/kubeconfig\nexport PATH=$PWD/bin/k8s/v1.37.0:$PATH\n"
 
+// demoShellBlock runs demoShell before a page's commands.
+var demoShellBlock = markdown.Block{File: "the demo's shell", Body: demoShell}
+
 // marker precedes each block's output in the transcript, naming the block.
 const marker = "::: running "
 
@@ -33,11 +38,11 @@ const marker = "::: running "
 // page's on the cluster they left; then demo.md's cleanup; then every whole object of
 // README.md and docs/ through the demo cluster's API server; then the teardown.
 func TestPages(t *testing.T) {
-	snippets, err := Read(filepath.Join(repoRoot, demoPage), demoPage)
+	snippets, err := markdown.Read(filepath.Join(repoRoot, demoPage), demoPage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byStage := map[string][]Snippet{}
+	byStage := map[string][]markdown.Block{}
 	for _, s := range snippets {
 		if s.Language == "sh" {
 			stage := s.Directive
@@ -66,13 +71,12 @@ func TestPages(t *testing.T) {
 	}
 	for _, page := range pages {
 		t.Run(page.file, func(t *testing.T) {
-			prelude := Snippet{File: "the demo's shell", Body: demoShell}
-			if transcript, err := runShell(ctx, t, page.file, append([]Snippet{prelude}, page.commands...)); err != nil {
+			if transcript, err := runShell(ctx, t, page.file, append([]markdown.Block{demoShellBlock}, page.commands...)); err != nil {
 				t.Errorf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
 			}
 		})
 	}
-	if transcript, err := runShell(ctx, t, "cleanup", append([]Snippet{{File: "the demo's shell", Body: demoShell}}, byStage["cleanup"]...)); err != nil {
+	if transcript, err := runShell(ctx, t, "cleanup", append([]markdown.Block{demoShellBlock}, byStage["cleanup"]...)); err != nil {
 		t.Fatalf("%s's cleanup failed at %s: %v\n%s", demoPage, lastBlock(transcript), err, tail(transcript, 40))
 	}
 	checkObjects(ctx, t)
@@ -85,19 +89,19 @@ func TestPages(t *testing.T) {
 }
 
 // bareCluster starts a cluster as a reader's is before installing anything, and stops it.
-var bareCluster = struct{ up, down Snippet }{
-	up:   Snippet{File: "the test's bare cluster", Body: "hack/demo.sh bare\n" + demoShell},
-	down: Snippet{File: "the test's bare cluster", Body: "hack/demo.sh down\n"},
+var bareCluster = struct{ up, down markdown.Block }{
+	up:   markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh bare\n" + demoShell},
+	down: markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh down\n"},
 }
 
 // runOnBareCluster runs page's commands on a cluster of their own, without the operator.
 func runOnBareCluster(ctx context.Context, t *testing.T, page page) {
 	defer func() {
-		if transcript, err := runShell(context.Background(), t, page.file+".down", []Snippet{bareCluster.down}); err != nil {
+		if transcript, err := runShell(context.Background(), t, page.file+".down", []markdown.Block{bareCluster.down}); err != nil {
 			t.Errorf("stopping the bare cluster failed: %v\n%s", err, transcript)
 		}
 	}()
-	if transcript, err := runShell(ctx, t, page.file, append([]Snippet{bareCluster.up}, page.commands...)); err != nil {
+	if transcript, err := runShell(ctx, t, page.file, append([]markdown.Block{bareCluster.up}, page.commands...)); err != nil {
 		t.Errorf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
 	}
 }
@@ -105,7 +109,7 @@ func runOnBareCluster(ctx context.Context, t *testing.T, page page) {
 // page is a page whose commands run on the demo after demo.md's.
 type page struct {
 	file     string
-	commands []Snippet
+	commands []markdown.Block
 }
 
 // otherPages are the pages of README.md and docs/ other than demo.md that run on the demo,
@@ -120,11 +124,11 @@ func otherPages(t *testing.T) (onDemo, onBare []page) {
 		if file == demoPage {
 			continue
 		}
-		snippets, err := Read(filepath.Join(repoRoot, file), file)
+		snippets, err := markdown.Read(filepath.Join(repoRoot, file), file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var commands []Snippet
+		var commands []markdown.Block
 		for _, s := range snippets {
 			if s.Language == "sh" {
 				commands = append(commands, s)
@@ -133,7 +137,7 @@ func otherPages(t *testing.T) (onDemo, onBare []page) {
 		if len(commands) == 0 {
 			continue
 		}
-		directive, err := PageDirective(filepath.Join(repoRoot, file))
+		directive, err := markdown.PageDirective(filepath.Join(repoRoot, file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +159,7 @@ func otherPages(t *testing.T) (onDemo, onBare []page) {
 // the first command that fails; the transcript names each block before its output and is
 // kept in _output/docs/NAME.transcript. Each block's directive decides whether and how it
 // runs.
-func runShell(ctx context.Context, t *testing.T, name string, blocks []Snippet) (string, error) {
+func runShell(ctx context.Context, t *testing.T, name string, blocks []markdown.Block) (string, error) {
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
 	for _, block := range blocks {
@@ -176,7 +180,7 @@ func runShell(ctx context.Context, t *testing.T, name string, blocks []Snippet) 
 }
 
 // commandsOf is what runs for block, by its directive, and whether anything does.
-func commandsOf(t *testing.T, block Snippet) (string, bool) {
+func commandsOf(t *testing.T, block markdown.Block) (string, bool) {
 	directive := block.Directive
 	switch {
 	case directive == "" || directive == "setup" || directive == "cleanup" || directive == "teardown":
@@ -259,7 +263,7 @@ func checkObjects(ctx context.Context, t *testing.T) {
 	}
 	checked := 0
 	for _, file := range files {
-		snippets, err := Read(filepath.Join(repoRoot, file), file)
+		snippets, err := markdown.Read(filepath.Join(repoRoot, file), file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +311,7 @@ func (o docObject) namespace() string {
 
 // objectsOf are the objects of a yaml block: each whole document with apiVersion and kind,
 // and a SecondaryScheduler fragment (a block starting with spec:) completed into one.
-func objectsOf(t *testing.T, s Snippet) []docObject {
+func objectsOf(t *testing.T, s markdown.Block) []docObject {
 	var objects []docObject
 	for _, document := range strings.Split(s.Body, "\n---\n") {
 		var fields struct {

@@ -423,3 +423,22 @@ func OperatorCRD(kind, plural, singular string) *apiextensionsv1.CustomResourceD
 		},
 	}
 }
+
+// NodeLoad is a node's utilisation as load-watcher's series carry it: fractions of the
+// node's CPU and memory.
+type NodeLoad struct{ CPU, Memory float64 }
+
+// NodeLoadExposition is the exposition text of the two series load-watcher reads, named
+// by the caller (metricsprobe.Series: metricsprobe's own tests use this package), one
+// sample each for every node of nodes, in that order, labelled instance=<node name>; a
+// node load lacks counts as idle.
+func NodeLoadExposition(cpuSeries, memorySeries string, nodes []string, load map[string]NodeLoad) string {
+	var cpu, memory strings.Builder
+	fmt.Fprintf(&cpu, "# TYPE %s gauge\n", cpuSeries)
+	fmt.Fprintf(&memory, "# TYPE %s gauge\n", memorySeries)
+	for _, node := range nodes {
+		fmt.Fprintf(&cpu, "%s{instance=%q} %g\n", cpuSeries, node, load[node].CPU)
+		fmt.Fprintf(&memory, "%s{instance=%q} %g\n", memorySeries, node, load[node].Memory)
+	}
+	return cpu.String() + memory.String()
+}

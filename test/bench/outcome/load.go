@@ -1,13 +1,12 @@
 package outcome
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
 
 // NodeSize is the capacity of every node of the pools.
@@ -86,22 +85,19 @@ func (l *Load) Usage(arm string, elapsed time.Duration) (map[string]Usage, map[s
 }
 
 // Exposition is the Prometheus exposition text of the arms' nodes' utilisation at
-// elapsed: the series load-watcher reads (metricsprobe.Series, the recording rules'
-// names, keyed by an instance label equal to the node's name), one sample per node,
-// empty nodes included, as node-exporter reports an idle node.
+// elapsed: the series load-watcher reads, one sample per node, empty nodes included, as
+// node-exporter reports an idle node.
 func (l *Load) Exposition(arms []string, elapsed time.Duration) string {
-	cpuSeries, memorySeries := metricsprobe.Series[0], metricsprobe.Series[1]
-	var cpu, memory strings.Builder
-	fmt.Fprintf(&cpu, "# TYPE %s gauge\n", cpuSeries)
-	fmt.Fprintf(&memory, "# TYPE %s gauge\n", memorySeries)
+	var nodes []string
+	load := map[string]promtest.NodeLoad{}
 	for _, arm := range arms {
 		usage, _ := l.Usage(arm, elapsed)
 		for _, node := range l.nodes[arm] {
-			fmt.Fprintf(&cpu, "%s{instance=%q} %g\n", cpuSeries, node, usage[node].CPU)
-			fmt.Fprintf(&memory, "%s{instance=%q} %g\n", memorySeries, node, usage[node].Memory)
+			nodes = append(nodes, node)
+			load[node] = promtest.NodeLoad{CPU: usage[node].CPU, Memory: usage[node].Memory}
 		}
 	}
-	return cpu.String() + memory.String()
+	return promtest.NodeLoadExposition(metricsprobe.Series[0], metricsprobe.Series[1], nodes, load)
 }
 
 // Nodes are arm's node names, in order.

@@ -1,4 +1,4 @@
-package docs
+package markdown
 
 import (
 	"os"
@@ -20,7 +20,7 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Snippet{
+	want := []Block{
 		{File: "docs/page.md", Line: 4, Language: "sh", Directive: "setup", Body: "make demo\n"},
 		{File: "docs/page.md", Line: 12, Language: "yaml", Body: "spec:\n  nodePool: {}\n"},
 		{File: "docs/page.md", Line: 19, Language: "sh", Directive: "skip: needs the internet", Body: "git clone x\n"},

@@ -1,0 +1,46 @@
+// Package docs runs the documentation against the demo's local cluster, so that a page
+// that stops working fails the tests: the commands of docs/demo.md in page order, exactly
+// as written; then, on the cluster as demo.md leaves it, the commands of every other page
+// of README.md and docs/ that says so; then every whole Kubernetes object of those pages
+// through the API server (server-side dry run).
+//
+// A page with commands says where they run, in an HTML comment of its own:
+//
+//	<!-- test-page: demo -->      on the demo, after demo.md's steps and before its cleanup
+//	<!-- test-page: bare -->      on a cluster of their own as a reader's is before the
+//	                              operator is installed (hack/demo.sh bare: no CRD, no
+//	                              operator; podrunner runs the operator's pods as the
+//	                              manager built from the checkout), after the demo
+//	<!-- test-page: skip: WHY --> nowhere; WHY says why they cannot run here
+//
+// A fenced block's directive is an HTML comment on the line before it:
+//
+//	<!-- test: setup -->          demo.md: run first (the page's start)
+//	<!-- test: cleanup -->        demo.md: run after the other pages
+//	<!-- test: teardown -->       demo.md: run last, also after a failure
+//	<!-- test: needs scheduler-plugins -->
+//	                              run only when the scheduler-plugins kube-scheduler is built
+//	<!-- test: before: CMD -->    run CMD first: what a reader's cluster has and the demo's
+//	                              lacks, such as a namespace
+//	<!-- test: instead: CMD -->   run CMD in the block's place: the documented substitution
+//	                              of a value the reader chooses, such as node names
+//	<!-- test: skip: WHY -->      never run; WHY says why it cannot be here
+package docs
+
+import (
+	"path/filepath"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/markdown"
+)
+
+// repoRoot is the checkout the pages' commands run in, as a reader runs them.
+var repoRoot = func() string {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		panic(err)
+	}
+	return root
+}()
+
+// markdownFiles are README.md and every page under docs/, relative to the checkout.
+func markdownFiles() ([]string, error) { return markdown.Pages(repoRoot) }
