@@ -10,9 +10,11 @@
 #
 # `hack/demo.sh bare` starts the same cluster without the CRD and the operator, for an
 # installer to install them as on a reader's cluster (the docs tests run
-# docs/getting-started.md there).
+# docs/getting-started.md there). `hack/demo.sh kube-prometheus` then plays kube-prometheus
+# there (test/kubeprometheus: the Prometheus Operator's API, Prometheus k8s in namespace
+# monitoring with its Services, a real Prometheus behind them); it needs root.
 #
-# Usage: hack/demo.sh up|prometheus|operator|bare|down
+# Usage: hack/demo.sh up|prometheus|operator|bare|kube-prometheus|down
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -98,9 +100,9 @@ cluster_up() {
   "${repo_root}/hack/local-cluster.sh" up
   log "Building and starting podrunner (runs scheduler and operator pods as processes)"
   mkdir -p "${repo_root}/bin"
-  (cd "${repo_root}" && go build -o bin/manager . && go build -o bin/podrunner ./test/podrunner)
+  (cd "${repo_root}" && go build -o bin/manager . && go build -o bin/podrunner ./test/podrunner && go build -o bin/pause ./test/pause)
   start_process podrunner "${repo_root}/bin/podrunner" --kubeconfig "${kubeconfig}" --work-dir "${OUTPUT_DIR}/podrunner" \
-    --binaries "secondary-scheduler-operator=${repo_root}/bin/manager,scheduler-plugins=${SCHEDULER_PLUGINS_BINARY:-${CONTROL_PLANE_DIR}/kube-scheduler},kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler"
+    --binaries "secondary-scheduler-operator=${repo_root}/bin/manager,scheduler-plugins=${SCHEDULER_PLUGINS_BINARY:-${CONTROL_PLANE_DIR}/kube-scheduler},kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler,registry.k8s.io/pause=${repo_root}/bin/pause"
 }
 
 # bare is a cluster as a reader's is before installing: no CRD, no operator. An installer
@@ -110,6 +112,34 @@ bare() {
   cluster_up
   log "The cluster is up without the operator: install it, for example with kubectl apply --server-side -f dist/install.yaml"
   printf 'export KUBECONFIG=%s\nexport PATH=%s:$PATH\n' "${kubeconfig}" "${CONTROL_PLANE_DIR}"
+}
+
+# KUBE_PROMETHEUS_SUBNET is the subnet of kube-prometheus' test host: its Prometheus
+# serves on 10.213.SUBNET.2:9090.
+KUBE_PROMETHEUS_SUBNET="${KUBE_PROMETHEUS_SUBNET:-251}"
+
+kube_prometheus_up() {
+  if [ ! -f "${kubeconfig}" ]; then
+    echo "no local cluster is running: run hack/demo.sh bare (or make demo) first" >&2
+    exit 1
+  fi
+  [ "$(id -u)" = 0 ] || { echo "kube-prometheus' Prometheus runs on a network namespace of its own, which needs root" >&2; exit 1; }
+  command -v prometheus >/dev/null || { echo "prometheus is not on PATH: install it (Debian and Ubuntu: apt-get install prometheus)" >&2; exit 1; }
+  log "Playing kube-prometheus: the Prometheus Operator's API, Prometheus k8s in monitoring, a real Prometheus behind its Services"
+  (cd "${repo_root}" && go build -o bin/demoload ./hack/demoload && go build -o bin/kubeprometheus ./test/kubeprometheus)
+  mkdir -p "${OUTPUT_DIR}/kube-prometheus"
+  start_process kube-prometheus "${repo_root}/bin/kubeprometheus" --kubeconfig "${kubeconfig}" --demoload "${repo_root}/bin/demoload" \
+    --work-dir "${OUTPUT_DIR}/kube-prometheus" --subnet "${KUBE_PROMETHEUS_SUBNET}"
+  local address="http://10.213.${KUBE_PROMETHEUS_SUBNET}.2:9090" i
+  for i in $(seq 1 60); do
+    if promtool query instant "${address}" 'instance:node_cpu:ratio' 2>/dev/null | grep -q 'instance='; then
+      log "kube-prometheus' Prometheus at ${address} (Service prometheus-operated.monitoring.svc:9090) records every node's load"
+      return
+    fi
+    sleep 1
+  done
+  echo "kube-prometheus' Prometheus did not record the nodes' load within 60 s; see ${OUTPUT_DIR}/kube-prometheus.log and ${OUTPUT_DIR}/kube-prometheus/" >&2
+  exit 1
 }
 
 up() {
@@ -183,6 +213,7 @@ CONFIG
 }
 
 down() {
+  stop_process kube-prometheus
   stop_process prometheus
   stop_process demoload
   stop_process operator
@@ -195,6 +226,7 @@ case "${1:-}" in
   prometheus) prometheus_up ;;
   operator) operator_restart ;;
   bare) bare ;;
+  kube-prometheus) kube_prometheus_up ;;
   down) down ;;
-  *) echo "usage: $0 up|prometheus|operator|bare|down" >&2; exit 2 ;;
+  *) echo "usage: $0 up|prometheus|operator|bare|kube-prometheus|down" >&2; exit 2 ;;
 esac

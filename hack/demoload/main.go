@@ -13,7 +13,10 @@
 // monitoring (ClusterRole prometheus-k8s-reader grants that). The serving certificate's CA
 // is written to --rbac-proxy-ca-file, for a scheduler's caBundle.
 //
-// Usage: demoload --kubeconfig FILE [--listen 127.0.0.1:9100]
+// --cpu-series and --memory-series name the two series otherwise, for a Prometheus that
+// records load-watcher's names from them with rules of its own (test/kubeprometheus).
+//
+// Usage: demoload --kubeconfig FILE [--listen 127.0.0.1:9100] [--cpu-series NAME --memory-series NAME]
 // [--rbac-proxy-listen 127.0.0.1:9091 --rbac-proxy-upstream http://127.0.0.1:9090 --rbac-proxy-ca-file FILE]
 package main
 
@@ -57,6 +60,9 @@ func main() {
 	proxyListen := flag.String("rbac-proxy-listen", "", "address to serve Prometheus on behind a token check; empty: none")
 	proxyUpstream := flag.String("rbac-proxy-upstream", "http://127.0.0.1:9090", "the Prometheus the proxy serves")
 	proxyCAFile := flag.String("rbac-proxy-ca-file", "", "where to write the PEM CA of the proxy's serving certificate")
+	var series seriesNames
+	flag.StringVar(&series.cpu, "cpu-series", metricsprobe.Series[0], "name of the series of each node's CPU use")
+	flag.StringVar(&series.memory, "memory-series", metricsprobe.Series[1], "name of the series of each node's memory use")
 	flag.Parse()
 	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
@@ -74,7 +80,7 @@ func main() {
 	http.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 		defer cancel()
-		body, err := exposition(ctx, clientset)
+		body, err := exposition(ctx, clientset, series)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
@@ -87,8 +93,11 @@ func main() {
 	log.Fatal(server.ListenAndServe())
 }
 
+// seriesNames are the names demoload gives the two series.
+type seriesNames struct{ cpu, memory string }
+
 // exposition is the two series of every node, in Prometheus' text format.
-func exposition(ctx context.Context, clientset kubernetes.Interface) (string, error) {
+func exposition(ctx context.Context, clientset kubernetes.Interface, series seriesNames) (string, error) {
 	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", fmt.Errorf("list nodes: %w", err)
@@ -97,11 +106,11 @@ func exposition(ctx context.Context, clientset kubernetes.Interface) (string, er
 	if err != nil {
 		return "", fmt.Errorf("list pods: %w", err)
 	}
-	return render(nodes.Items, pods.Items), nil
+	return render(nodes.Items, pods.Items, series), nil
 }
 
 // render is the exposition of the nodes' load from the pods bound to them.
-func render(nodes []corev1.Node, pods []corev1.Pod) string {
+func render(nodes []corev1.Node, pods []corev1.Pod, series seriesNames) string {
 	used := map[string]corev1.ResourceList{}
 	for i := range pods {
 		pod := &pods[i]
@@ -131,7 +140,7 @@ func render(nodes []corev1.Node, pods []corev1.Pod) string {
 		}
 	}
 	slices.Sort(names)
-	return promtest.NodeLoadExposition(metricsprobe.Series[0], metricsprobe.Series[1], names, load)
+	return promtest.NodeLoadExposition(series.cpu, series.memory, names, load)
 }
 
 // podUse is how much of resource name pod uses: its annotation's quantity, else the sum

@@ -27,7 +27,7 @@ func TestRenderSumsWhatPodsUse(t *testing.T) {
 		pod("fake-1", "500m", "1", corev1.PodRunning),      // uses its annotation: 1 of 4
 		pod("fake-2", "2", "", corev1.PodSucceeded),        // done: uses nothing
 		pod("fake-2", "100m", "not a quantity", "Running"), // a bad annotation: its request
-	})
+	}, seriesNames{cpu: "instance:node_cpu:ratio", memory: "instance:node_memory_utilisation:ratio"})
 	want := "# TYPE instance:node_cpu:ratio gauge\n" +
 		"instance:node_cpu:ratio{instance=\"fake-1\"} 0.55\n" +
 		"instance:node_cpu:ratio{instance=\"fake-2\"} 0.075\n" +

@@ -10,7 +10,9 @@
 //	<!-- test-page: bare -->      on a cluster of their own as a reader's is before the
 //	                              operator is installed (hack/demo.sh bare: no CRD, no
 //	                              operator; podrunner runs the operator's pods as the
-//	                              manager built from the checkout), after the demo
+//	                              manager built from the checkout), with kube-prometheus
+//	                              (hack/demo.sh kube-prometheus: test/kubeprometheus says
+//	                              what of it is real), after the demo
 //	<!-- test-page: skip: WHY --> nowhere; WHY says why they cannot run here
 //
 // A fenced block's directive is an HTML comment on the line before it:

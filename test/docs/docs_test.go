@@ -55,7 +55,7 @@ func TestPages(t *testing.T) {
 	if len(byStage["setup"]) == 0 || len(byStage["teardown"]) == 0 {
 		t.Fatalf("%s has no setup or teardown block", demoPage)
 	}
-	pages, barePages := otherPages(t)
+	pages, _ := otherPages(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {
@@ -83,14 +83,23 @@ func TestPages(t *testing.T) {
 	if transcript, err := runShell(ctx, t, "teardown", byStage["teardown"]); err != nil {
 		t.Fatalf("teardown failed: %v\n%s", err, transcript)
 	}
+}
+
+// TestBarePages runs the commands of each page marked bare on a cluster of its own, after
+// TestPages has stopped the demo's (they share its name and ports).
+func TestBarePages(t *testing.T) {
+	_, barePages := otherPages(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
 	for _, page := range barePages {
 		t.Run(page.file, func(t *testing.T) { runOnBareCluster(ctx, t, page) })
 	}
 }
 
-// bareCluster starts a cluster as a reader's is before installing anything, and stops it.
+// bareCluster starts a cluster as a reader's is before installing the operator, with
+// kube-prometheus (played by test/kubeprometheus), and stops it.
 var bareCluster = struct{ up, down markdown.Block }{
-	up:   markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh bare\n" + demoShell},
+	up:   markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh bare\nhack/demo.sh kube-prometheus\n" + demoShell},
 	down: markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh down\n"},
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -13,8 +14,12 @@ import (
 )
 
 // execAsHostnameFlag makes podrunner the helper that starts a pod's process under the
-// pod's hostname: podrunner --exec-as-hostname NAME -- BINARY [ARGS...].
+// pod's hostname, and with the cluster's Service names in its /etc/hosts when a file of
+// them is given: podrunner --exec-as-hostname NAME [--hosts FILE] -- BINARY [ARGS...].
 const execAsHostnameFlag = "--exec-as-hostname"
+
+// hostsFlag names the helper's hosts file, which it mounts over /etc/hosts.
+const hostsFlag = "--hosts"
 
 // selfExecutable is podrunner's own binary, for the helper; it stays valid when the file
 // on disk is replaced by a rebuild.
@@ -37,13 +42,14 @@ func podHostname(pod *corev1.Pod) string {
 }
 
 // startProcess starts spec's command, its output to logFile, in a process group of its
-// own and under the pod's hostname, in a UTS namespace of its own. Where podrunner may
-// not make one (it is not root), the process keeps the host's hostname, and podrunner
-// warns once.
+// own and under the pod's hostname, in a UTS namespace of its own; with spec.hosts, also in
+// a mount namespace of its own whose /etc/hosts is that file. Where podrunner may not make
+// them (it is not root), the process keeps the host's hostname and /etc/hosts, and
+// podrunner warns once.
 func (r *runner) startProcess(spec *processSpec, logFile *os.File) (*exec.Cmd, error) {
 	if !r.noUTSNamespace.Load() {
-		process := newProcess(hostnameCommand(spec.hostname, spec.command), spec.env, logFile)
-		err := inNewUTSNamespace(process.SysProcAttr)
+		process := newProcess(hostnameCommand(spec.hostname, spec.hosts, spec.command), spec.env, logFile)
+		err := inNewNamespaces(process.SysProcAttr, spec.hosts != "")
 		if err == nil {
 			err = process.Start()
 		}
@@ -52,7 +58,7 @@ func (r *runner) startProcess(spec *processSpec, logFile *os.File) (*exec.Cmd, e
 		}
 		r.noUTSNamespace.Store(true)
 		r.utsWarning.Do(func() {
-			klog.Warningf("pods' processes keep the host's hostname, as podrunner cannot give them a UTS namespace of their own (that needs root, on Linux): %v", err)
+			klog.Warningf("pods' processes keep the host's hostname and /etc/hosts, as podrunner cannot give them UTS and mount namespaces of their own (that needs root, on Linux): %v", err)
 		})
 	}
 	process := newProcess(spec.command, spec.env, logFile)
@@ -68,9 +74,14 @@ func newProcess(command, env []string, logFile *os.File) *exec.Cmd {
 	return process
 }
 
-// hostnameCommand runs command through podrunner's hostname helper.
-func hostnameCommand(hostname string, command []string) []string {
-	return append([]string{selfExecutable, execAsHostnameFlag, hostname, "--"}, command...)
+// hostnameCommand runs command through podrunner's hostname helper, with the hosts file
+// hosts when it is not empty.
+func hostnameCommand(hostname, hosts string, command []string) []string {
+	helper := []string{selfExecutable, execAsHostnameFlag, hostname}
+	if hosts != "" {
+		helper = append(helper, hostsFlag, hosts)
+	}
+	return slices.Concat(helper, []string{"--"}, command)
 }
 
 // hostnameHelper runs podrunner as the hostname helper when its arguments, args, ask for
@@ -79,9 +90,15 @@ func hostnameHelper(args []string) {
 	if len(args) == 0 || args[0] != execAsHostnameFlag {
 		return
 	}
-	err := fmt.Errorf("usage: podrunner %s NAME -- BINARY [ARGS...]", execAsHostnameFlag)
-	if len(args) >= 4 && args[1] != "" && args[2] == "--" {
-		err = execAsHostname(args[1], args[3:])
+	err := fmt.Errorf("usage: podrunner %s NAME [%s FILE] -- BINARY [ARGS...]", execAsHostnameFlag, hostsFlag)
+	if len(args) >= 2 && args[1] != "" {
+		hostname, hosts, rest := args[1], "", args[2:]
+		if len(rest) >= 2 && rest[0] == hostsFlag && rest[1] != "" {
+			hosts, rest = rest[1], rest[2:]
+		}
+		if len(rest) >= 2 && rest[0] == "--" {
+			err = execAsHostname(hostname, hosts, rest[1:])
+		}
 	}
 	// The process's log shows why the pod's process did not start.
 	fmt.Fprintf(os.Stderr, "podrunner %s: %v\n", execAsHostnameFlag, err)
@@ -89,11 +106,17 @@ func hostnameHelper(args []string) {
 }
 
 // execAsHostname names the host, which in the helper's UTS namespace is the process's
-// alone, and replaces the helper with command, which so keeps the pid podrunner started
-// and wrote to the pid file. It returns only on failure.
-func execAsHostname(hostname string, command []string) error {
+// alone, mounts hosts (when not empty) over /etc/hosts, which in the helper's mount
+// namespace only the process sees, and replaces the helper with command, which so keeps
+// the pid podrunner started and wrote to the pid file. It returns only on failure.
+func execAsHostname(hostname, hosts string, command []string) error {
 	if err := setHostname(hostname); err != nil {
 		return fmt.Errorf("set hostname %s: %w", hostname, err)
+	}
+	if hosts != "" {
+		if err := mountHosts(hosts); err != nil {
+			return fmt.Errorf("mount %s over /etc/hosts: %w", hosts, err)
+		}
 	}
 	binary, err := exec.LookPath(command[0])
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -47,6 +48,13 @@ func TestPodHostname(t *testing.T) {
 // where the process cannot get a UTS namespace of its own.
 func startUnderHostname(t *testing.T, hostname string, command ...string) (pid int, wait func() (*os.ProcessState, string)) {
 	t.Helper()
+	return startInPodNamespaces(t, &processSpec{command: command, hostname: hostname, env: []string{"PATH=/usr/bin:/bin"}})
+}
+
+// startInPodNamespaces starts spec as podrunner starts a pod's process, skipping the test
+// where the process cannot get namespaces of its own.
+func startInPodNamespaces(t *testing.T, spec *processSpec) (pid int, wait func() (*os.ProcessState, string)) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: giving a process its own hostname needs root (CAP_SYS_ADMIN for a UTS namespace); run the tests as root")
 	}
@@ -56,7 +64,7 @@ func startUnderHostname(t *testing.T, hostname string, command ...string) (pid i
 	}
 	t.Cleanup(func() { _ = logFile.Close() })
 	r := &runner{}
-	process, err := r.startProcess(&processSpec{command: command, hostname: hostname, env: []string{"PATH=/usr/bin:/bin"}}, logFile)
+	process, err := r.startProcess(spec, logFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,5 +140,24 @@ func TestSignalsReachTheProgram(t *testing.T) {
 				t.Errorf("sleep ended %v, want killed by %v", state, tt.want)
 			}
 		})
+	}
+}
+
+func TestProcessSeesTheClustersServiceNames(t *testing.T) {
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(hosts, []byte("10.1.0.7 prometheus-operated.monitoring.svc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hostHosts, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wait := startInPodNamespaces(t, &processSpec{command: []string{"/bin/cat", "/etc/hosts"}, hostname: "manager-abc", hosts: hosts,
+		env: []string{"PATH=/usr/bin:/bin"}})
+	if state, output := wait(); !state.Success() || output != "10.1.0.7 prometheus-operated.monitoring.svc\n" {
+		t.Errorf("cat /etc/hosts: %v, printed %q, want the pod's hosts file", state, output)
+	}
+	if after, _ := os.ReadFile("/etc/hosts"); !bytes.Equal(after, hostHosts) {
+		t.Errorf("the host's /etc/hosts became %q, want it left as it was", after)
 	}
 }

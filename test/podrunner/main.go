@@ -56,6 +56,12 @@
 //     BINARY ARGS...), which sets the hostname and execs the binary in its place. That
 //     needs root; otherwise processes keep the host's hostname, and podrunner logs one
 //     warning.
+//   - Service names: the process resolves name.namespace.svc (and .cluster.local) of the
+//     Services that exist when it starts, as cluster DNS would for a headless Service: to
+//     each ready endpoint's address, through an /etc/hosts of its own (the host's lines,
+//     then the Services'), mounted by the helper in a mount namespace of its own. An
+//     endpoint is listed only where it serves the Service's ports on the same numbers,
+//     since a name cannot translate a port. Like the hostname, this needs root.
 //   - kube-scheduler (the base name of command[0]) also gets --secure-port, the host port of
 //     its default secure port 10259, and --authentication-kubeconfig and
 //     --authorization-kubeconfig, which it would take from the cluster in a pod.

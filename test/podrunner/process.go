@@ -220,7 +220,10 @@ func (p *podProcess) stop() {
 type processSpec struct {
 	command []string
 	// hostname is the pod's, which the process sees as its host's.
-	hostname            string
+	hostname string
+	// hosts is the file the process sees as /etc/hosts, with the cluster's Service names;
+	// empty for the host's own.
+	hosts               string
 	env                 []string
 	readiness, liveness *httpProbe
 }
@@ -256,6 +259,10 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	hosts, err := p.writeHosts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	readiness, err := newHTTPProbe(container, container.ReadinessProbe, ports)
 	if err != nil {
 		return nil, err
@@ -267,6 +274,7 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 	return &processSpec{
 		command:  hostCommand(binary, container, mounts, ports, kubeconfig),
 		hostname: podHostname(p.pod),
+		hosts:    hosts,
 		// The container's own variables come last, so that they win over podrunner's.
 		env:       append(hostEnv(kubeconfig), env...),
 		readiness: readiness,
@@ -298,6 +306,24 @@ func hostCommand(binary string, container corev1.Container, mounts hostMounts, p
 			"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
 	}
 	return command
+}
+
+// writeHosts writes the process's /etc/hosts, with the Service names the cluster's DNS
+// would resolve for a pod, as they are when the process starts.
+func (p *podProcess) writeHosts(ctx context.Context) (string, error) {
+	hostHosts, err := os.ReadFile("/etc/hosts")
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	content, err := hostsFile(ctx, p.runner.reader, hostHosts)
+	if err != nil {
+		return "", fmt.Errorf("write /etc/hosts of the process: %w", err)
+	}
+	path, err := filepath.Abs(filepath.Join(p.dir, "hosts"))
+	if err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, content, 0o644)
 }
 
 // writeKubeconfig gives the process the identity of the pod's ServiceAccount, with a

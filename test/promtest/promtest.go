@@ -193,17 +193,29 @@ func (s *Server) start() {
 	s.exited = exited
 	command := s.command
 	go func() { _ = command.Wait(); _ = logFile.Close(); close(exited) }()
-	deadline := time.Now().Add(30 * time.Second)
+	if err := WaitReady(context.Background(), s.URL, 30*time.Second); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// WaitReady waits until the Prometheus at root (its API root URL) says it is ready, for
+// at most timeout.
+func WaitReady(ctx context.Context, root string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
-		response, err := http.Get(s.URL + "/-/ready")
+		request, err := http.NewRequestWithContext(ctx, http.MethodGet, root+"/-/ready", nil)
+		if err != nil {
+			return err
+		}
+		response, err := http.DefaultClient.Do(request)
 		if err == nil {
 			_ = response.Body.Close()
 			if response.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("prometheus did not become ready at %s", s.URL)
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("prometheus did not become ready at %s within %s", root, timeout)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
