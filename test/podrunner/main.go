@@ -73,7 +73,12 @@
 //
 // The process's output goes to pods/NAMESPACE_NAME_UIDPREFIX/process.log under --work-dir,
 // and its pid to the file pid beside it: the program's own pid, so that a test kills the
-// program (to simulate a crash, which podrunner restarts) by killing that pid.
+// program (to simulate a crash, which podrunner restarts) by killing that pid. podrunner
+// serves that output as a kubelet does (its containerLogs endpoint, over TLS on a loopback
+// port that its Nodes give as their kubelet's, with 127.0.0.1 as their address), so that
+// kubectl logs works: the current run, or --previous the one before, with --tail,
+// --limit-bytes and --follow; --timestamps and --since are refused, as no time per line is
+// kept.
 package main
 
 import (

@@ -99,6 +99,9 @@ func (r *runner) updateNodeStatus(ctx context.Context, nodeName string) error {
 		Message: "podrunner runs this node's pods as host processes", LastHeartbeatTime: now, LastTransitionTime: now,
 	}}
 	node.Status.NodeInfo.KubeletVersion = "podrunner"
+	// The API server reaches a node's kubelet (for kubectl logs) at its address and port.
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+	node.Status.DaemonEndpoints.KubeletEndpoint.Port = r.kubeletPort
 	_, err = r.clientset.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	return err
 }

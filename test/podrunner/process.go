@@ -145,7 +145,7 @@ func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts in
 		return -1, err
 	}
 	defer func() { _ = logFile.Close() }()
-	fmt.Fprintf(logFile, "==== %s podrunner starts: %s\n", time.Now().Format(time.RFC3339), strings.Join(spec.command, " "))
+	fmt.Fprintf(logFile, "%s%s%s%s\n", runStartPrefix, time.Now().Format(time.RFC3339), runStartMarker, strings.Join(spec.command, " "))
 	if info, err := logFile.Stat(); err == nil {
 		p.runLogStart = info.Size()
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,8 @@ type runner struct {
 	binaries  []imageBinary
 	// fakeReady reports pods Running and Ready without starting their processes.
 	fakeReady bool
+	// kubeletPort is where serveLogs serves the nodes' kubelet endpoint on loopback.
+	kubeletPort int32
 
 	// noUTSNamespace is set once starting a process in a UTS namespace of its own failed
 	// for want of privilege; processes then keep the host's hostname.
@@ -45,6 +48,11 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context) error {
+	port, err := r.serveLogs(ctx)
+	if err != nil {
+		return fmt.Errorf("serve the kubelet's containerLogs endpoint: %w", err)
+	}
+	r.kubeletPort = port
 	nodes := desiredNodes(r.nodeName, r.nodeCount, r.zoneCount)
 	names := make([]string, 0, len(nodes))
 	for _, node := range nodes {
