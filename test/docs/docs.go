@@ -7,12 +7,13 @@
 // A page with commands says where they run, in an HTML comment of its own:
 //
 //	<!-- test-page: demo -->      on the demo, after demo.md's steps and before its cleanup
-//	<!-- test-page: bare -->      on a cluster of their own as a reader's is before the
+//	<!-- test-page: bare -->      after the demo, on a cluster as a reader's is before the
 //	                              operator is installed (hack/demo.sh bare: no CRD, no
 //	                              operator; podrunner runs the operator's pods as the
 //	                              manager built from the checkout), with kube-prometheus
 //	                              (hack/demo.sh kube-prometheus: test/kubeprometheus says
-//	                              what of it is real), after the demo
+//	                              what of it is real); these pages share it, in path
+//	                              order, so a page may build on what an earlier one did
 //	<!-- test-page: skip: WHY --> nowhere; WHY says why they cannot run here
 //
 // A fenced block's directive is an HTML comment on the line before it:
@@ -23,7 +24,8 @@
 //	<!-- test: needs scheduler-plugins -->
 //	                              run only when the scheduler-plugins kube-scheduler is built
 //	<!-- test: before: CMD -->    run CMD first: what a reader's cluster has and the demo's
-//	                              lacks, such as a namespace
+//	                              lacks, such as a namespace, or what standins/ plays
+//	                              (what OpenShift's operator left, for migration.md)
 //	<!-- test: instead: CMD -->   run CMD in the block's place: the documented substitution
 //	                              of a value the reader chooses, such as node names
 //	<!-- test: skip: WHY -->      never run; WHY says why it cannot be here

@@ -85,34 +85,39 @@ func TestPages(t *testing.T) {
 	}
 }
 
-// TestBarePages runs the commands of each page marked bare on a cluster of its own, after
-// TestPages has stopped the demo's (they share its name and ports).
+// TestBarePages runs the commands of the pages marked bare, in path order, each in a shell
+// of its own, on a cluster they share (started after TestPages has stopped the demo's,
+// whose name and ports it takes): a page may build on what an earlier one installed, as
+// migration.md does on getting-started.md's operator.
 func TestBarePages(t *testing.T) {
 	_, barePages := otherPages(t)
+	if len(barePages) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
+	defer func() {
+		if transcript, err := runShell(context.Background(), t, "bare cluster down", []markdown.Block{bareCluster.down}); err != nil {
+			t.Errorf("stopping the bare cluster failed: %v\n%s", err, transcript)
+		}
+	}()
+	if transcript, err := runShell(ctx, t, "bare cluster up", []markdown.Block{bareCluster.up}); err != nil {
+		t.Fatalf("starting the bare cluster failed: %v\n%s", err, tail(transcript, 40))
+	}
 	for _, page := range barePages {
-		t.Run(page.file, func(t *testing.T) { runOnBareCluster(ctx, t, page) })
+		t.Run(page.file, func(t *testing.T) {
+			if transcript, err := runShell(ctx, t, page.file, append([]markdown.Block{demoShellBlock}, page.commands...)); err != nil {
+				t.Errorf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
+			}
+		})
 	}
 }
 
 // bareCluster starts a cluster as a reader's is before installing the operator, with
 // kube-prometheus (played by test/kubeprometheus), and stops it.
 var bareCluster = struct{ up, down markdown.Block }{
-	up:   markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh bare\nhack/demo.sh kube-prometheus\n" + demoShell},
+	up:   markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh bare\nhack/demo.sh kube-prometheus\n"},
 	down: markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh down\n"},
-}
-
-// runOnBareCluster runs page's commands on a cluster of their own, without the operator.
-func runOnBareCluster(ctx context.Context, t *testing.T, page page) {
-	defer func() {
-		if transcript, err := runShell(context.Background(), t, page.file+".down", []markdown.Block{bareCluster.down}); err != nil {
-			t.Errorf("stopping the bare cluster failed: %v\n%s", err, transcript)
-		}
-	}()
-	if transcript, err := runShell(ctx, t, page.file, append([]markdown.Block{bareCluster.up}, page.commands...)); err != nil {
-		t.Errorf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
-	}
 }
 
 // page is a page whose commands run on the demo after demo.md's.
