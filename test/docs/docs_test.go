@@ -97,11 +97,11 @@ func TestBarePages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	defer func() {
-		if transcript, err := runShell(context.Background(), t, "bare cluster down", []markdown.Block{bareCluster.down}); err != nil {
+		if transcript, err := runShell(context.Background(), t, "bare-cluster.down", []markdown.Block{bareCluster.down}); err != nil {
 			t.Errorf("stopping the bare cluster failed: %v\n%s", err, transcript)
 		}
 	}()
-	if transcript, err := runShell(ctx, t, "bare cluster up", []markdown.Block{bareCluster.up}); err != nil {
+	if transcript, err := runShell(ctx, t, "bare-cluster.up", []markdown.Block{bareCluster.up}); err != nil {
 		t.Fatalf("starting the bare cluster failed: %v\n%s", err, tail(transcript, 40))
 	}
 	for _, page := range barePages {
@@ -114,13 +114,14 @@ func TestBarePages(t *testing.T) {
 }
 
 // bareCluster starts a cluster as a reader's is before installing the operator, with
-// kube-prometheus (played by test/kubeprometheus), and stops it.
+// kube-prometheus (played by test/kubeprometheus), in place of any demo still running,
+// and stops it.
 var bareCluster = struct{ up, down markdown.Block }{
-	up:   markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh bare\nhack/demo.sh kube-prometheus\n"},
+	up:   markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh down\nhack/demo.sh bare\nhack/demo.sh kube-prometheus\n"},
 	down: markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh down\n"},
 }
 
-// page is a page whose commands run on the demo after demo.md's.
+// page is a page whose commands run on the demo after demo.md's, or on the bare cluster.
 type page struct {
 	file     string
 	commands []markdown.Block

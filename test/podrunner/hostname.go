@@ -107,15 +107,17 @@ func hostnameHelper(args []string) {
 
 // execAsHostname names the host, which in the helper's UTS namespace is the process's
 // alone, mounts hosts (when not empty) over /etc/hosts, which in the helper's mount
-// namespace only the process sees, and replaces the helper with command, which so keeps
+// namespace only the process sees (or says in the log why it could not), and replaces the helper with command, which so keeps
 // the pid podrunner started and wrote to the pid file. It returns only on failure.
 func execAsHostname(hostname, hosts string, command []string) error {
 	if err := setHostname(hostname); err != nil {
 		return fmt.Errorf("set hostname %s: %w", hostname, err)
 	}
 	if hosts != "" {
+		// Only a process that dials Service names needs them: one that cannot have them
+		// still runs, and its log says why names may not resolve.
 		if err := mountHosts(hosts); err != nil {
-			return fmt.Errorf("mount %s over /etc/hosts: %w", hosts, err)
+			fmt.Fprintf(os.Stderr, "podrunner %s: the process keeps the host's /etc/hosts, without the cluster's Service names: mount %s: %v\n", execAsHostnameFlag, hosts, err)
 		}
 	}
 	binary, err := exec.LookPath(command[0])
