@@ -3,6 +3,8 @@
 # Image of the operator, for deploy and build-installer: the release's own tag, so that
 # dist/install.yaml installs what the bundle does.
 IMG ?= ghcr.io/secondary-scheduler/secondary-scheduler-operator:v$(VERSION)
+# IMG without its tag or digest (its registry may have a port).
+IMG_REPOSITORY = $(shell hack/image-reference.sh repository '$(IMG)')
 
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
@@ -172,10 +174,12 @@ build-installer: manifests $(KUBECTL) ## Write dist/install.yaml: CRD, RBAC and 
 	mkdir -p dist
 	$(call installer) > dist/install.yaml
 
-# installer writes to stdout what config/default builds, with the operator's image IMG.
+# installer writes to stdout what config/default builds, with the operator's image IMG (its
+# tag or digest goes at the end of config/manager/kustomization.yaml, which its images entry ends).
 define installer
 	(tmp=$$(mktemp -d) && cp -r config $$tmp/config && \
-	sed -i 's#newName: .*#newName: $(firstword $(subst :, ,$(IMG)))#; s#newTag: .*#newTag: $(or $(word 2,$(subst :, ,$(IMG))),latest)#' $$tmp/config/manager/kustomization.yaml && \
+	sed -i '/newTag: /d; s#newName: .*#newName: $(IMG_REPOSITORY)#' $$tmp/config/manager/kustomization.yaml && \
+	hack/image-reference.sh kustomize '$(IMG)' >> $$tmp/config/manager/kustomization.yaml && \
 	$(KUBECTL) kustomize $$tmp/config/default; status=$$?; rm -rf $$tmp; exit $$status)
 endef
 
@@ -199,10 +203,10 @@ $(KUBECTL):
 # The bundle's version, and the version it replaces (empty: it replaces none).
 VERSION ?= 0.1.0
 PREVIOUS_VERSION ?=
-BUNDLE_IMG_OPERATOR ?= $(firstword $(subst :, ,$(IMG))):v$(VERSION)
+BUNDLE_IMG_OPERATOR ?= $(IMG_REPOSITORY):v$(VERSION)
 # The bundle image built from bundle.Dockerfile, which the catalog points at, and the
 # catalog image's base, which serves the catalog.
-BUNDLE_IMG ?= $(firstword $(subst :, ,$(IMG)))-bundle:v$(VERSION)
+BUNDLE_IMG ?= $(IMG_REPOSITORY)-bundle:v$(VERSION)
 OPM_IMAGE ?= quay.io/operator-framework/opm:v1.56.0
 
 .PHONY: bundle
