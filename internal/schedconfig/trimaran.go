@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
@@ -147,12 +149,16 @@ func (s MetricSource) CheckAddresses() error {
 // upstream's defaults when it has none. A plugin runs at an extension point when that
 // point enables it, whatever the point's disabled list says (which only removes default
 // plugins), or when multiPoint enables it and the point disables neither it nor "*".
-// The args of every Trimaran plugin a profile enables, at any extension point, are
-// checked, as the plugin reads them when kube-scheduler creates it: args that are not a
-// mapping, fields of a wrong type, a metricProvider.type the plugin refuses, two
-// pluginConfig entries for one plugin, and two plugin instances with a built-in
-// load-watcher (checkBuiltInLoadWatchers) are refusals (ReasonInvalidConfig): the
-// scheduler would not start. Other fields are left to the plugin, which knows them.
+// The args of every Trimaran plugin in a profile's pluginConfig are checked as
+// scheduler-plugins' kube-scheduler decodes them at start, whether a plugin is enabled or
+// not (checkArgsFields): args that are not a mapping, a field the plugin's args do not
+// have, a field of a wrong type, and two pluginConfig entries for one plugin are refusals
+// (ReasonInvalidConfig), as the scheduler would not start. Those of a plugin the profile
+// enables, at any extension point, are also checked as the plugin reads them when
+// kube-scheduler creates it: a metricProvider.type the plugin refuses, and two plugin
+// instances with a built-in load-watcher (checkBuiltInLoadWatchers), are refusals too.
+// Kubernetes' own kube-scheduler ignores args of plugins it does not have, but such a
+// configuration is wrong for the images that have them.
 func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]MetricSource, error) {
 	if config == nil {
 		return nil, nil
@@ -161,12 +167,15 @@ func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]Metr
 	for _, profile := range config.Profiles {
 		name := ptr.Deref(profile.SchedulerName, "")
 		for _, plugin := range TrimaranPlugins {
-			if !enables(profile.Plugins, plugin) {
-				continue
-			}
 			args, err := pluginArgs(profile, plugin)
 			if err != nil {
 				return nil, err
+			}
+			if err := checkArgsFields(name, plugin, args); err != nil {
+				return nil, err
+			}
+			if !enables(profile.Plugins, plugin) {
+				continue
 			}
 			source, err := decodeMetricSource(name, plugin, args)
 			if err != nil {
@@ -329,6 +338,83 @@ func checkProvider(source MetricSource, emptyWatcherAddress bool) *refusal.Error
 	return refusal.New(v1.ReasonInvalidConfig,
 		"metricProvider.type of %s is %q, which the plugin refuses, so kube-scheduler would not start; use Prometheus, KubernetesMetricsServer or SignalFx%s",
 		where, shorten(string(source.Provider)), hint)
+}
+
+// argsFieldKind is how one field of a Trimaran plugin's args decodes.
+type argsFieldKind struct {
+	// into returns a new value of the field's Go type in scheduler-plugins.
+	into func() any
+	// want says what the field must be, for a message.
+	want string
+}
+
+var (
+	stringField   = argsFieldKind{func() any { return new(string) }, "a string (put it in quotes)"}
+	boolField     = argsFieldKind{func() any { return new(bool) }, "true or false, without quotes"}
+	integerField  = argsFieldKind{func() any { return new(int64) }, "a whole number, without quotes"}
+	numberField   = argsFieldKind{func() any { return new(float64) }, "a number, without quotes"}
+	mappingField  = argsFieldKind{func() any { return new(map[string]json.RawMessage) }, "a mapping of fields"}
+	weightsField  = argsFieldKind{func() any { return new(map[string]float64) }, "a mapping of resource names to numbers, such as cpu: 0.5"}
+	requestsField = argsFieldKind{func() any { return new(map[string]resource.Quantity) }, "a mapping of resource names to quantities, such as cpu: 2000m"}
+	// typeMetaFields are the args' apiVersion and kind (metav1.TypeMeta, inline).
+	typeMetaFields = map[string]argsFieldKind{"apiVersion": stringField, "kind": stringField}
+	// trimaranSpecFields are TrimaranSpec's, inline in each Trimaran plugin's args.
+	trimaranSpecFields = map[string]argsFieldKind{"metricProvider": mappingField, "watcherAddress": stringField}
+	// metricProviderFields are MetricProviderSpec's.
+	metricProviderFields = map[string]argsFieldKind{"type": stringField, "address": stringField, "token": stringField, "insecureSkipVerify": boolField}
+)
+
+// trimaranArgsFields are the fields of each Trimaran plugin's args besides TypeMeta's and
+// TrimaranSpec's (TargetLoadPackingArgs, LoadVariationRiskBalancingArgs and
+// LowRiskOverCommitmentArgs in scheduler-plugins' apis/config/v1).
+var trimaranArgsFields = map[string]map[string]argsFieldKind{
+	"TargetLoadPacking":          {"defaultRequests": requestsField, "defaultRequestsMultiplier": stringField, "targetUtilization": integerField},
+	"LoadVariationRiskBalancing": {"safeVarianceMargin": numberField, "safeVarianceSensitivity": numberField},
+	"LowRiskOverCommitment":      {"smoothingWindowSize": integerField, "riskLimitWeights": weightsField},
+}
+
+// checkArgsFields refuses args of plugin that scheduler-plugins' kube-scheduler would not
+// decode: its decoding is strict (case-sensitive, no field the args type lacks) for every
+// plugin of a pluginConfig, enabled or not, and a field of a wrong type fails it.
+func checkArgsFields(profile, plugin string, args []byte) error {
+	fields := argsReader{profile: profile, plugin: plugin}
+	spec := fields.mapping("args", args)
+	known := map[string]argsFieldKind{}
+	for _, set := range []map[string]argsFieldKind{typeMetaFields, trimaranSpecFields, trimaranArgsFields[plugin]} {
+		maps.Copy(known, set)
+	}
+	fields.checkFields("", spec, known)
+	fields.checkFields("metricProvider.", fields.mapping("metricProvider", spec["metricProvider"]), metricProviderFields)
+	if fields.problem != nil {
+		return fields.problem
+	}
+	return nil
+}
+
+// checkFields decodes each field of a mapping, the field names prefixed with prefix,
+// keeping the first that known lacks or of a wrong type as a refusal.
+func (r *argsReader) checkFields(prefix string, mapping map[string]json.RawMessage, known map[string]argsFieldKind) {
+	for _, field := range slices.Sorted(maps.Keys(mapping)) {
+		kind, ok := known[field]
+		if !ok && r.problem == nil {
+			r.problem = refusal.New(v1.ReasonInvalidConfig,
+				"the args of plugin %s in profile %s have a field %s, which the plugin's args do not have (kube-scheduler decodes them strictly, "+
+					"names being case-sensitive, and would refuse the configuration); its fields are %s",
+				r.plugin, shorten(r.profile), usertext.Cut(prefix+field, 100), fieldList(prefix, known))
+		}
+		if ok {
+			r.decode(prefix+field, mapping[field], kind.into(), kind.want)
+		}
+	}
+}
+
+// fieldList names the fields of known, sorted, prefixed with prefix.
+func fieldList(prefix string, known map[string]argsFieldKind) string {
+	names := slices.Sorted(maps.Keys(known))
+	for i, name := range names {
+		names[i] = prefix + name
+	}
+	return strings.Join(names, ", ")
 }
 
 // argsReader decodes fields of a Trimaran plugin's args one by one, keeping the first

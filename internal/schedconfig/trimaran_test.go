@@ -95,11 +95,21 @@ func TestMetricSources(t *testing.T) {
       enabled:
       - name: PodTopologySpread
 `), nil, ""},
-		{"args of a plugin no extension point enables are ignored, bad ones too", withProfiles(`- schedulerName: packer
+		// scheduler-plugins' kube-scheduler decodes the args of every pluginConfig entry at
+		// start, enabled or not: a wrong type or field keeps it from starting. A provider the
+		// plugin refuses matters only when the plugin is created.
+		{"args of a plugin no extension point enables are decoded", withProfiles(`- schedulerName: packer
   pluginConfig:
   - name: TargetLoadPacking
     args:
       watcherAddress: 5
+`), nil, "watcherAddress of plugin TargetLoadPacking in profile packer is a number, but must be a string"},
+		{"a provider of a plugin no extension point enables is not checked", withProfiles(`- schedulerName: packer
+  pluginConfig:
+  - name: LowRiskOverCommitment
+    args:
+      smoothingWindowSize: 5
+      metricProvider: {type: Nonsense}
 `), nil, ""},
 
 		// Args left out take upstream's defaults: provider KubernetesMetricsServer.
@@ -131,10 +141,61 @@ func TestMetricSources(t *testing.T) {
 		{"SignalFx", tlpAtScore("metricProvider:\n  type: SignalFx\n  address: https://api.us1.signalfx.com\n  token: " + secretToken + "\n"),
 			[]MetricSource{{Profile: "packer", Plugin: "TargetLoadPacking", Provider: v1.SignalFxProvider, Address: "https://api.us1.signalfx.com", Token: secretToken}}, ""},
 		{"KubernetesMetricsServer written out", tlpAtScore("metricProvider:\n  type: KubernetesMetricsServer\n"), []MetricSource{kms("packer", "TargetLoadPacking")}, ""},
-		{"unknown fields are left to the plugin", tlpAtScore("metricProvider:\n  type: Prometheus\n  address: http://prom:9090\n  timeout: 5s\nfuture: [1, 2]\n"),
-			[]MetricSource{{Profile: "packer", Plugin: "TargetLoadPacking", Provider: v1.PrometheusProvider, Address: "http://prom:9090"}}, ""},
-		// Field names are case-sensitive, as in kube-scheduler: this is an unknown field.
-		{"field names are case-sensitive", tlpAtScore("WatcherAddress: http://load-watcher:2020\n"), []MetricSource{kms("packer", "TargetLoadPacking")}, ""},
+		// kube-scheduler decodes args strictly and case-sensitively: a field the args type
+		// lacks is refused, its fields named.
+		{"a field the args do not have", tlpAtScore("targetUtilisation: 60\n"), nil,
+			"the args of plugin TargetLoadPacking in profile packer have a field targetUtilisation, which the plugin's args do not have " +
+				"(kube-scheduler decodes them strictly, names being case-sensitive, and would refuse the configuration); " +
+				"its fields are apiVersion, defaultRequests, defaultRequestsMultiplier, kind, metricProvider, targetUtilization, watcherAddress"},
+		{"field names are case-sensitive", tlpAtScore("WatcherAddress: http://load-watcher:2020\n"), nil, "have a field WatcherAddress"},
+		{"a field metricProvider does not have", tlpAtScore("metricProvider:\n  type: Prometheus\n  address: http://prom:9090\n  timeout: 5s\n"), nil,
+			"have a field metricProvider.timeout, which the plugin's args do not have (kube-scheduler decodes them strictly, names being case-sensitive, " +
+				"and would refuse the configuration); its fields are metricProvider.address, metricProvider.insecureSkipVerify, metricProvider.token, metricProvider.type"},
+		{"another plugin's field", withProfiles(`- schedulerName: packer
+  plugins:
+    score:
+      enabled:
+      - name: LoadVariationRiskBalancing
+  pluginConfig:
+  - name: LoadVariationRiskBalancing
+    args:
+      targetUtilization: 60
+`), nil, "plugin LoadVariationRiskBalancing in profile packer have a field targetUtilization"},
+		{"every field of each plugin, with TypeMeta", withProfiles(`- schedulerName: packer
+  plugins:
+    multiPoint:
+      enabled:
+      - name: LowRiskOverCommitment
+  pluginConfig:
+  - name: TargetLoadPacking
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: TargetLoadPackingArgs
+      defaultRequests: {cpu: 2000m, memory: 1}
+      defaultRequestsMultiplier: "1.5"
+      targetUtilization: 60
+      watcherAddress: http://load-watcher:2020
+  - name: LoadVariationRiskBalancing
+    args:
+      safeVarianceMargin: 1
+      safeVarianceSensitivity: 0.5
+      watcherAddress: http://load-watcher:2020
+  - name: LowRiskOverCommitment
+    args:
+      smoothingWindowSize: 5
+      riskLimitWeights: {cpu: 0.5, memory: 1}
+      metricProvider: {type: Prometheus, address: http://prom:9090, token: t, insecureSkipVerify: false}
+`), []MetricSource{{Profile: "packer", Plugin: "LowRiskOverCommitment", Provider: v1.PrometheusProvider, Address: "http://prom:9090",
+			Token: "t", InsecureSkipVerify: ptr.To(false)}}, ""},
+
+		// Each field decodes into its Go type in scheduler-plugins, as at the scheduler's start.
+		{"targetUtilization in quotes", tlpAtScore("targetUtilization: \"60\"\n"), nil,
+			"targetUtilization of plugin TargetLoadPacking in profile packer is a string, but must be a whole number, without quotes"},
+		{"a fraction of a whole number", tlpAtScore("targetUtilization: 60.5\n"), nil, "targetUtilization of plugin TargetLoadPacking in profile packer is a number, but must be a whole number"},
+		{"defaultRequestsMultiplier without quotes", tlpAtScore("defaultRequestsMultiplier: 2\n"), nil,
+			"defaultRequestsMultiplier of plugin TargetLoadPacking in profile packer is a number, but must be a string (put it in quotes)"},
+		{"a request that is no quantity", tlpAtScore("defaultRequests: {cpu: 2 cores}\n"), nil,
+			"defaultRequests of plugin TargetLoadPacking in profile packer is a mapping, but must be a mapping of resource names to quantities, such as cpu: 2000m"},
 
 		// With watcherAddress, the type is not defaulted and not checked: the plugin ignores it.
 		{"watcherAddress alone", tlpAtScore("watcherAddress: http://load-watcher.lw.svc:2020\n"),
