@@ -75,6 +75,21 @@ wait_established() {
   done
 }
 
+# forget_discovery removes kubectl's cache of the API's discovery for the cluster's
+# address. kubectl keeps it per address for hours, and every cluster of this name listens
+# at the same one: a cluster made anew would be read through its predecessor's kinds, so
+# that a kind name another group also served there (OpenShift's SecondaryScheduler, say)
+# would be looked up in that group, and not be found.
+forget_discovery() {
+  local server
+  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  # kubectl names the directory after the address without its scheme, each character
+  # other than a letter, digit, _, ., /, ( or ) made an underscore.
+  server=${server#https://}
+  server=${server#http://}
+  rm -rf "${KUBECACHEDIR:-${HOME}/.kube/cache}/discovery/$(sed -E 's#[^[:alnum:]_./()]#_#g' <<<"${server}")"
+}
+
 up() {
   "${repo_root}/hack/build-control-plane.sh"
   mkdir -p "${OUTPUT_DIR}"
@@ -101,6 +116,7 @@ up() {
       --kwok-controller-binary "${CONTROL_PLANE_DIR}/kwok" \
       --wait 2m >/dev/null
   fi
+  forget_discovery
   # kubectl apply refuses an empty input ("no objects passed to apply").
   if [ "${FAKE_NODES}" -gt 0 ]; then
     fake_nodes | kubectl apply -f - >/dev/null

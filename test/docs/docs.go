@@ -24,8 +24,9 @@
 //	<!-- test: needs scheduler-plugins -->
 //	                              run only when the scheduler-plugins kube-scheduler is built
 //	<!-- test: before: CMD -->    run CMD first: what a reader's cluster has and the demo's
-//	                              lacks, such as a namespace, or what standins/ plays
-//	                              (what OpenShift's operator left, for migration.md)
+//	                              lacks, such as a namespace, or what standins/ plays:
+//	                              what OpenShift's operator left (migration.md), a crash
+//	                              (for kubectl logs --previous)
 //	<!-- test: instead: CMD -->   run CMD in the block's place: the documented substitution
 //	                              of a value the reader chooses, such as node names
 //	<!-- test: skip: WHY -->      never run; WHY says why it cannot be here
