@@ -130,15 +130,22 @@ kube_prometheus_up() {
   mkdir -p "${OUTPUT_DIR}/kube-prometheus"
   start_process kube-prometheus "${repo_root}/bin/kubeprometheus" --kubeconfig "${kubeconfig}" --demoload "${repo_root}/bin/demoload" \
     --work-dir "${OUTPUT_DIR}/kube-prometheus" --subnet "${KUBE_PROMETHEUS_SUBNET}"
-  local address="http://10.213.${KUBE_PROMETHEUS_SUBNET}.2:9090" i
+  local address="http://10.213.${KUBE_PROMETHEUS_SUBNET}.2:9090"
+  wait_for_node_load "${address}" "${OUTPUT_DIR}/kube-prometheus.log and ${OUTPUT_DIR}/kube-prometheus/"
+  log "kube-prometheus' Prometheus at ${address} (Service prometheus-operated.monitoring.svc:9090) records every node's load"
+}
+
+# wait_for_node_load waits for a minute until the Prometheus at $1 has load-watcher's
+# series, and fails pointing at the logs $2 otherwise.
+wait_for_node_load() {
+  local i
   for i in $(seq 1 60); do
-    if promtool query instant "${address}" 'instance:node_cpu:ratio' 2>/dev/null | grep -q 'instance='; then
-      log "kube-prometheus' Prometheus at ${address} (Service prometheus-operated.monitoring.svc:9090) records every node's load"
+    if promtool query instant "$1" 'instance:node_cpu:ratio' 2>/dev/null | grep -q 'instance='; then
       return
     fi
     sleep 1
   done
-  echo "kube-prometheus' Prometheus did not record the nodes' load within 60 s; see ${OUTPUT_DIR}/kube-prometheus.log and ${OUTPUT_DIR}/kube-prometheus/" >&2
+  echo "Prometheus at $1 did not report the nodes' load within 60 s; see $2" >&2
   exit 1
 }
 
@@ -200,16 +207,8 @@ scrape_configs:
 CONFIG
   start_process prometheus prometheus --config.file="${OUTPUT_DIR}/prometheus/prometheus.yml" \
     --storage.tsdb.path="${OUTPUT_DIR}/prometheus/data" --web.listen-address="${DEMO_PROMETHEUS_ADDRESS}"
-  local i
-  for i in $(seq 1 60); do
-    if promtool query instant "http://${DEMO_PROMETHEUS_ADDRESS}" 'instance:node_cpu:ratio' 2>/dev/null | grep -q 'instance='; then
-      log "Prometheus at http://${DEMO_PROMETHEUS_ADDRESS} has every node's load; give load-aware schedulers metrics.address: http://${DEMO_PROMETHEUS_ADDRESS}, or https://${DEMO_PROMETHEUS_PROXY_ADDRESS} with a token of a user who may get prometheuses/api in monitoring and the CA in ${OUTPUT_DIR}/prometheus/ca.crt"
-      return
-    fi
-    sleep 1
-  done
-  echo "Prometheus did not report the nodes' load within 60 s; see ${OUTPUT_DIR}/prometheus.log and ${OUTPUT_DIR}/demoload.log" >&2
-  exit 1
+  wait_for_node_load "http://${DEMO_PROMETHEUS_ADDRESS}" "${OUTPUT_DIR}/prometheus.log and ${OUTPUT_DIR}/demoload.log"
+  log "Prometheus at http://${DEMO_PROMETHEUS_ADDRESS} has every node's load; give load-aware schedulers metrics.address: http://${DEMO_PROMETHEUS_ADDRESS}, or https://${DEMO_PROMETHEUS_PROXY_ADDRESS} with a token of a user who may get prometheuses/api in monitoring and the CA in ${OUTPUT_DIR}/prometheus/ca.crt"
 }
 
 down() {

@@ -22,6 +22,10 @@ const (
 	runStartMarker = " podrunner starts: "
 )
 
+// containerLogsPattern is the kubelet's containerLogs endpoint, which the API server asks
+// for a pod's log.
+const containerLogsPattern = "GET /containerLogs/{namespace}/{pod}/{container}"
+
 // serveLogs serves the kubelet's containerLogs endpoint of podrunner's nodes on loopback,
 // over TLS as a kubelet does, so that kubectl logs reaches pods' processes through the API
 // server: the nodes give this port as their kubelet's and 127.0.0.1 as their address. The
@@ -29,7 +33,7 @@ const (
 // authenticates no one; loopback keeps it to this machine. It returns the port.
 func (r *runner) serveLogs(ctx context.Context) (int32, error) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", r.containerLogs)
+	mux.HandleFunc(containerLogsPattern, r.containerLogs)
 	// httptest's server is a TLS server on a loopback port with a certificate of its own,
 	// which is all a kubelet endpoint of this cluster needs.
 	server := httptest.NewUnstartedServer(mux)

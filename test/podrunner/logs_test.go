@@ -75,11 +75,7 @@ func TestContainerLogs(t *testing.T) {
 	if err := os.WriteFile(process.logPath(), []byte(twoRuns), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{pods: map[string]*podProcess{"platform/load-packer-scheduler-abc": process}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", r.containerLogs)
-	server := httptest.NewServer(mux)
-	t.Cleanup(server.Close)
+	server := serveContainerLogs(t, map[string]*podProcess{"platform/load-packer-scheduler-abc": process})
 
 	tests := []struct {
 		name, path string
@@ -125,11 +121,7 @@ func TestContainerLogsFollowsTheRunUntilItEnds(t *testing.T) {
 	if err := os.WriteFile(process.logPath(), []byte("==== T podrunner starts: x\nstarted\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{pods: map[string]*podProcess{"ns/pod": process}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", r.containerLogs)
-	server := httptest.NewServer(mux)
-	t.Cleanup(server.Close)
+	server := serveContainerLogs(t, map[string]*podProcess{"ns/pod": process})
 	response, err := http.Get(server.URL + "/containerLogs/ns/pod/manager?follow=true")
 	if err != nil {
 		t.Fatal(err)
@@ -154,4 +146,14 @@ func TestContainerLogsFollowsTheRunUntilItEnds(t *testing.T) {
 	if err != nil || string(rest) != "more\n" {
 		t.Errorf("followed %q (%v), want the run's output up to the next run's start, then the end", rest, err)
 	}
+}
+
+// serveContainerLogs serves a runner's containerLogs endpoint for pods until the test ends.
+func serveContainerLogs(t *testing.T, pods map[string]*podProcess) *httptest.Server {
+	r := &runner{pods: pods}
+	mux := http.NewServeMux()
+	mux.HandleFunc(containerLogsPattern, r.containerLogs)
+	server := httptest.NewServer(mux)
+	t.Cleanup(server.Close)
+	return server
 }
