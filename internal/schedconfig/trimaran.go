@@ -286,30 +286,36 @@ func pluginArgs(profile schedulerconfigv1.KubeSchedulerProfile, plugin string) (
 	return args, nil
 }
 
-// decodeMetricSource reads the fields of TrimaranSpec from args, case-sensitively like
-// kube-scheduler, and applies upstream's defaults.
+// trimaranSpec is TrimaranSpec of scheduler-plugins' apis/config/v1; a field left out
+// stays nil.
+type trimaranSpec struct {
+	WatcherAddress *string `json:"watcherAddress"`
+	MetricProvider struct {
+		Type               *string `json:"type"`
+		Address            *string `json:"address"`
+		Token              *string `json:"token"`
+		InsecureSkipVerify *bool   `json:"insecureSkipVerify"`
+	} `json:"metricProvider"`
+}
+
+// decodeMetricSource reads the TrimaranSpec of args that checkArgsFields accepted (so
+// every field has its name's exact case and its type) and applies upstream's defaults.
 func decodeMetricSource(profile, plugin string, args []byte) (MetricSource, error) {
-	source := MetricSource{Profile: profile, Plugin: plugin}
-	fields := argsReader{profile: profile, plugin: plugin}
-	spec := fields.mapping("args", args)
-	watcherAddress := fields.string("watcherAddress", spec["watcherAddress"])
-	provider := fields.mapping("metricProvider", spec["metricProvider"])
-	providerType := fields.string("metricProvider.type", provider["type"])
-	address := fields.string("metricProvider.address", provider["address"])
-	token := fields.string("metricProvider.token", provider["token"])
-	source.InsecureSkipVerify = fields.bool("metricProvider.insecureSkipVerify", provider["insecureSkipVerify"])
-	if fields.problem != nil {
-		return MetricSource{}, fields.problem
+	var spec trimaranSpec
+	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && string(trimmed) != "null" {
+		if err := json.Unmarshal(trimmed, &spec); err != nil {
+			return MetricSource{}, fmt.Errorf("decode the args of plugin %s in profile %s: %w", plugin, shorten(profile), err)
+		}
 	}
-	source.WatcherAddress = ptr.Deref(watcherAddress, "")
-	source.Provider = v1.MetricProvider(ptr.Deref(providerType, ""))
-	source.Address = ptr.Deref(address, "")
-	source.Token = ptr.Deref(token, "")
-	if watcherAddress == nil && source.Provider == "" {
+	provider := spec.MetricProvider
+	source := MetricSource{Profile: profile, Plugin: plugin,
+		WatcherAddress: ptr.Deref(spec.WatcherAddress, ""), Provider: v1.MetricProvider(ptr.Deref(provider.Type, "")),
+		Address: ptr.Deref(provider.Address, ""), Token: ptr.Deref(provider.Token, ""), InsecureSkipVerify: provider.InsecureSkipVerify}
+	if spec.WatcherAddress == nil && source.Provider == "" {
 		source.Provider = defaultMetricProvider
 	}
 	if source.WatcherAddress == "" {
-		if err := checkProvider(source, watcherAddress != nil); err != nil {
+		if err := checkProvider(source, spec.WatcherAddress != nil); err != nil {
 			return MetricSource{}, err
 		}
 	}
@@ -417,8 +423,8 @@ func fieldList(prefix string, known map[string]argsFieldKind) string {
 	return strings.Join(names, ", ")
 }
 
-// argsReader decodes fields of a Trimaran plugin's args one by one, keeping the first
-// one of a wrong type as a refusal. Its messages name the field and the kinds of value,
+// argsReader decodes fields of a Trimaran plugin's args one by one (checkArgsFields),
+// keeping the first one unknown or of a wrong type as a refusal. Its messages name the field and the kinds of value,
 // never the value: a token may be the one of a wrong type.
 type argsReader struct {
 	profile, plugin string
@@ -428,20 +434,8 @@ type argsReader struct {
 // mapping decodes raw as a mapping; absent or null, it is empty.
 func (r *argsReader) mapping(field string, raw []byte) map[string]json.RawMessage {
 	var fields map[string]json.RawMessage
-	r.decode(field, raw, &fields, "a mapping of fields")
+	r.decode(field, raw, &fields, mappingField.want)
 	return fields
-}
-
-func (r *argsReader) string(field string, raw []byte) *string {
-	var value *string
-	r.decode(field, raw, &value, "a string (put it in quotes)")
-	return value
-}
-
-func (r *argsReader) bool(field string, raw []byte) *bool {
-	var value *bool
-	r.decode(field, raw, &value, "true or false, without quotes")
-	return value
 }
 
 func (r *argsReader) decode(field string, raw []byte, into any, want string) {
