@@ -54,6 +54,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/crdready"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/netnshost"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
@@ -211,35 +212,26 @@ func installAPI(ctx context.Context, c client.Client) error {
 			return fmt.Errorf("create CRD %s: %w", crd.Name, err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	for _, crd := range crds {
-		for !established(ctx, c, crd.Name) {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("CRD %s is not established after 30s", crd.Name)
-			}
-			time.Sleep(200 * time.Millisecond)
+		if err := crdready.Wait(ctx, c, crd.Name, 30*time.Second); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func established(ctx context.Context, c client.Client, name string) bool {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-		return false
-	}
-	for _, condition := range crd.Status.Conditions {
-		if condition.Type == apiextensionsv1.Established && condition.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
+// prometheusServices are the Services of kube-prometheus' Prometheus that discovery and
+// users name; both route to the test host's Prometheus.
+var prometheusServices = []string{"prometheus-operated", "prometheus-k8s"}
 
-// applyObjects applies the stand-in's objects in namespace monitoring, its Services'
-// endpoints at address.
+// applyObjects applies the stand-in's objects in namespace monitoring, and for each of
+// prometheusServices an EndpointSlice naming address, where Prometheus serves.
 func applyObjects(ctx context.Context, c client.Client, address string) error {
-	for document := range strings.SplitSeq(strings.ReplaceAll(objects, "$(PROMETHEUS_ADDRESS)", address), "\n---\n") {
+	documents := strings.Split(objects, "\n---\n")
+	for _, service := range prometheusServices {
+		documents = append(documents, fmt.Sprintf(endpointSlice, service, service, address))
+	}
+	for _, document := range documents {
 		object := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(document), &object.Object); err != nil {
 			return fmt.Errorf("read the stand-in's objects: %w", err)
@@ -303,7 +295,7 @@ func syncRules(ctx context.Context, c client.Client, rulesDir string, loaded map
 }
 
 // objects are kube-prometheus' objects that the operator and load-watcher look for, in
-// namespace monitoring; $(PROMETHEUS_ADDRESS) is the Prometheus of the test host.
+// namespace monitoring, but for the Services' EndpointSlices (endpointSlice).
 const objects = `apiVersion: v1
 kind: Namespace
 metadata:
@@ -342,22 +334,6 @@ spec:
     port: 9090
     targetPort: web
 ---
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: prometheus-operated-k8s
-  namespace: monitoring
-  labels:
-    kubernetes.io/service-name: prometheus-operated
-addressType: IPv4
-endpoints:
-- addresses: ["$(PROMETHEUS_ADDRESS)"]
-  conditions: {ready: true}
-ports:
-- name: web
-  port: 9090
-  protocol: TCP
----
 apiVersion: v1
 kind: Service
 metadata:
@@ -368,22 +344,6 @@ spec:
   - name: web
     port: 9090
     targetPort: 9090
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: prometheus-k8s-k8s
-  namespace: monitoring
-  labels:
-    kubernetes.io/service-name: prometheus-k8s
-addressType: IPv4
-endpoints:
-- addresses: ["$(PROMETHEUS_ADDRESS)"]
-  conditions: {ready: true}
-ports:
-- name: web
-  port: 9090
-  protocol: TCP
 ---
 apiVersion: monitoring.coreos.com/v1
 kind: PrometheusRule
@@ -402,3 +362,21 @@ spec:
       expr: demoload_node_cpu_utilisation_ratio
     - record: instance:node_memory_utilisation:ratio
       expr: demoload_node_memory_utilisation_ratio`
+
+// endpointSlice routes the Service named by its first and second arguments to the
+// Prometheus at the address of its third, on kube-prometheus' port web.
+const endpointSlice = `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: %s-k8s
+  namespace: monitoring
+  labels:
+    kubernetes.io/service-name: %s
+addressType: IPv4
+endpoints:
+- addresses: [%q]
+  conditions: {ready: true}
+ports:
+- name: web
+  port: 9090
+  protocol: TCP`

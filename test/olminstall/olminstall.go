@@ -37,19 +37,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/olm/bundle"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/olm/csv"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/crdready"
 )
 
 // The labels OLM puts on what it creates for a CSV.
@@ -204,7 +203,7 @@ func (i *Installer) Install(ctx context.Context, b *Bundle, group OperatorGroup,
 			return fmt.Errorf("create %s %s: %w", object.GetKind(), client.ObjectKeyFromObject(object), err)
 		}
 		if object.GetKind() == "CustomResourceDefinition" {
-			if err := i.waitEstablished(ctx, object.GetName()); err != nil {
+			if err := crdready.Wait(ctx, i.Client, object.GetName(), time.Minute); err != nil {
 				return err
 			}
 		}
@@ -334,21 +333,6 @@ func (i *Installer) removeReplaced(ctx context.Context, oldCSV, namespace string
 		}
 	}
 	return nil
-}
-
-func (i *Installer) waitEstablished(ctx context.Context, name string) error {
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := i.Client.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		for _, condition := range crd.Status.Conditions {
-			if condition.Type == apiextensionsv1.Established && condition.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
 }
 
 // isNamespaced tells, for the kinds a registry+v1 bundle may hold, which live in a

@@ -93,23 +93,18 @@ spec:
       containers:
       - name: secondary-scheduler
         image: registry.k8s.io/pause:3.10
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: secondary-scheduler-system-kube-scheduler
-  ${owner}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:kube-scheduler}
-subjects: [{kind: ServiceAccount, name: secondary-scheduler, namespace: ${namespace}}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: secondary-scheduler-system-volume-scheduler
-  ${owner}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:volume-scheduler}
-subjects: [{kind: ServiceAccount, name: secondary-scheduler, namespace: ${namespace}}]
 SCHEDULER
+for role in kube-scheduler volume-scheduler; do
+  kubectl apply -f - >/dev/null <<BINDING
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: secondary-scheduler-system-${role}
+  ${owner}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:${role}"}
+subjects: [{kind: ServiceAccount, name: secondary-scheduler, namespace: ${namespace}}]
+BINDING
+done
 kubectl -n "${namespace}" rollout status deployment/secondary-scheduler --timeout=2m >/dev/null
 
 DOCS_CHECKOUT=$PWD
