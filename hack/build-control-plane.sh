@@ -9,12 +9,13 @@
 #
 # Usage: hack/build-control-plane.sh [component...]
 #   components: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl
-#   (default: all of them)
+#   metrics-server (default: all of them)
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.37.0}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.0}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+METRICS_SERVER_VERSION="${METRICS_SERVER_VERSION:-v0.8.0}"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out_dir="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
@@ -23,7 +24,7 @@ mkdir -p "${out_dir}"
 log() { printf '[control-plane] %s\n' "$*" >&2; }
 
 wanted=("$@")
-[ ${#wanted[@]} -gt 0 ] || wanted=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl)
+[ ${#wanted[@]} -gt 0 ] || wanted=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl metrics-server)
 
 want() { local c; for c in "${wanted[@]}"; do [ "$c" = "$1" ] && return 0; done; return 1; }
 missing() { [ ! -x "${out_dir}/$1" ]; }
@@ -98,7 +99,19 @@ build_kwok() {
   done
 }
 
+# metrics-server serves kubectl top; kwokctl runs it as a process of the cluster
+# (hack/local-cluster.sh with METRICS_SERVER=true). Its version is read from client-go's,
+# as its own Makefile sets it.
+build_metrics_server() {
+  want metrics-server && missing metrics-server || return 0
+  log "installing metrics-server ${METRICS_SERVER_VERSION}"
+  GOBIN="${out_dir}" CGO_ENABLED=0 go install -trimpath \
+    -ldflags "-s -w -X k8s.io/client-go/pkg/version.gitVersion=${METRICS_SERVER_VERSION}" \
+    "sigs.k8s.io/metrics-server/cmd/metrics-server@${METRICS_SERVER_VERSION}"
+}
+
 build_etcd
 build_kubernetes
 build_kwok
+build_metrics_server
 log "ready in ${out_dir}"

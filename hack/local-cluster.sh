@@ -11,6 +11,8 @@
 #   KUBE_APISERVER_ARGS (space-separated key=value flags added to kube-apiserver's, for a
 #   cluster that lacks an API, as an older one does)
 #   KUBE_CONTROLLER_MANAGER_ARGS (the same for kube-controller-manager's)
+#   METRICS_SERVER (default false; true runs metrics-server, for kubectl top: it reads the
+#   scheduler pods' use from podrunner, which measures their processes)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,6 +26,7 @@ FAKE_NODE_MEMORY="${FAKE_NODE_MEMORY:-16Gi}"
 APPLY_CRD="${APPLY_CRD:-true}"
 KUBE_APISERVER_ARGS="${KUBE_APISERVER_ARGS:-}"
 KUBE_CONTROLLER_MANAGER_ARGS="${KUBE_CONTROLLER_MANAGER_ARGS:-}"
+METRICS_SERVER="${METRICS_SERVER:-false}"
 
 export KWOK_WORKDIR="${OUTPUT_DIR}/kwok"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"
@@ -90,6 +93,22 @@ forget_discovery() {
   rm -rf "${KUBECACHEDIR:-${HOME}/.kube/cache}/discovery/$(sed -E 's#[^[:alnum:]_./()]#_#g' <<<"${server}")"
 }
 
+# metrics_server_config writes, and names, the kwokctl options that make the metrics API
+# from hack/metrics-server (kwokctl would download metrics-server's release manifest) with
+# this control plane's kubectl. kwokctl takes them as absolute paths.
+metrics_server_config() {
+  local config="${OUTPUT_DIR}/kwokctl-metrics-server.yaml"
+  cat >"${config}" <<CONFIG
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  kubectlBinary: ${CONTROL_PLANE_DIR}/kubectl
+  metricsServerManifests:
+  - ${repo_root}/hack/metrics-server
+CONFIG
+  echo "${config}"
+}
+
 up() {
   "${repo_root}/hack/build-control-plane.sh"
   mkdir -p "${OUTPUT_DIR}"
@@ -105,6 +124,22 @@ up() {
     for arg in ${KUBE_CONTROLLER_MANAGER_ARGS}; do
       extra_args+=(--extra-args "kube-controller-manager=${arg}")
     done
+    if [ "${METRICS_SERVER}" = true ]; then
+      extra_args+=(--enable metrics-server --metrics-server-binary "${CONTROL_PLANE_DIR}/metrics-server"
+        --config "$(metrics_server_config)")
+      # The aggregation layer proxies the metrics API to metrics-server with the admin's
+      # certificate (kwokctl's --proxy-client-cert-file). Trusting that certificate's
+      # name, from the cluster's CA, for the request headers lets metrics-server
+      # authorize the user the request is for, as on a real cluster. It also lets
+      # kube-scheduler, which delegates authentication, stop logging every 10 s that the
+      # request-header CA is missing, which a reader of its log would take for a fault.
+      local pki="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/pki" header
+      extra_args+=(--extra-args "kube-apiserver=requestheader-client-ca-file=${pki}/ca.crt"
+        --extra-args "kube-apiserver=requestheader-allowed-names=kwok-admin")
+      for header in username-headers=X-Remote-User group-headers=X-Remote-Group extra-headers-prefix=X-Remote-Extra-; do
+        extra_args+=(--extra-args "kube-apiserver=requestheader-${header}")
+      done
+    fi
     "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary "${extra_args[@]}" \
       --config "${repo_root}/hack/kwokctl-config.yaml" \
       --kube-audit-policy "${repo_root}/hack/audit-policy.yaml" \

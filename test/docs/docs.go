@@ -26,7 +26,8 @@
 //	<!-- test: before: CMD -->    run CMD first: what a reader's cluster has and the demo's
 //	                              lacks, such as a namespace, or what standins/ plays:
 //	                              what OpenShift's operator left (migration.md), a crash
-//	                              (for kubectl logs --previous)
+//	                              (for kubectl logs --previous), or a wait for what a reader
+//	                              waits for unprompted (metrics-server's first scrapes)
 //	<!-- test: instead: CMD -->   run CMD in the block's place: the documented substitution
 //	                              of a value the reader chooses, such as node names
 //	<!-- test: skip: WHY -->      never run; WHY says why it cannot be here

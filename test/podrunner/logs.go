@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"time"
@@ -25,30 +23,6 @@ const (
 // containerLogsPattern is the kubelet's containerLogs endpoint, which the API server asks
 // for a pod's log.
 const containerLogsPattern = "GET /containerLogs/{namespace}/{pod}/{container}"
-
-// serveLogs serves the kubelet's containerLogs endpoint of podrunner's nodes on loopback,
-// over TLS as a kubelet does, so that kubectl logs reaches pods' processes through the API
-// server: the nodes give this port as their kubelet's and 127.0.0.1 as their address. The
-// local cluster's API server presents no client certificate to kubelets, so the endpoint
-// authenticates no one; loopback keeps it to this machine. It returns the port.
-func (r *runner) serveLogs(ctx context.Context) (int32, error) {
-	mux := http.NewServeMux()
-	mux.HandleFunc(containerLogsPattern, r.containerLogs)
-	// httptest's server is a TLS server on a loopback port with a certificate of its own,
-	// which is all a kubelet endpoint of this cluster needs.
-	server := httptest.NewUnstartedServer(mux)
-	server.StartTLS()
-	go func() {
-		<-ctx.Done()
-		server.Close()
-	}()
-	_, port, err := net.SplitHostPort(server.Listener.Addr().String())
-	if err != nil {
-		return 0, err
-	}
-	number, err := strconv.ParseInt(port, 10, 32)
-	return int32(number), err
-}
 
 // logOptions are the kubelet's containerLogs query parameters podrunner honours.
 type logOptions struct {

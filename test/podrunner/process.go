@@ -46,6 +46,15 @@ type podProcess struct {
 	// runLogStart is where the output of the last run starts in the log file: a
 	// terminated container's message is taken from its own output only.
 	runLogStart int64
+	// current is the run of the process now running, nil between runs: what the
+	// kubelet's resource metrics measure.
+	current atomic.Pointer[processRun]
+}
+
+// processRun is one run of a pod's process.
+type processRun struct {
+	pid     int
+	started time.Time
 }
 
 func newPodProcess(r *runner, pod *corev1.Pod, cancel context.CancelFunc) *podProcess {
@@ -159,6 +168,8 @@ func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts in
 		klog.ErrorS(err, "write pid file", "pod", p.pod.Namespace+"/"+p.pod.Name)
 	}
 	started := metav1.Now()
+	p.current.Store(&processRun{pid: process.Process.Pid, started: started.Time})
+	defer p.current.Store(nil)
 	exited := make(chan error, 1)
 	go func() { exited <- process.Wait() }()
 	probes := newProbeRun(spec.readiness, spec.liveness, started.Time)

@@ -35,7 +35,7 @@ type runner struct {
 	binaries  []imageBinary
 	// fakeReady reports pods Running and Ready without starting their processes.
 	fakeReady bool
-	// kubeletPort is where serveLogs serves the nodes' kubelet endpoint on loopback.
+	// kubeletPort is where serveKubelet serves the nodes' kubelet endpoint on loopback.
 	kubeletPort int32
 
 	// noUTSNamespace is set once starting a process in a UTS namespace of its own failed
@@ -48,9 +48,9 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context) error {
-	port, err := r.serveLogs(ctx)
+	port, err := r.serveKubelet(ctx)
 	if err != nil {
-		return fmt.Errorf("serve the kubelet's containerLogs endpoint: %w", err)
+		return fmt.Errorf("serve the kubelet's endpoint: %w", err)
 	}
 	r.kubeletPort = port
 	nodes := desiredNodes(r.nodeName, r.nodeCount, r.zoneCount)
