@@ -99,7 +99,7 @@ test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest)
 	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... ./internal/admission/... ./internal/metricsauth/... ./test/rbacproxy/... -count=1 -timeout 20m
 
 .PHONY: test-docs
-test-docs: ## Run the docs on the demo's cluster (make demo, as a reader would; stops a demo already running): docs/demo.md command by command, then the commands of every page marked <!-- test-page: demo -->, then every Kubernetes object of README.md and docs/ through its API server (server-side dry run); then the commands of every page marked <!-- test-page: bare --> on a cluster without the operator, with kube-prometheus played by test/kubeprometheus (needs root).
+test-docs: ## Run the docs on the demo's cluster (make demo, as a reader would; stops a demo already running): docs/demo.md command by command, then the commands of every page marked <!-- test-page: demo -->, then every Kubernetes object of README.md and docs/ through its API server (server-side dry run); then the commands of every page marked <!-- test-page: bare --> on a cluster without the operator, with kube-prometheus played by test/kubeprometheus (needs root); then those of every page marked <!-- test-page: checkout --> in a copy of the checkout, which they must leave unchanged.
 	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags docs ./test/docs/ -count=1 -timeout 45m -v
 
 .PHONY: test-e2e

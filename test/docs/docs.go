@@ -14,6 +14,8 @@
 //	                              (hack/demo.sh kube-prometheus: test/kubeprometheus says
 //	                              what of it is real); these pages share it, in path
 //	                              order, so a page may build on what an earlier one did
+//	<!-- test-page: checkout -->  a developer's commands, in a copy of the checkout of the
+//	                              page's own, which they must leave unchanged
 //	<!-- test-page: skip: WHY --> nowhere; WHY says why they cannot run here
 //
 // A fenced block's directive is an HTML comment on the line before it:
@@ -22,14 +24,25 @@
 //	<!-- test: cleanup -->        demo.md: run after the other pages
 //	<!-- test: teardown -->       demo.md: run last, also after a failure
 //	<!-- test: needs scheduler-plugins -->
-//	                              run only when the scheduler-plugins kube-scheduler is built
+//	                              run only when the scheduler-plugins kube-scheduler is built;
+//	                              "needs scheduler-plugins; OTHER" adds one other directive
 //	<!-- test: before: CMD -->    run CMD first: what a reader's cluster has and the demo's
 //	                              lacks, such as a namespace, or what standins/ plays:
 //	                              what OpenShift's operator left (migration.md), a crash
 //	                              (for kubectl logs --previous), or a wait for what a reader
 //	                              waits for unprompted (metrics-server's first scrapes)
+//	<!-- test: with: VALUES -->   run the block in a subshell that sets VALUES first, such as
+//	                              NAME=load-variation for a command that needs what only that
+//	                              resource has: the values hold for this block only
+//	<!-- test: bare: CMD -->      on a demo page, a block that needs what only an installed
+//	                              operator has (its ServiceAccount, its pod's log): it runs
+//	                              after the bare pages, on their cluster, CMD first (the
+//	                              page's values as a reader there sets them)
 //	<!-- test: instead: CMD -->   run CMD in the block's place: the documented substitution
 //	                              of a value the reader chooses, such as node names
+//	<!-- test: make test runs it -->
+//	                              a block that is make T, with T a prerequisite of make test
+//	                              (checked): not run twice
 //	<!-- test: skip: WHY -->      never run; WHY says why it cannot be here
 package docs
 

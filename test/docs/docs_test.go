@@ -55,7 +55,7 @@ func TestPages(t *testing.T) {
 	if len(byStage["setup"]) == 0 || len(byStage["teardown"]) == 0 {
 		t.Fatalf("%s has no setup or teardown block", demoPage)
 	}
-	pages, _ := otherPages(t)
+	pages := otherPages(t)[onDemo]
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {
@@ -70,9 +70,9 @@ func TestPages(t *testing.T) {
 		t.Fatalf("%s failed at %s: %v\n%s", demoPage, lastBlock(transcript), err, tail(transcript, 60))
 	}
 	for _, page := range pages {
-		t.Run(page.file, func(t *testing.T) {
-			if transcript, err := runShell(ctx, t, page.file, append([]markdown.Block{demoShellBlock}, page.commands...)); err != nil {
-				t.Errorf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
+		t.Run(page.name(), func(t *testing.T) {
+			if transcript, err := runShell(ctx, t, page.name(), append([]markdown.Block{demoShellBlock}, page.commands...)); err != nil {
+				t.Errorf("%s failed at %s: %v\n%s", page.name(), lastBlock(transcript), err, tail(transcript, 40))
 			}
 		})
 	}
@@ -90,7 +90,7 @@ func TestPages(t *testing.T) {
 // whose name and ports it takes): a page may build on what an earlier one installed, as
 // migration.md does on getting-started.md's operator.
 func TestBarePages(t *testing.T) {
-	_, barePages := otherPages(t)
+	barePages := otherPages(t)[onBare]
 	if len(barePages) == 0 {
 		return
 	}
@@ -105,9 +105,9 @@ func TestBarePages(t *testing.T) {
 		t.Fatalf("starting the bare cluster failed: %v\n%s", err, tail(transcript, 40))
 	}
 	for _, page := range barePages {
-		t.Run(page.file, func(t *testing.T) {
-			if transcript, err := runShell(ctx, t, page.file, append([]markdown.Block{demoShellBlock}, page.commands...)); err != nil {
-				t.Errorf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
+		t.Run(page.name(), func(t *testing.T) {
+			if transcript, err := runShell(ctx, t, page.name(), append([]markdown.Block{demoShellBlock}, page.commands...)); err != nil {
+				t.Errorf("%s failed at %s: %v\n%s", page.name(), lastBlock(transcript), err, tail(transcript, 40))
 			}
 		})
 	}
@@ -121,20 +121,42 @@ var bareCluster = struct{ up, down markdown.Block }{
 	down: markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh down\n"},
 }
 
-// page is a page whose commands run on the demo after demo.md's, or on the bare cluster.
+// page is a page whose commands run on the demo after demo.md's, on the bare cluster or in
+// a copy of the checkout.
 type page struct {
 	file     string
 	commands []markdown.Block
+	// part names the blocks that run here of a page that runs elsewhere: bare for a demo
+	// page's bare: blocks. Empty when they are all of the page's.
+	part string
 }
 
-// otherPages are the pages of README.md and docs/ other than demo.md that run on the demo,
-// and those that run on a bare cluster, in path order. A page with commands and no
-// test-page directive fails the test: every command is either run or said why not.
-func otherPages(t *testing.T) (onDemo, onBare []page) {
+// name names the page, or its part, in subtests and transcripts.
+func (p page) name() string {
+	if p.part == "" {
+		return p.file
+	}
+	return p.file + "#" + p.part
+}
+
+// Where a page's commands run, as its test-page directive says.
+const (
+	onDemo     = "demo"
+	onBare     = "bare"
+	onCheckout = "checkout"
+)
+
+// otherPages are the pages of README.md and docs/ other than demo.md, in path order, by
+// where their commands run; on the bare cluster, after the bare pages, the blocks of demo
+// pages marked bare: (a page of its own each). A page with commands and no test-page
+// directive fails the test: every command is either run or said why not.
+func otherPages(t *testing.T) map[string][]page {
 	files, err := markdownFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
+	pages := map[string][]page{}
+	var bareLater []page
 	for _, file := range files {
 		if file == demoPage {
 			continue
@@ -143,13 +165,17 @@ func otherPages(t *testing.T) (onDemo, onBare []page) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var commands []markdown.Block
+		var commands, bareCommands []markdown.Block
 		for _, s := range snippets {
-			if s.Language == "sh" {
+			switch {
+			case s.Language != "sh":
+			case strings.HasPrefix(s.Directive, bareDirective):
+				bareCommands = append(bareCommands, s)
+			default:
 				commands = append(commands, s)
 			}
 		}
-		if len(commands) == 0 {
+		if len(commands)+len(bareCommands) == 0 {
 			continue
 		}
 		directive, err := markdown.PageDirective(filepath.Join(repoRoot, file))
@@ -158,23 +184,79 @@ func otherPages(t *testing.T) (onDemo, onBare []page) {
 		}
 		switch why, skipped := strings.CutPrefix(directive, "skip:"); {
 		case skipped:
-			t.Logf("%s: its %d commands are not run: %s", file, len(commands), strings.TrimSpace(why))
-		case directive == "demo":
-			onDemo = append(onDemo, page{file: file, commands: commands})
-		case directive == "bare":
-			onBare = append(onBare, page{file: file, commands: commands})
+			t.Logf("%s: its %d commands are not run: %s", file, len(commands)+len(bareCommands), strings.TrimSpace(why))
+		case directive == onDemo:
+			pages[onDemo] = append(pages[onDemo], page{file: file, commands: commands})
+			// Its blocks that need what only an installed operator has run after the bare pages.
+			if len(bareCommands) > 0 {
+				bareLater = append(bareLater, page{file: file, commands: bareCommands, part: "bare"})
+			}
+		case directive == onBare || directive == onCheckout:
+			pages[directive] = append(pages[directive], page{file: file, commands: append(commands, bareCommands...)})
 		default:
-			t.Errorf("%s has commands and no <!-- test-page: demo, bare or skip: WHY --> (it says %q)", file, directive)
+			t.Errorf("%s has commands and no <!-- test-page: demo, bare, checkout or skip: WHY --> (it says %q)", file, directive)
 		}
 	}
-	return onDemo, onBare
+	pages[onBare] = append(pages[onBare], bareLater...)
+	return pages
 }
 
-// runShell runs blocks in one bash, so that what one exports the next sees, stopping at
-// the first command that fails; the transcript names each block before its output and is
-// kept in _output/docs/NAME.transcript. Each block's directive decides whether and how it
-// runs.
+// TestCheckoutPages runs the commands of the pages marked checkout, a developer's
+// (regenerate, update the golden files, run tests), each page in a copy of this checkout of
+// its own: its files, committed or not, without what git ignores but bin/, which the copy
+// shares. They must leave the copy as it was: on a checkout whose generated and golden
+// files are current, as every commit's must be, regenerating changes nothing.
+func TestCheckoutPages(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	for _, page := range otherPages(t)[onCheckout] {
+		t.Run(page.file, func(t *testing.T) {
+			dir := copyCheckout(ctx, t)
+			if transcript, err := runShellIn(ctx, t, dir, page.file, page.commands); err != nil {
+				t.Fatalf("%s failed at %s: %v\n%s", page.file, lastBlock(transcript), err, tail(transcript, 40))
+			}
+			status, err := exec.CommandContext(ctx, "git", "-C", dir, "status", "--porcelain").CombinedOutput()
+			if err != nil || len(status) > 0 {
+				t.Errorf("%s's commands changed the checkout (%v): generated or golden files are stale, or a command writes what it should not:\n%s", page.file, err, status)
+			}
+		})
+	}
+}
+
+// copyCheckout copies the checkout's files, committed or not and without what git ignores,
+// into a directory of the test's, links bin/ (the tools and the control plane, built once)
+// and commits the copy, so that git diff there shows what the commands change.
+func copyCheckout(ctx context.Context, t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repoRoot, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// --ignore-failed-read: a file deleted and not yet committed is listed, and absent.
+	script := `git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C "$1"
+ln -s "$PWD/bin" "$1/bin"
+cd "$1"
+git init -q
+git add -A
+git -c user.name=docs-test -c user.email=docs-test@localhost commit -qm "the checkout under test"
+`
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script, "copy-checkout", dir)
+	cmd.Dir = repoRoot
+	if output, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("copy the checkout: %v\n%s", err, output)
+	}
+	return dir
+}
+
+// runShell runs blocks in the checkout as runShellIn does.
 func runShell(ctx context.Context, t *testing.T, name string, blocks []markdown.Block) (string, error) {
+	return runShellIn(ctx, t, repoRoot, name, blocks)
+}
+
+// runShellIn runs blocks in one bash in dir, so that what one exports the next sees,
+// stopping at the first command that fails; the transcript names each block before its
+// output and is kept in _output/docs/NAME.transcript. Each block's directive decides
+// whether and how it runs.
+func runShellIn(ctx context.Context, t *testing.T, dir, name string, blocks []markdown.Block) (string, error) {
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
 	for _, block := range blocks {
@@ -184,7 +266,7 @@ func runShell(ctx context.Context, t *testing.T, name string, blocks []markdown.
 		}
 	}
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
-	cmd.Dir = repoRoot
+	cmd.Dir = dir
 	cmd.Env = readerEnvironment()
 	cmd.WaitDelay = 10 * time.Second
 	var output bytes.Buffer
@@ -194,28 +276,71 @@ func runShell(ctx context.Context, t *testing.T, name string, blocks []markdown.
 	return output.String(), err
 }
 
+// needsSchedulerPlugins is the directive of a block that runs only with the
+// scheduler-plugins kube-scheduler; "needs scheduler-plugins; OTHER" adds another directive.
+const needsSchedulerPlugins = "needs scheduler-plugins"
+
+// bareDirective is the prefix of the directive of a demo page's block that runs on the bare cluster.
+const bareDirective = "bare:"
+
+// makeTestRunsIt is the directive of a block that is one make target that make test runs
+// itself, before this test: running it here again would only double its time.
+const makeTestRunsIt = "make test runs it"
+
+// makeTestTargets are the prerequisites of the Makefile's test target, those it always runs
+// and those it runs in CI.
+func makeTestTargets(t *testing.T) []string {
+	makefile, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(makefile), "\n") {
+		if rule, ok := strings.CutPrefix(line, "test:"); ok {
+			rule, _, _ = strings.Cut(rule, "##")
+			return strings.FieldsFunc(rule, func(r rune) bool { return strings.ContainsRune(" \t$(),", r) })
+		}
+	}
+	t.Fatal("the Makefile has no test target")
+	return nil
+}
+
 // commandsOf is what runs for block, by its directive, and whether anything does.
 func commandsOf(t *testing.T, block markdown.Block) (string, bool) {
 	directive := block.Directive
-	switch {
-	case directive == "" || directive == "setup" || directive == "cleanup" || directive == "teardown":
-		return block.Body, true
-	case directive == "needs scheduler-plugins":
+	if rest, ok := strings.CutPrefix(directive, needsSchedulerPlugins); ok {
 		if !schedulerPluginsBuilt() {
 			t.Logf("%s is not run: it needs the scheduler-plugins kube-scheduler (make scheduler-plugins), which is not built", block.Where())
 			return "", false
 		}
+		directive = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ";"))
+	}
+	command := func(prefix string) string { return strings.TrimSpace(strings.TrimPrefix(directive, prefix)) }
+	switch {
+	case directive == "" || directive == "setup" || directive == "cleanup" || directive == "teardown":
 		return block.Body, true
 	case strings.HasPrefix(directive, "skip:"):
 		why, _ := block.Skipped()
 		t.Logf("%s is not run: %s", block.Where(), why)
 		return "", false
+	case directive == makeTestRunsIt:
+		target, ok := strings.CutPrefix(strings.TrimSpace(block.Body), "make ")
+		if !ok || !slices.Contains(makeTestTargets(t), target) {
+			t.Errorf("%s says make test runs it, but it is not make T with T a prerequisite of make test: %q", block.Where(), block.Body)
+		} else {
+			t.Logf("%s is not run here: make test runs target %s itself", block.Where(), target)
+		}
+		return "", false
 	case strings.HasPrefix(directive, "before:"):
-		return strings.TrimSpace(strings.TrimPrefix(directive, "before:")) + "\n" + block.Body, true
+		return command("before:") + "\n" + block.Body, true
+	case strings.HasPrefix(directive, bareDirective):
+		return command(bareDirective) + "\n" + block.Body, true
+	case strings.HasPrefix(directive, "with:"):
+		// A subshell, so that the values hold for this block only.
+		return "(\n" + command("with:") + "\n" + block.Body + ")\n", true
 	case strings.HasPrefix(directive, "instead:"):
-		return strings.TrimSpace(strings.TrimPrefix(directive, "instead:")) + "\n", true
+		return command("instead:") + "\n", true
 	}
-	t.Errorf("%s: unknown directive %q (setup, cleanup, teardown, needs scheduler-plugins, before: CMD, instead: CMD, skip: WHY)", block.Where(), directive)
+	t.Errorf("%s: unknown directive %q (setup, cleanup, teardown, needs scheduler-plugins[; OTHER], before: CMD, with: VALUES, bare: CMD, instead: CMD, make test runs it, skip: WHY)", block.Where(), block.Directive)
 	return "", false
 }
 
