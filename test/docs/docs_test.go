@@ -169,7 +169,7 @@ func otherPages(t *testing.T) map[string][]page {
 		for _, s := range snippets {
 			switch {
 			case s.Language != "sh":
-			case strings.HasPrefix(s.Directive, bareDirective):
+			case strings.HasPrefix(withoutNeeds(s.Directive), bareDirective):
 				bareCommands = append(bareCommands, s)
 			default:
 				commands = append(commands, s)
@@ -288,7 +288,8 @@ const bareDirective = "bare:"
 const makeTestRunsIt = "make test runs it"
 
 // makeTestTargets are the prerequisites of the Makefile's test target, those it always runs
-// and those it runs in CI.
+// and those it runs in CI (inside $(if $(CI),...), whose function and variable names are
+// left out).
 func makeTestTargets(t *testing.T) []string {
 	makefile, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
 	if err != nil {
@@ -297,22 +298,30 @@ func makeTestTargets(t *testing.T) []string {
 	for _, line := range strings.Split(string(makefile), "\n") {
 		if rule, ok := strings.CutPrefix(line, "test:"); ok {
 			rule, _, _ = strings.Cut(rule, "##")
-			return strings.FieldsFunc(rule, func(r rune) bool { return strings.ContainsRune(" \t$(),", r) })
+			words := strings.FieldsFunc(rule, func(r rune) bool { return strings.ContainsRune(" \t$(),", r) })
+			return slices.DeleteFunc(words, func(word string) bool { return word == "if" || strings.ToLower(word) != word })
 		}
 	}
 	t.Fatal("the Makefile has no test target")
 	return nil
 }
 
+// withoutNeeds is directive without its needs scheduler-plugins part: the other directive
+// it may carry, or none.
+func withoutNeeds(directive string) string {
+	rest, ok := strings.CutPrefix(directive, needsSchedulerPlugins)
+	if !ok {
+		return directive
+	}
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ";"))
+}
+
 // commandsOf is what runs for block, by its directive, and whether anything does.
 func commandsOf(t *testing.T, block markdown.Block) (string, bool) {
-	directive := block.Directive
-	if rest, ok := strings.CutPrefix(directive, needsSchedulerPlugins); ok {
-		if !schedulerPluginsBuilt() {
-			t.Logf("%s is not run: it needs the scheduler-plugins kube-scheduler (make scheduler-plugins), which is not built", block.Where())
-			return "", false
-		}
-		directive = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ";"))
+	directive := withoutNeeds(block.Directive)
+	if directive != block.Directive && !schedulerPluginsBuilt() {
+		t.Logf("%s is not run: it needs the scheduler-plugins kube-scheduler (make scheduler-plugins), which is not built", block.Where())
+		return "", false
 	}
 	command := func(prefix string) string { return strings.TrimSpace(strings.TrimPrefix(directive, prefix)) }
 	switch {
@@ -486,4 +495,38 @@ func servedKind(served, apiVersion, kind string) bool {
 		}
 	}
 	return false
+}
+
+// TestCommandsOf checks what each directive runs, without a cluster.
+func TestCommandsOf(t *testing.T) {
+	plugins := schedulerPluginsBuilt()
+	tests := []struct {
+		directive, body string
+		want            string
+		run             bool
+	}{
+		{"", "kubectl get pods\n", "kubectl get pods\n", true},
+		{"before: hack/x.sh", "kubectl get pods\n", "hack/x.sh\nkubectl get pods\n", true},
+		{"bare: NS=platform", "kubectl auth can-i get pods -n \"$NS\"\n", "NS=platform\nkubectl auth can-i get pods -n \"$NS\"\n", true},
+		{"with: NAME=load-variation", "echo \"$NAME\"\n", "(\nNAME=load-variation\necho \"$NAME\"\n)\n", true},
+		{"instead: NS=demo", "NS=platform\n", "NS=demo\n", true},
+		{"skip: needs docker", "docker run x\n", "", false},
+		{"make test runs it", "make test-integration\n", "", false},
+		{"needs scheduler-plugins", "kubectl wait\n", "kubectl wait\n", plugins},
+		{"needs scheduler-plugins; with: NAME=x", "echo\n", "(\nNAME=x\necho\n)\n", plugins},
+	}
+	for _, tt := range tests {
+		t.Run(tt.directive, func(t *testing.T) {
+			got, run := commandsOf(t, markdown.Block{File: "page.md", Line: 1, Directive: tt.directive, Body: tt.body})
+			if !tt.run {
+				tt.want = ""
+			}
+			if got != tt.want || run != tt.run {
+				t.Errorf("runs %q (%v), want %q (%v)", got, run, tt.want, tt.run)
+			}
+		})
+	}
+	if !slices.Contains(makeTestTargets(t), "test-integration") || slices.Contains(makeTestTargets(t), "if") {
+		t.Errorf("make test's targets are read as %q, want test-integration among them and no make function", makeTestTargets(t))
+	}
 }
