@@ -78,7 +78,9 @@
 // port that its Nodes give as their kubelet's, with 127.0.0.1 as their address), so that
 // kubectl logs works: the current run, or --previous the one before, with --tail,
 // --limit-bytes and --follow; --timestamps and --since are refused, as no time per line is
-// kept.
+// kept. On the same port it serves the kubelet's resource metrics (/metrics/resource): each
+// running process's CPU time and resident memory, read from /proc, and the host's use as
+// its nodes', so that metrics-server, where the cluster runs one, makes kubectl top work.
 package main
 
 import (
