@@ -96,8 +96,8 @@ operator_restart() {
 cluster_up() {
   log "Building the control plane into bin/ (the first time takes several minutes; later runs reuse it)"
   "${repo_root}/hack/build-control-plane.sh"
-  log "Starting a local cluster (kwok, binary runtime, with metrics-server for kubectl top)"
-  METRICS_SERVER=true "${repo_root}/hack/local-cluster.sh" up
+  log "Starting a local cluster (kwok, binary runtime)"
+  "${repo_root}/hack/local-cluster.sh" up
   log "Building and starting podrunner (runs scheduler and operator pods as processes)"
   mkdir -p "${repo_root}/bin"
   (cd "${repo_root}" && go build -o bin/manager . && go build -o bin/podrunner ./test/podrunner && go build -o bin/pause ./test/pause)
@@ -150,7 +150,8 @@ wait_for_node_load() {
 }
 
 up() {
-  cluster_up
+  # The demo's cluster runs metrics-server, for kubectl top; the bare one does not need it.
+  METRICS_SERVER=true cluster_up
   log "Starting the operator"
   start_operator
   log "Creating the SecondaryScheduler bin-packing in namespace demo"
