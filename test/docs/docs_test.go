@@ -62,6 +62,7 @@ func TestPages(t *testing.T) {
 		// The teardown runs whatever happened, with a context of its own.
 		teardownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
+		keepClusterLogs(teardownCtx, t, "demo-cluster")
 		if transcript, err := runShell(teardownCtx, t, "teardown", byStage["teardown"]); err != nil {
 			t.Errorf("teardown failed: %v\n%s", err, transcript)
 		}
@@ -97,6 +98,7 @@ func TestBarePages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	defer func() {
+		keepClusterLogs(context.Background(), t, "bare-cluster")
 		if transcript, err := runShell(context.Background(), t, "bare-cluster.down", []markdown.Block{bareCluster.down}); err != nil {
 			t.Errorf("stopping the bare cluster failed: %v\n%s", err, transcript)
 		}
@@ -119,6 +121,27 @@ func TestBarePages(t *testing.T) {
 var bareCluster = struct{ up, down markdown.Block }{
 	up:   markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh down\nhack/demo.sh bare\nhack/demo.sh kube-prometheus\n"},
 	down: markdown.Block{File: "the test's bare cluster", Body: "hack/demo.sh down\n"},
+}
+
+// keepClusterLogs copies, when the test failed, the local cluster's logs (its components',
+// the audit log, the operator's and podrunner's) into _output/docs/NAME-logs, since
+// stopping the cluster deletes them.
+func keepClusterLogs(ctx context.Context, t *testing.T, name string) {
+	if !t.Failed() {
+		return
+	}
+	dest := filepath.Join(repoRoot, "_output", "docs", name+"-logs")
+	script := `rm -rf "$1" && mkdir -p "$1"
+cp -r _output/secondary-scheduler/kwok/clusters/secondary-scheduler/logs/. "$1"/ || true
+cp _output/secondary-scheduler/*.log "$1"/ || true
+`
+	cmd := exec.CommandContext(ctx, "bash", "-c", script, "keep-cluster-logs", dest)
+	cmd.Dir = repoRoot
+	if output, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("keeping the cluster's logs failed: %v\n%s", err, output)
+		return
+	}
+	t.Logf("the cluster's logs are kept in %s", dest)
 }
 
 // page is a page whose commands run on the demo after demo.md's, on the bare cluster or in
