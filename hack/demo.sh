@@ -150,8 +150,7 @@ wait_for_node_load() {
 }
 
 up() {
-  # The demo's cluster runs metrics-server, for kubectl top; the bare one does not need it.
-  METRICS_SERVER=true cluster_up
+  cluster_up
   log "Starting the operator"
   start_operator
   log "Creating the SecondaryScheduler bin-packing in namespace demo"

@@ -12,7 +12,10 @@
 #   cluster that lacks an API, as an older one does)
 #   KUBE_CONTROLLER_MANAGER_ARGS (the same for kube-controller-manager's)
 #   METRICS_SERVER (default false; true runs metrics-server, for kubectl top: it reads the
-#   scheduler pods' use from podrunner, which measures their processes)
+#   scheduler pods' use from podrunner, which measures their processes). Not yet used by
+#   the demo: kwokctl may start metrics-server before the API server serves, and then it
+#   exits (it panics reading the request-header CA) and is not restarted, so the metrics
+#   API stays unavailable and every namespace deletion hangs on its discovery.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
