@@ -549,7 +549,7 @@ func TestCommandsOf(t *testing.T) {
 			}
 		})
 	}
-	if !slices.Contains(makeTestTargets(t), "test-integration") || slices.Contains(makeTestTargets(t), "if") {
-		t.Errorf("make test's targets are read as %q, want test-integration among them and no make function", makeTestTargets(t))
+	if targets := makeTestTargets(t); !slices.Contains(targets, "test-integration") || slices.Contains(targets, "if") {
+		t.Errorf("make test's targets are read as %q, want test-integration among them and no make function", targets)
 	}
 }
