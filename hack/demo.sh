@@ -150,7 +150,8 @@ wait_for_node_load() {
 }
 
 up() {
-  cluster_up
+  # The demo's cluster runs metrics-server, for kubectl top; the bare one does not need it.
+  METRICS_SERVER=true cluster_up
   log "Starting the operator"
   start_operator
   log "Creating the SecondaryScheduler bin-packing in namespace demo"

@@ -12,10 +12,7 @@
 #   cluster that lacks an API, as an older one does)
 #   KUBE_CONTROLLER_MANAGER_ARGS (the same for kube-controller-manager's)
 #   METRICS_SERVER (default false; true runs metrics-server, for kubectl top: it reads the
-#   scheduler pods' use from podrunner, which measures their processes). Not yet used by
-#   the demo: kwokctl may start metrics-server before the API server serves, and then it
-#   exits (it panics reading the request-header CA) and is not restarted, so the metrics
-#   API stays unavailable and every namespace deletion hangs on its discovery.
+#   scheduler pods' use from podrunner, which measures their processes)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -66,19 +63,32 @@ NODE
   done
 }
 
-# kubectl wait fails at once, rather than waits, when it reads a CRD that the API server
-# has not given any condition yet (".status.conditions accessor error: <nil> is of the
-# type <nil>"; one fresh cluster in three here) or does not show yet (NotFound); so it is
-# tried again for a minute, and then once more to show why.
-wait_established() {
-  local deadline=$((SECONDS + 60))
-  until kubectl wait --for condition=Established "$1" --timeout 5s >/dev/null 2>&1; do
+# wait_condition CONDITION OBJECT waits up to two minutes for OBJECT's CONDITION to be
+# True. kubectl wait fails at once, rather than waits, when it reads an object that the
+# API server has not given any condition yet (".status.conditions accessor error: <nil>
+# is of the type <nil>"; one fresh cluster in three here for a CRD) or does not show yet
+# (NotFound); so it is tried again, and at the deadline once more to show why.
+wait_condition() {
+  local deadline=$((SECONDS + 120))
+  until kubectl wait --for condition="$1" "$2" --timeout 5s >/dev/null 2>&1; do
     if [ "${SECONDS}" -ge "${deadline}" ]; then
-      kubectl wait --for condition=Established "$1" --timeout 5s >/dev/null
+      kubectl wait --for condition="$1" "$2" --timeout 5s >/dev/null
       return
     fi
     sleep 1
   done
+}
+
+# wait_metrics_api waits until the aggregator finds metrics-server serving the metrics API:
+# until then kubectl top fails, and so does every namespace deletion (its discovery of the
+# API's kinds fails). A metrics-server that exited shows here, with its log, and not later
+# as a namespace stuck in Terminating.
+wait_metrics_api() {
+  if ! wait_condition Available apiservice/v1beta1.metrics.k8s.io; then
+    log "metrics-server does not serve the metrics API; the end of its log:"
+    tail -n 20 "${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/logs/metrics-server.log" >&2 || true
+    return 1
+  fi
 }
 
 # forget_discovery removes kubectl's cache of the API's discovery for the cluster's
@@ -136,11 +146,17 @@ up() {
       # authorize the user the request is for, as on a real cluster. It also lets
       # kube-scheduler, which delegates authentication, stop logging every 10 s that the
       # request-header CA is missing, which a reader of its log would take for a fault.
-      local pki="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/pki" header
-      extra_args+=(--extra-args "kube-apiserver=requestheader-client-ca-file=${pki}/ca.crt"
-        --extra-args "kube-apiserver=requestheader-allowed-names=kwok-admin")
-      for header in username-headers=X-Remote-User group-headers=X-Remote-Group extra-headers-prefix=X-Remote-Extra-; do
-        extra_args+=(--extra-args "kube-apiserver=requestheader-${header}")
+      #
+      # metrics-server is given the same CAs and headers as files and flags. Otherwise it
+      # reads them from the API server once, as it starts, and exits if that fails:
+      # kwokctl may start it before the API server serves, and does not restart it.
+      local pki="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/pki" component setting
+      extra_args+=(--extra-args "metrics-server=client-ca-file=${pki}/ca.crt")
+      for component in kube-apiserver metrics-server; do
+        for setting in client-ca-file="${pki}/ca.crt" allowed-names=kwok-admin username-headers=X-Remote-User \
+          group-headers=X-Remote-Group extra-headers-prefix=X-Remote-Extra-; do
+          extra_args+=(--extra-args "${component}=requestheader-${setting}")
+        done
       done
     fi
     "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary "${extra_args[@]}" \
@@ -155,13 +171,17 @@ up() {
       --wait 2m >/dev/null
   fi
   forget_discovery
+  # A cluster made earlier with metrics-server, and started again, has its APIService.
+  if [ "${METRICS_SERVER}" = true ] || kubectl get apiservice v1beta1.metrics.k8s.io >/dev/null 2>&1; then
+    wait_metrics_api
+  fi
   # kubectl apply refuses an empty input ("no objects passed to apply").
   if [ "${FAKE_NODES}" -gt 0 ]; then
     fake_nodes | kubectl apply -f - >/dev/null
   fi
   if [ "${APPLY_CRD}" = true ]; then
     kubectl apply --server-side -f "${repo_root}/config/crd/bases" >/dev/null
-    wait_established crd/secondaryschedulers.operator.secondary-scheduler.io
+    wait_condition Established crd/secondaryschedulers.operator.secondary-scheduler.io
   fi
   log "cluster ${CLUSTER_NAME} is up with ${FAKE_NODES} fake nodes; KUBECONFIG=${kubeconfig}"
 }

@@ -29,7 +29,8 @@
 //	<!-- test: before: CMD -->    run CMD first: what a reader's cluster has and the demo's
 //	                              lacks, such as a namespace, or what standins/ plays:
 //	                              what OpenShift's operator left (migration.md), a crash
-//	                              (for kubectl logs --previous)
+//	                              (for kubectl logs --previous), or a wait for what a reader
+//	                              waits for unprompted (metrics-server's first scrapes)
 //	<!-- test: with: VALUES -->   run the block in a subshell that sets VALUES first, such as
 //	                              NAME=load-variation for a command that needs what only that
 //	                              resource has: the values hold for this block only
