@@ -4,7 +4,9 @@
 # kube-scheduler and kwok, all built by hack/build-control-plane.sh, plus fake nodes that
 # kwok keeps Ready. The scheduler pods run as real processes through test/podrunner.
 #
-# Usage: hack/local-cluster.sh up|down|kubeconfig|audit-log (where the API server's audit log is)
+# Usage: hack/local-cluster.sh up|down|kubeconfig|audit-log|logs
+#   (audit-log: where the API server's audit log is; logs: the directory of the cluster's
+#   component logs, which down deletes)
 #   CLUSTER_NAME (default secondary-scheduler), OUTPUT_DIR (default _output/<name>),
 #   FAKE_NODES (default 4; 0 for none), FAKE_NODE_CPU (default 4), FAKE_NODE_MEMORY (default 16Gi),
 #   APPLY_CRD (default true; false leaves installing the CRD to the test, as an installer would)
@@ -30,6 +32,7 @@ METRICS_SERVER="${METRICS_SERVER:-false}"
 
 export KWOK_WORKDIR="${OUTPUT_DIR}/kwok"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"
+logs_dir="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/logs"
 kwokctl="${CONTROL_PLANE_DIR}/kwokctl"
 kubectl() { "${CONTROL_PLANE_DIR}/kubectl" --kubeconfig "${kubeconfig}" "$@"; }
 log() { printf '[local-cluster] %s\n' "$*" >&2; }
@@ -86,7 +89,7 @@ wait_condition() {
 wait_metrics_api() {
   if ! wait_condition Available apiservice/v1beta1.metrics.k8s.io; then
     log "metrics-server does not serve the metrics API; the end of its log:"
-    tail -n 20 "${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/logs/metrics-server.log" >&2 || true
+    tail -n 20 "${logs_dir}/metrics-server.log" >&2 || true
     return 1
   fi
 }
@@ -197,6 +200,7 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   kubeconfig) echo "${kubeconfig}" ;;
-  audit-log) echo "${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/logs/audit.log" ;;
-  *) echo "usage: $0 up|down|kubeconfig|audit-log" >&2; exit 2 ;;
+  audit-log) echo "${logs_dir}/audit.log" ;;
+  logs) echo "${logs_dir}" ;;
+  *) echo "usage: $0 up|down|kubeconfig|audit-log|logs" >&2; exit 2 ;;
 esac

@@ -132,7 +132,7 @@ func keepClusterLogs(ctx context.Context, t *testing.T, name string) {
 	}
 	dest := filepath.Join(repoRoot, "_output", "docs", name+"-logs")
 	script := `rm -rf "$1" && mkdir -p "$1"
-cp -r _output/secondary-scheduler/kwok/clusters/secondary-scheduler/logs/. "$1"/ || true
+cp -r "$(hack/local-cluster.sh logs)"/. "$1"/ || true
 cp _output/secondary-scheduler/*.log "$1"/ || true
 `
 	cmd := exec.CommandContext(ctx, "bash", "-c", script, "keep-cluster-logs", dest)
