@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -79,10 +78,11 @@ func main() {
 		"Comma-separated namespaces where SecondarySchedulers run schedulers; elsewhere they are refused (NamespaceNotAllowed). "+
 			"The operator needs ClusterRole "+tenancy.SchedulerNamespaceClusterRole+" bound in each. "+
 			"Defaults to $WATCH_NAMESPACE (OLM's target namespaces), else the operator's own namespace ($POD_NAMESPACE).")
-	flag.StringVar(&prometheusNamespaces, "prometheus-namespaces", strings.Join(defaultPrometheusNamespaces(), ","),
+	flag.StringVar(&prometheusNamespaces, "prometheus-namespaces", "",
 		"Comma-separated namespaces where Prometheus is discovered for load-aware schedulers that give no address; "+
 			"a discovered endpoint receives the scheduler's metrics token, so list only namespaces that exist and that only cluster admins may create or write to. "+
-			"Defaults to openshift-monitoring and the operator's own namespace.")
+			"Defaults to the operator's own namespace, and openshift-monitoring when the cluster is OpenShift (its API server serves config.openshift.io): "+
+			"elsewhere nothing reserves that name.")
 	flag.StringVar(&allowedImages, "allowed-scheduler-images", os.Getenv("ALLOWED_SCHEDULER_IMAGES"),
 		"Comma-separated scheduler images that SecondarySchedulers may set in spec.schedulerImage, checked at admission: "+
 			"an entry ending with '/' allows every image under it (registry.example.com/scheduling/), one with '@' exactly that image, "+
@@ -171,17 +171,21 @@ func operatorNamespace() string {
 	return ""
 }
 
-// defaultPrometheusNamespaces are OpenShift's monitoring namespace, which no tenant can
-// create (OpenShift reserves the openshift- prefix), and the operator's own: namespaces
-// that a cluster admin controls wherever the operator runs. Common names such as
-// monitoring are not among them: where they do not exist, whoever may create a namespace
-// could create one, win discovery and receive schedulers' metrics tokens.
-func defaultPrometheusNamespaces() []string {
-	namespaces := slices.Clone(promdiscovery.DefaultNamespaces)
-	if namespace := operatorNamespace(); namespace != "" && !slices.Contains(namespaces, namespace) {
-		namespaces = append(namespaces, namespace)
+// prometheusDiscoveryNamespaces are the namespaces of --prometheus-namespaces, else
+// promdiscovery's defaults for this cluster: the operator's own namespace, and OpenShift's
+// monitoring namespace only on OpenShift, which reserves the openshift- prefix. Elsewhere
+// whoever may create a namespace could create openshift-monitoring, win discovery and
+// receive schedulers' metrics tokens; common names such as monitoring are never defaults
+// for the same reason.
+func prometheusDiscoveryNamespaces(ctx context.Context, groups discovery.ServerGroupsInterfaceWithContext, given []string) ([]string, error) {
+	if len(given) > 0 {
+		return given, nil
 	}
-	return namespaces
+	onOpenShift, err := promdiscovery.IsOpenShift(ctx, groups)
+	if err != nil {
+		return nil, fmt.Errorf("default --prometheus-namespaces: %w", err)
+	}
+	return promdiscovery.Defaults(onOpenShift, operatorNamespace()), nil
 }
 
 func run(ctx context.Context, opts options) error {
@@ -233,6 +237,10 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
+	prometheusNamespaces, err := prometheusDiscoveryNamespaces(ctx, discovery.ToServerGroupsInterfaceWithContext(clientset.Discovery()), opts.prometheusNamespaces)
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOptions,
@@ -267,14 +275,16 @@ func run(ctx context.Context, opts options) error {
 		ExtenderSecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
 			// Only Secrets meant for a scheduler's extenders reach the operator.
 			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
-		ExtenderConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
+		ExtenderConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{},
+			// Likewise the ConfigMaps of their CA bundles.
+			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
 		MetricsProber: &controllers.MetricsProber{Interval: opts.metricsProbeInterval, Timeout: 10 * time.Second,
 			// Outside a cluster (make run) Service names do not resolve; their endpoints do.
 			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
 		ExtenderProber: &controllers.ExtenderProber{Interval: opts.extenderProbeInterval, Timeout: 5 * time.Second,
 			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
 		Tenancy:                  tenancy.Policy{Namespaces: schedulerNamespaces, Unbound: unbound},
-		PrometheusNamespaces:     opts.prometheusNamespaces,
+		PrometheusNamespaces:     prometheusNamespaces,
 		MetricsTokenClusterRoles: opts.metricsTokenClusterRoles,
 		MaxConcurrentReconciles:  opts.concurrentReconciles,
 		IgnoredSchedulerNames:    opts.ignoredSchedulerNames,
@@ -289,7 +299,7 @@ func run(ctx context.Context, opts options) error {
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	if err := setUpMonitoring(mgr, opts); err != nil {
+	if err := setUpMonitoring(mgr, opts, schedulerNamespaces); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -311,13 +321,14 @@ func run(ctx context.Context, opts options) error {
 	}
 	ctrl.Log.WithName("setup").Info("starting the operator", "schedulerNamespaces", opts.schedulerNamespaces,
 		"requireAdmissionPolicy", opts.requireAdmissionPolicy, "allowedSchedulerImages", opts.allowedImages,
-		"prometheusNamespaces", opts.prometheusNamespaces, "metricsTokenClusterRoles", opts.metricsTokenClusterRoles)
+		"prometheusNamespaces", prometheusNamespaces, "metricsTokenClusterRoles", opts.metricsTokenClusterRoles)
 	return mgr.Start(ctx)
 }
 
 // setUpMonitoring adds what applies the ServiceMonitors and PrometheusRule, unless turned
-// off or outside a pod (no namespace of the operator's to put them in).
-func setUpMonitoring(mgr ctrl.Manager, opts options) error {
+// off or outside a pod (no namespace of the operator's to put them in). The schedulers'
+// ServiceMonitor selects only schedulerNamespaces, where the operator runs schedulers.
+func setUpMonitoring(mgr ctrl.Manager, opts options, schedulerNamespaces []string) error {
 	if !opts.monitoring {
 		return nil
 	}
@@ -334,7 +345,7 @@ func setUpMonitoring(mgr ctrl.Manager, opts options) error {
 		return nil
 	}
 	return mgr.Add(&controllers.MonitoringInstaller{Client: mgr.GetClient(), Mapper: mgr.GetRESTMapper(),
-		Namespace: namespace, Labels: monitoringLabels})
+		Namespace: namespace, SchedulerNamespaces: schedulerNamespaces, Labels: monitoringLabels})
 }
 
 // setUpAdmission renders the admission policies for the operator's namespace, applies

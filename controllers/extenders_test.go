@@ -101,6 +101,25 @@ func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
 		return cr.Status.ConfigHash
 	}, 30*time.Second).ShouldNot(Equal(before))
 
+	// A CA bundle's ConfigMap is consented to the same way: unlabelled, it is reported as
+	// missing; labelled, it is mounted.
+	caConfigMap := configMap("extender-ca", map[string]string{"ca.crt": string(authority.PEM)})
+	caCR := binPacking("ca-extended")
+	caCR.Spec.Extenders = []v1.Extender{{Name: "gpu", URL: "https://127.0.0.1:1/x", FilterVerb: "filter", Ignorable: true,
+		TLS: &v1.ExtenderTLS{CABundle: &v1.ExtenderCABundle{ConfigMap: &v1.ConfigMapKeyReference{Name: "extender-ca"}}}}}
+	s.create(caConfigMap, caCR)
+	unlabelled := s.expectConditionWithin(caCR, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonExtenderSecretNotFound, 30*time.Second)
+	s.g.Expect(unlabelled.Message).To(ContainSubstring("ConfigMap " + s.namespace + "/extender-ca, named by spec.extenders[gpu].tls.caBundle.configMap, does not exist or is not labelled " +
+		v1.LabelExtenderTLSFor + "=ca-extended"))
+	s.update(caConfigMap, func() { caConfigMap.Labels = map[string]string{v1.LabelExtenderTLSFor: caCR.Name} })
+	s.g.Eventually(func() []corev1.Volume {
+		deployment := s.deployment(caCR)
+		if deployment == nil {
+			return nil
+		}
+		return deployment.Spec.Template.Spec.Volumes
+	}, 30*time.Second).Should(ContainElement(HaveField("ConfigMap.Name", "extender-ca")))
+
 	customCR := custom("keyed", "keyed-config")
 	s.create(configMap("keyed-config", map[string]string{"config.yaml": goodConfig("keyed", 1) + `extenders:
 - urlPrefix: https://placement.example.com

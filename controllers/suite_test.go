@@ -253,11 +253,13 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		ExtenderSecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
 			// Only Secrets meant for a scheduler's extenders reach the operator.
 			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
-		ExtenderConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		MetricsProber:            &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
-		ExtenderProber:           &ExtenderProber{Dial: loopbackOnlyDial, Timeout: 5 * time.Second, Interval: time.Second},
-		Clock:                    operatorClock,
-		Tenancy:                  tenancy.Policy{Namespaces: schedulerNamespaces},
+		ExtenderConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{},
+			// Likewise the ConfigMaps of their CA bundles.
+			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
+		MetricsProber:  &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
+		ExtenderProber: &ExtenderProber{Dial: loopbackOnlyDial, Timeout: 5 * time.Second, Interval: time.Second},
+		Clock:          operatorClock,
+		Tenancy:        tenancy.Policy{Namespaces: schedulerNamespaces},
 		// Tests make their Prometheus Services in these namespaces or give an address.
 		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring", "observability", "rules-monitoring"},
 		Admission:            policies,

@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -25,6 +26,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reach"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/olminstall"
 )
@@ -195,6 +197,26 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		}
 		expectOutcome(t, users[schedulerAdmin].Create(ctx, allowed), "")
 		expectOutcome(t, users[schedulerAdmin].Create(ctx, binPacking("default-image", nil)), "")
+
+		// Every place of the spec that reach finds, and so every image and reference a
+		// scheduler's pod can hold (TestEveryImageAndReferenceOfThePodIsASink), is refused
+		// with a value the author may not use and accepted with one they may.
+		sinks, err := reach.Sinks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sink := range sinks {
+			if sink.Check == reach.ConsentLabel {
+				continue // the operator checks the label: gather's tests
+			}
+			t.Run(sink.String(), func(t *testing.T) {
+				good, bad := sinkValues(sink)
+				if good != "" {
+					expectOutcome(t, users[schedulerAdmin].Create(ctx, withSinkValue(t, sink, good), client.DryRunAll), "")
+				}
+				expectOutcome(t, users[schedulerAdmin].Create(ctx, withSinkValue(t, sink, bad), client.DryRunAll), sink.String())
+			})
+		}
 	})
 
 	// expectSeenAndRestored: Check reports what was changed, Ensure undoes it, and Check
@@ -394,6 +416,67 @@ func custom(name, configMap string) *v1.SecondaryScheduler {
 
 func withImage(name, image string) *v1.SecondaryScheduler {
 	return binPacking(name, func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = image })
+}
+
+// sinkValues are a value the scheduler admin may use at sink, and one they may not; no
+// value may be used where the check is Refused.
+func sinkValues(sink reach.Sink) (good, bad string) {
+	switch {
+	case sink.Check == reach.Refused:
+		return "", "readable-token"
+	case sink.Kind == reach.Image:
+		return "example.com/team/extender:v1", "example.com/elsewhere:v1"
+	case sink.Kind == reach.Secret:
+		return "readable-token", "operator-token"
+	}
+	return "readable-config", "other-config"
+}
+
+// withSinkValue is a valid SecondaryScheduler that holds value at sink's path (the
+// first element of each list): built on the first of a few valid resources whose kind
+// of profile the path needs, as unstructured, so that any path can be set.
+func withSinkValue(t *testing.T, sink reach.Sink, value string) *unstructured.Unstructured {
+	t.Helper()
+	base := binPacking("sink-check", func(cr *v1.SecondaryScheduler) {
+		cr.Spec.Extenders = []v1.Extender{{Name: "beside", FilterVerb: "filter", Container: &v1.ExtenderContainer{
+			Image: "example.com/team/extender:v1", Port: 8888, Env: []corev1.EnvVar{{Name: "MODE", Value: "strict"}}}}}
+	})
+	switch {
+	case sink.Path[0].Field == "schedulerConfig":
+		base.Spec.Profile = &v1.Profile{Type: v1.CustomProfile}
+	case sink.Path[0].Field == "profile":
+		targetLoadPacking(base)
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	object := &unstructured.Unstructured{Object: content}
+	object.SetGroupVersionKind(v1.GroupVersion.WithKind("SecondaryScheduler"))
+	at := object.Object["spec"].(map[string]any)
+	for i, segment := range sink.Path {
+		if i == len(sink.Path)-1 {
+			at[segment.Field] = value
+			break
+		}
+		next, _ := at[segment.Field].(map[string]any)
+		if segment.List {
+			list, _ := at[segment.Field].([]any)
+			if len(list) == 0 {
+				list = []any{map[string]any{}}
+			}
+			at[segment.Field] = list
+			next = list[0].(map[string]any)
+		} else if next == nil {
+			next = map[string]any{}
+			at[segment.Field] = next
+		}
+		at = next
+	}
+	if strings.HasSuffix(sink.String(), "KeyRef.name") {
+		at["key"] = "token" // a key selector's required field
+	}
+	return object
 }
 
 func clientFor(t *testing.T, config *rest.Config) client.Client {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -102,16 +102,11 @@ func (g *Gatherer) extenderTLS(ctx context.Context, cr *v1.SecondaryScheduler, s
 		if ca.ConfigMap != nil {
 			key := types.NamespacedName{Namespace: cr.Namespace, Name: ca.ConfigMap.Name}
 			*configMaps = append(*configMaps, key)
-			configMap := &corev1.ConfigMap{}
-			dataKey := extenders.CAKey(ca.ConfigMap.Key)
-			if err := g.api.Get(ctx, key, configMap); err != nil {
-				if apierrors.IsNotFound(err) {
-					return nil, refusal.New(v1.ReasonExtenderSecretNotFound,
-						"ConfigMap %s, named by %s.caBundle.configMap, does not exist; create it with key %s holding the PEM certificates that sign the extender's certificate",
-						key, field, dataKey)
-				}
-				return nil, fmt.Errorf("read ConfigMap %s: %w", key, err)
+			configMap, err := g.extenderConfigMap(ctx, cr, ca.ConfigMap.Name, field+".caBundle.configMap")
+			if err != nil {
+				return nil, err
 			}
+			dataKey := extenders.CAKey(ca.ConfigMap.Key)
 			pem = []byte(configMap.Data[dataKey])
 			if len(pem) == 0 {
 				pem = configMap.BinaryData[dataKey]
@@ -161,21 +156,42 @@ func (g *Gatherer) extenderTLS(ctx context.Context, cr *v1.SecondaryScheduler, s
 	return config, nil
 }
 
-// extenderSecret reads Secret name of cr's namespace when it carries the label that says
-// it is meant for cr's extenders: the API server selects it by name and label, so the
-// operator never receives another Secret, and an unlabelled Secret is reported exactly as
-// a missing one, so that the reason tells nobody which Secrets exist.
+// extenderSecret reads Secret name of cr's namespace when it carries the consent label of
+// the extenders' TLS (see consentedObject).
 func (g *Gatherer) extenderSecret(ctx context.Context, cr *v1.SecondaryScheduler, name, field string) (*corev1.Secret, error) {
 	secrets := &corev1.SecretList{}
-	if err := g.api.List(ctx, secrets, client.InNamespace(cr.Namespace),
-		client.MatchingFields{"metadata.name": name}, client.MatchingLabels{v1.LabelExtenderTLSFor: cr.Name}); err != nil {
-		return nil, fmt.Errorf("read Secret %s/%s: %w", cr.Namespace, name, err)
-	}
-	if len(secrets.Items) != 1 {
-		return nil, refusal.New(v1.ReasonExtenderSecretNotFound,
-			"Secret %s/%s, named by %s, does not exist or is not labelled %s=%s; the operator mounts only a Secret so labelled into the scheduler, "+
-				"which says its certificates are meant for this scheduler's extenders. Have someone who may read and change it label it: kubectl -n %s label secret %s %s=%s",
-			cr.Namespace, name, field, v1.LabelExtenderTLSFor, cr.Name, cr.Namespace, name, v1.LabelExtenderTLSFor, cr.Name)
+	if err := g.consentedObject(ctx, cr, secrets, "Secret", name, field); err != nil {
+		return nil, err
 	}
 	return &secrets.Items[0], nil
+}
+
+// extenderConfigMap reads ConfigMap name of cr's namespace when it carries the consent
+// label of the extenders' TLS (see consentedObject).
+func (g *Gatherer) extenderConfigMap(ctx context.Context, cr *v1.SecondaryScheduler, name, field string) (*corev1.ConfigMap, error) {
+	configMaps := &corev1.ConfigMapList{}
+	if err := g.consentedObject(ctx, cr, configMaps, "ConfigMap", name, field); err != nil {
+		return nil, err
+	}
+	return &configMaps.Items[0], nil
+}
+
+// consentedObject lists into list the object of kind and name in cr's namespace when it
+// carries the label that says it is meant for cr's extenders (the consent label of
+// v1.ExtenderTLS, which admission leaves to the operator): the API server selects it by
+// name and label, so the operator never receives another object, and an unlabelled one
+// is reported exactly as a missing one, so that the reason tells nobody which exist.
+func (g *Gatherer) consentedObject(ctx context.Context, cr *v1.SecondaryScheduler, list client.ObjectList, kind, name, field string) error {
+	label := v1.ExtenderTLS{}.ReferencesConsentLabel()
+	if err := g.api.List(ctx, list, client.InNamespace(cr.Namespace),
+		client.MatchingFields{"metadata.name": name}, client.MatchingLabels{label: cr.Name}); err != nil {
+		return fmt.Errorf("read %s %s/%s: %w", kind, cr.Namespace, name, err)
+	}
+	if meta.LenList(list) != 1 {
+		return refusal.New(v1.ReasonExtenderSecretNotFound,
+			"%s %s/%s, named by %s, does not exist or is not labelled %s=%s; the operator mounts only a %s so labelled into the scheduler, "+
+				"which says its certificates are meant for this scheduler's extenders. Have someone who may read and change it label it: kubectl -n %s label %s %s %s=%s",
+			kind, cr.Namespace, name, field, label, cr.Name, kind, cr.Namespace, strings.ToLower(kind), name, label, cr.Name)
+	}
+	return nil
 }

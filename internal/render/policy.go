@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reach"
 )
 
 // The admission policy the operator keeps in place (bindata/assets/admission): who may
@@ -45,6 +47,10 @@ func AdmissionPolicies(allowedImages []string) ([]*unstructured.Unstructured, er
 		}
 		literals = append(literals, "'"+entry+"'")
 	}
+	sinks, err := reach.Sinks()
+	if err != nil {
+		return nil, err
+	}
 	return renderAssets(admissionAssets, map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}, func(asset string, node *yaml.RNode) error {
 		if node.GetKind() != "ValidatingAdmissionPolicy" {
 			return nil
@@ -53,6 +59,87 @@ func AdmissionPolicies(allowedImages []string) ([]*unstructured.Unstructured, er
 		if err != nil {
 			return err
 		}
-		return setValue(allowed, "["+strings.Join(literals, ", ")+"]", "expression")
+		if err := setValue(allowed, "["+strings.Join(literals, ", ")+"]", "expression"); err != nil {
+			return err
+		}
+		return appendSinkChecks(node, sinks)
 	})
+}
+
+// A variable of the policy and a validation, as the API server's types name their fields.
+type (
+	policyVariable struct {
+		Name       string `json:"name"`
+		Expression string `json:"expression"`
+	}
+	policyValidation struct {
+		Expression        string `json:"expression"`
+		Reason            string `json:"reason"`
+		MessageExpression string `json:"messageExpression"`
+	}
+)
+
+// appendSinkChecks adds to the policy a variable and a validation for each place of the
+// spec that brings an image or a reference into the scheduler's pod or the operator's
+// reads (internal/reach), but those consented to by a label, which the operator checks.
+// The variable holds the values the check rejects, so that the message can name them.
+func appendSinkChecks(policy *yaml.RNode, sinks []reach.Sink) error {
+	variables, err := lookup(policy, "spec", "variables")
+	if err != nil {
+		return err
+	}
+	validations, err := lookup(policy, "spec", "validations")
+	if err != nil {
+		return err
+	}
+	for _, sink := range sinks {
+		acceptable, validation, ok := sinkCheck(sink)
+		if !ok {
+			continue
+		}
+		variable := policyVariable{Name: sink.VariableName(), Expression: sink.Offending(acceptable)}
+		validation.Expression = "variables." + variable.Name + " == ''"
+		if err := appendValue(variables, variable); err != nil {
+			return err
+		}
+		if err := appendValue(validations, validation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// imageAllowed is true when the string value is among variables.allowedImages (or that is
+// empty): an entry ending with '/' allows every image under it, one with '@' exactly that
+// image, any other the repository it names, with any tag or digest.
+const imageAllowed = "variables.allowedImages.size() == 0 || variables.allowedImages.exists(entry, " +
+	"entry.endsWith('/') ? value.startsWith(entry) : entry.contains('@') ? value == entry : " +
+	"value == entry || value.startsWith(entry + ':') || value.startsWith(entry + '@'))"
+
+// sinkCheck is what the policy accepts at sink (a CEL expression over value) and the
+// validation that says why it refuses the rest (without its expression); false for a
+// place the policy does not check.
+func sinkCheck(sink reach.Sink) (string, policyValidation, bool) {
+	path := sink.String()
+	offending := "variables." + sink.VariableName()
+	resource := map[reach.Kind]string{reach.Secret: "secrets", reach.ConfigMap: "configmaps"}[sink.Kind]
+	switch sink.Check {
+	case reach.AllowedImage:
+		hint := ""
+		if path == "spec.schedulerImage" {
+			hint = ", or leave schedulerImage empty for the default image"
+		}
+		return imageAllowed, policyValidation{Reason: "Invalid", MessageExpression: "'ImageNotAllowed: " + path + " ' + " + offending +
+			" + ' is not among the images a cluster admin allows (' + variables.allowedImages.join(', ') + '); choose one of them" + hint + "'"}, true
+	case reach.AuthorMayGet:
+		return "authorizer.group('').resource('" + resource + "').namespace(object.metadata.namespace).name(value).check('get').allowed()",
+			policyValidation{Reason: "Forbidden", MessageExpression: "'ReferenceNotReadable: ' + request.userInfo.username + ' may not get " + string(sink.Kind) +
+				" ' + object.metadata.namespace + '/' + " + offending + " + ', named by " + path +
+				": a SecondaryScheduler may name only what its author may read'"}, true
+	case reach.Refused:
+		return "false", policyValidation{Reason: "Invalid", MessageExpression: "'ReferenceNotAllowed: " + path + " names " + string(sink.Kind) + " ' + " + offending +
+			" + ': a container of the scheduler\\'s pod may not read a " + string(sink.Kind) +
+			" (nothing checks that the author may read it, and the container runs code of the author\\'s choice); give the value itself'"}, true
+	}
+	return "", policyValidation{}, false
 }
