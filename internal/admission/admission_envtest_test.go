@@ -130,7 +130,8 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		{"the shipped admin role changes the spec", schedulerAdmin, changeSpec(existing.Name), ""},
 		{
 			"no one names a Secret they may not read", schedulerAdmin,
-			create(binPacking("foreign-token", func(cr *v1.SecondaryScheduler) { tokenSecret(cr, "operator-token") })), "ReferenceNotReadable",
+			create(binPacking("foreign-token", func(cr *v1.SecondaryScheduler) { tokenSecret(cr, "operator-token") })),
+			"ReferenceNotReadable: scheduler-admin may not get Secret team-a/operator-token, named by spec.profile.metrics.tokenSecretRef.name",
 		},
 		{
 			"a Secret the author may read can be named", schedulerAdmin,
@@ -138,7 +139,7 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		},
 		{
 			"no one names a ConfigMap they may not read", schedulerAdmin,
-			create(custom("foreign-config", "other-config")), "ReferenceNotReadable",
+			create(custom("foreign-config", "other-config")), "may not get ConfigMap team-a/other-config, named by spec.schedulerConfig",
 		},
 		{"a ConfigMap the author may read can be named", schedulerAdmin, create(custom("own-config", "readable-config")), ""},
 		{

@@ -132,9 +132,11 @@ func sinkCheck(sink reach.Sink) (string, policyValidation, bool) {
 		return imageAllowed, policyValidation{Reason: "Invalid", MessageExpression: "'ImageNotAllowed: " + path + " ' + " + offending +
 			" + ' is not among the images a cluster admin allows (' + variables.allowedImages.join(', ') + '); choose one of them" + hint + "'"}, true
 	case reach.AuthorMayGet:
+		// A message expression has no authorizer, so it cannot read the variable that
+		// asks it: it names what the path holds, one name, since the place is in no list.
 		return "authorizer.group('').resource('" + resource + "').namespace(object.metadata.namespace).name(value).check('get').allowed()",
 			policyValidation{Reason: "Forbidden", MessageExpression: "'ReferenceNotReadable: ' + request.userInfo.username + ' may not get " + string(sink.Kind) +
-				" ' + object.metadata.namespace + '/' + " + offending + " + ', named by " + path +
+				" ' + object.metadata.namespace + '/' + " + sink.Offending("false") + " + ', named by " + path +
 				": a SecondaryScheduler may name only what its author may read'"}, true
 	case reach.Refused:
 		return "false", policyValidation{Reason: "Invalid", MessageExpression: "'ReferenceNotAllowed: " + path + " names " + string(sink.Kind) + " ' + " + offending +
