@@ -3,15 +3,18 @@ package controllers
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 // A finalizer patch written from a stale read is refused by the API server, so a
@@ -79,4 +82,24 @@ func TestRequeueOnConflict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAuthorityPolicyGuardsTheFinalizer: the admission policy names the operator's
+// finalizer, whose removal it lets only those who may run schedulers make.
+func TestAuthorityPolicyGuardsTheFinalizer(t *testing.T) {
+	policies, err := render.AdmissionPolicies(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, policy := range policies {
+		if policy.GetKind() != "ValidatingAdmissionPolicy" {
+			continue
+		}
+		conditions, _, _ := unstructured.NestedSlice(policy.Object, "spec", "matchConditions")
+		if !strings.Contains(fmt.Sprint(conditions), "'"+Finalizer+"' in oldObject.metadata") {
+			t.Errorf("the authority policy's match conditions do not name the finalizer %s: %v", Finalizer, conditions)
+		}
+		return
+	}
+	t.Fatal("no ValidatingAdmissionPolicy rendered")
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,9 @@ type hostileRow struct {
 	target *v1.SecondaryScheduler
 	// mutate changes the target's spec; nil for a ConfigMap row.
 	mutate func(*v1.SecondaryScheduler)
+	// patch is a JSON merge patch of the target, for a value that a typed change cannot
+	// carry without parsing it: a quantity that takes minutes to parse.
+	patch string
 	// configMap changes the Custom target's ConfigMap; nil for a spec row.
 	configMap func(*corev1.ConfigMap)
 	// refusedField is the field the API server names when it refuses the change; empty
@@ -131,6 +135,19 @@ func TestHostileInputTable(t *testing.T) {
 		}},
 		{name: "profile named default-scheduler", target: bespoke, reason: v1.ReasonDefaultSchedulerClaimed,
 			configMap: setConfig(goodCustomConfig + "- schedulerName: default-scheduler\n")},
+
+		// Quantities whose parse takes minutes and hundreds of megabytes (issue 39).
+		{name: "defaultRequests with an absurd exponent", target: loadAware, refusedField: "spec.profile.targetLoadPacking.defaultRequests",
+			patch: `{"spec": {"profile": {"targetLoadPacking": {"defaultRequests": {"cpu": "1e-99999999"}}}}}`},
+		{name: "resources with an absurd exponent", target: packer, refusedField: "spec.resources.requests",
+			patch: `{"spec": {"resources": {"requests": {"memory": "1E+99999999"}}}}`},
+		{name: "resources of any name", target: packer, refusedField: "spec.resources.limits",
+			patch: `{"spec": {"resources": {"limits": {"hugepages-2Mi": "1e-99999999"}}}}`},
+		{name: "extender divisor with an absurd exponent", target: packer, refusedField: "spec.extenders",
+			patch: `{"spec": {"extenders": [{"name": "a", "filterVerb": "filter", "container": {"image": "registry.example/extender:v1", "port": 8888,
+				"env": [{"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "1e-99999999"}}}]}}]}}`},
+		{name: "Custom defaultRequests with an absurd exponent", target: bespoke, reason: v1.ReasonInvalidConfig,
+			configMap: setConfig(goodCustomConfig + "  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n      defaultRequests: {cpu: '1e-99999999'}\n")},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -143,8 +160,13 @@ func TestHostileInputTable(t *testing.T) {
 			before := cr.DeepCopy()
 			userConfig := configMapIn(s.namespace, configName)
 
-			if row.mutate != nil {
-				err := s.tryUpdate(cr, func() { row.mutate(cr) })
+			if row.mutate != nil || row.patch != "" {
+				var err error
+				if row.patch != "" {
+					err = s.tryPatch(cr, row.patch)
+				} else {
+					err = s.tryUpdate(cr, func() { row.mutate(cr) })
+				}
 				if row.refusedField != "" {
 					s.g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "the API server refuses the change as invalid: %v", err)
 					s.g.Expect(err).To(MatchError(ContainSubstring(row.refusedField)))
@@ -242,6 +264,18 @@ func (s *scenario) tryUpdate(object client.Object, mutate func()) error {
 		return !apierrors.IsConflict(err)
 	}).Should(BeTrue(), "update %s", object.GetName())
 	return err
+}
+
+// tryPatch applies patch, a JSON merge patch, to object and returns what the API server
+// answered. It goes through an unstructured copy, so that an answer holding the patched
+// object is not decoded into object's types (a quantity would be parsed).
+func (s *scenario) tryPatch(object client.Object, patch string) error {
+	s.t.Helper()
+	target := &unstructured.Unstructured{}
+	target.SetGroupVersionKind(v1.GroupVersion.WithKind("SecondaryScheduler"))
+	target.SetNamespace(object.GetNamespace())
+	target.SetName(object.GetName())
+	return adminClient.Patch(s.ctx, target, client.RawPatch(types.MergePatchType, []byte(patch)))
 }
 
 // deploymentSnapshot is what identifies a running Deployment and the pods it runs.

@@ -25,6 +25,10 @@ type MonitoringInstaller struct {
 	Mapper meta.RESTMapper
 	// Namespace is the operator's.
 	Namespace string
+	// SchedulerNamespaces are the namespaces where the operator runs schedulers
+	// (tenancy.Policy): the only ones the schedulers' ServiceMonitor selects, since
+	// Prometheus sends its token to every target it selects.
+	SchedulerNamespaces []string
 	// Labels are what a Prometheus selects ServiceMonitors and PrometheusRules by.
 	Labels map[string]string
 	// Backoff paces the attempts to apply an object the API server refused for a while
@@ -40,7 +44,7 @@ func (m *MonitoringInstaller) NeedLeaderElection() bool { return true }
 // the operator runs schedulers without monitoring objects, and says so in its log.
 func (m *MonitoringInstaller) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("monitoring")
-	objects, err := render.MonitoringObjects(m.Namespace, m.Labels)
+	objects, err := render.MonitoringObjects(m.Namespace, m.SchedulerNamespaces, m.Labels)
 	if err != nil {
 		log.Error(err, "cannot render the monitoring objects; none are applied")
 		return nil

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,14 +37,15 @@ func startMonitoringInstaller(t *testing.T, ctx context.Context) error {
 		t.Fatal(err)
 	}
 	installer := &MonitoringInstaller{Client: operator, Mapper: mapper, Namespace: operatorNamespace,
-		Labels: map[string]string{"release": "kube-prometheus-stack"}}
+		SchedulerNamespaces: schedulerNamespaces, Labels: map[string]string{"release": "kube-prometheus-stack"}}
 	return installer.Start(ctx)
 }
 
 // Without the Prometheus Operator's API the operator applies nothing and carries on; with
 // it, it applies the ServiceMonitors and the PrometheusRule of the alerts in its own
 // namespace, with its shipped RBAC, labelled for the Prometheus's selectors, and applies
-// them again unchanged at its next start.
+// them again unchanged at its next start. The schedulers' ServiceMonitor selects in the
+// namespaces where schedulers run, never in every namespace.
 func TestMonitoringObjectsAppliedWhenTheAPIExists(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -61,7 +63,7 @@ func TestMonitoringObjectsAppliedWhenTheAPIExists(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want, err := render.MonitoringObjects(operatorNamespace, map[string]string{"release": "kube-prometheus-stack"})
+	want, err := render.MonitoringObjects(operatorNamespace, schedulerNamespaces, map[string]string{"release": "kube-prometheus-stack"})
 	g.Expect(err).NotTo(HaveOccurred())
 	// Until the API server serves the new kinds, the installer may find them missing.
 	g.Eventually(func() error {
@@ -81,5 +83,20 @@ func TestMonitoringObjectsAppliedWhenTheAPIExists(t *testing.T) {
 			g.Expect(got.GetLabels()).To(HaveKeyWithValue(render.LabelManagedBy, render.ManagedByValue))
 			g.Expect(got.Object["spec"]).To(Equal(object.Object["spec"]), "%s %s as rendered", object.GetKind(), key)
 		}
+		schedulers := &unstructured.Unstructured{}
+		schedulers.SetGroupVersionKind(render.ServiceMonitorGVK)
+		g.Expect(adminClient.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: "secondary-schedulers"}, schedulers)).To(Succeed())
+		selector, _, err := unstructured.NestedMap(schedulers.Object, "spec", "namespaceSelector")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(selector).To(Equal(map[string]any{"matchNames": stringsAsAny(slices.Sorted(slices.Values(schedulerNamespaces)))}),
+			"the schedulers' ServiceMonitor selects exactly the scheduler namespaces")
 	}
+}
+
+func stringsAsAny(items []string) []any {
+	converted := make([]any, 0, len(items))
+	for _, item := range items {
+		converted = append(converted, item)
+	}
+	return converted
 }

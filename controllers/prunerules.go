@@ -16,8 +16,11 @@ import (
 
 // pruneRecordingRules deletes cr's PrometheusRules but the one in desired, if any. They
 // live in the Prometheus' namespace, where no owner reference reaches, so they are found
-// by cr's owner labels, its UID included, uncached, and each is deleted only when it is
-// provably cr's, with a precondition on its UID (deleteOwned).
+// by cr's owner labels, its UID included, uncached. Labels are settable by whoever may
+// write a PrometheusRule there, so each is deleted only when it is provably cr's
+// (deleteOwned, ownership.OwnedBy): the name render gives cr's rules, and the controller
+// reference render gives (cr's in cr's namespace, none elsewhere), with a precondition on
+// its UID.
 func (r *SecondarySchedulerReconciler) pruneRecordingRules(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) error {
 	if !mayHaveRecordingRules(cr) || cr.UID == "" {
 		// Most schedulers never had any: the list would be a request per reconcile, and

@@ -18,6 +18,12 @@ package controllers
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/status,verbs=patch
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/finalizers,verbs=update
+// The admission policy lets only holders of update on secondaryschedulers/run remove the
+// operator's finalizer (it would otherwise orphan cluster-wide bindings), and the operator
+// removes it once it has cleaned up. It gives nothing more: the operator cannot create a
+// SecondaryScheduler, and a change of spec is checked against the images and references
+// as for anyone.
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=secondaryschedulers/run,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -185,4 +186,53 @@ func TestRoutingAuditsAndRefusesConflicts(t *testing.T) {
 	s.g.Expect(policy.Labels).To(HaveKeyWithValue(render.LabelManagedBy, render.ManagedByValue))
 	s.g.Expect(*policy.Spec.FailurePolicy).To(Equal(admissionregistrationv1.Ignore))
 	s.g.Expect(policy.Annotations[render.AnnotationRoutes]).To(ContainSubstring(s.namespace + "/rival"))
+}
+
+// A route routes nothing to a scheduler that has not run, not even within failoverAfter:
+// a resource refused before its scheduler ever ran (a ConfigMap that does not exist)
+// leaves new pods to the default scheduler, and routes them once its scheduler is
+// Available. The policy and its binding are owned by the SecondaryScheduler CRD, so that
+// uninstalling the API deletes them; one that lost its owner gets it back.
+func TestRoutingWaitsForASchedulerThatRan(t *testing.T) {
+	s := newScenario(t)
+	team := s.namespace + "-team"
+	selected := s.workloadNamespace("selected", map[string]string{"team": team})
+	cr := routeTo(custom("waiter", "waiter-config"), &v1.Routing{
+		NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": team}},
+		FailoverAfter:     &metav1.Duration{Duration: time.Hour},
+	})
+	s.create(cr)
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonConfigMapNotFound)
+	notAvailable := s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonSchedulerNotAvailable)
+	s.g.Expect(notAvailable.Message).To(ContainSubstring("default scheduler"))
+	s.g.Consistently(func() bool {
+		carried, err := CarriedRoutes(s.ctx, adminClient)
+		s.g.Expect(err).NotTo(HaveOccurred())
+		_, found := carried[client.ObjectKeyFromObject(cr)]
+		return found
+	}).Should(BeFalse(), "the routing policy carries no route to a scheduler that never ran")
+	s.g.Expect(s.newPod(selected).Spec.SchedulerName).To(Equal(corev1.DefaultSchedulerName))
+
+	s.create(configMap("waiter-config", map[string]string{"config.yaml": goodConfig(cr.Name, 1)}))
+	s.markDeploymentReady(cr)
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted)
+	s.expectRoutedTo(selected, cr.Name)
+
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	s.g.Expect(adminClient.Get(s.ctx, client.ObjectKey{Name: render.SecondarySchedulerCRDName}, crd)).To(Succeed())
+	owner := render.RoutingPolicyOwner(crd.UID)
+	named := metav1.ObjectMeta{Name: render.RoutingPolicyName}
+	for _, object := range []client.Object{&admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: named},
+		&admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: named}} {
+		s.g.Eventually(func() []metav1.OwnerReference {
+			s.g.Expect(s.get(object)).To(Succeed())
+			return object.GetOwnerReferences()
+		}).Should(ContainElement(owner), "%T is owned by the CRD", object)
+		s.update(object, func() { object.SetOwnerReferences(nil) })
+		s.g.Eventually(func() []metav1.OwnerReference {
+			s.g.Expect(s.get(object)).To(Succeed())
+			return object.GetOwnerReferences()
+		}).Should(ContainElement(owner), "%T without its owner, as an older operator wrote it, gets it back", object)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,6 +45,9 @@ import (
 // of the cluster, so the operator holds no other write on mutating policies.
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=update;delete,resourceNames=secondary-scheduler-operator-routing
+// The SecondaryScheduler CRD, read for its UID: it owns the policy and the binding, so
+// that the garbage collector deletes them when the API is uninstalled.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=secondaryschedulers.operator.secondary-scheduler.io
 
 // routingPolicyRetry is how soon the operator tries again to write the routing policy
 // after it could not (its permissions, or a same-named object of someone else, change
@@ -159,7 +163,10 @@ func (r *RoutingPolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request)
 // write makes the routing policy carry routes, or deletes it when there is none (the
 // binding first, so that no pod meets a policy half gone). It reads the cache first,
 // which holds the operator's policy and binding only, so that a reconcile that changes
-// nothing costs no request.
+// nothing costs no request. The policy and binding are owned by the SecondaryScheduler
+// CRD (render.RoutingPolicyOwner); when the operator cannot read the CRD, it writes the
+// routes all the same, since a route that stays after its scheduler failed over would
+// strand pods, and reports the error.
 func (r *RoutingPolicyReconciler) write(ctx context.Context, routes []routing.Route) error {
 	named := metav1.ObjectMeta{Name: render.RoutingPolicyName}
 	if len(routes) == 0 {
@@ -175,10 +182,81 @@ func (r *RoutingPolicyReconciler) write(ctx context.Context, routes []routing.Ro
 	if err != nil {
 		return err
 	}
-	if _, err := policies.Check(ctx, r.Client); err == nil {
+	if _, err := policies.Check(ctx, r.Client); err == nil && r.ownedByAPI(ctx) {
 		return nil
 	}
-	return policies.Ensure(ctx, r.APIReader, r.Client)
+	owner, ownerErr := r.apiOwner(ctx)
+	if ownerErr == nil {
+		for _, object := range rendered {
+			object.SetOwnerReferences([]metav1.OwnerReference{owner})
+		}
+		if policies, err = admission.Owned(rendered); err != nil {
+			return err
+		}
+	}
+	if err := policies.Ensure(ctx, r.APIReader, r.Client); err != nil {
+		return err
+	}
+	if ownerErr != nil {
+		return fmt.Errorf("the routing policy carries the routes, but nothing deletes it on uninstall: %w", ownerErr)
+	}
+	return r.adopt(ctx, owner)
+}
+
+// routingObjects are the routing policy and its binding, named, empty.
+func routingObjects() []client.Object {
+	named := metav1.ObjectMeta{Name: render.RoutingPolicyName}
+	return []client.Object{&admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: named},
+		&admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: named}}
+}
+
+// ownedByAPI reports whether the routing policy and binding in the cache are owned by the
+// SecondaryScheduler CRD (one of another UID would have been deleted by the garbage
+// collector).
+func (r *RoutingPolicyReconciler) ownedByAPI(ctx context.Context) bool {
+	for _, object := range routingObjects() {
+		if err := r.Get(ctx, client.ObjectKeyFromObject(object), object); err != nil || !hasAPIOwner(object) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasAPIOwner(object client.Object) bool {
+	want := render.RoutingPolicyOwner("")
+	return slices.ContainsFunc(object.GetOwnerReferences(), func(owner metav1.OwnerReference) bool {
+		return owner.APIVersion == want.APIVersion && owner.Kind == want.Kind && owner.Name == want.Name
+	})
+}
+
+// apiOwner is the owner reference of the routing policy: the SecondaryScheduler CRD, read
+// from the API server (by metadata only) for its UID.
+func (r *RoutingPolicyReconciler) apiOwner(ctx context.Context) (metav1.OwnerReference, error) {
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: render.SecondarySchedulerCRDName}, crd); err != nil {
+		return metav1.OwnerReference{}, fmt.Errorf("read CustomResourceDefinition %s, which owns the routing policy: %w", render.SecondarySchedulerCRDName, err)
+	}
+	return render.RoutingPolicyOwner(crd.UID), nil
+}
+
+// adopt gives owner to the routing policy and binding that lack it: Ensure leaves one
+// that is as rendered alone, and those an older operator wrote have no owner. Only the
+// operator's are changed, and the update carries the resourceVersion read.
+func (r *RoutingPolicyReconciler) adopt(ctx context.Context, owner metav1.OwnerReference) error {
+	for _, object := range routingObjects() {
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(object), object); err != nil {
+			return fmt.Errorf("read %T %s: %w", object, object.GetName(), err)
+		}
+		if hasAPIOwner(object) || object.GetLabels()[render.LabelManagedBy] != render.ManagedByValue {
+			continue
+		}
+		object.SetOwnerReferences(append(object.GetOwnerReferences(), owner))
+		if err := r.Update(ctx, object); err != nil {
+			return fmt.Errorf("set the owner of %T %s: %w", object, object.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // CarriedRoutes are the routes the routing policy in reader carries, by owner; none when

@@ -76,8 +76,9 @@ type SecondarySchedulerReconciler struct {
 	SecretWatches *refwatch.Watches
 	// CABundleWatches watches the ConfigMaps holding the metrics provider's CA bundle.
 	CABundleWatches *refwatch.Watches
-	// ExtenderSecretWatches watches the Secrets of the extenders' TLS (only those labelled
-	// v1.LabelExtenderTLSFor), ExtenderConfigMapWatches the ConfigMaps of their CA bundles.
+	// ExtenderSecretWatches watches the Secrets of the extenders' TLS,
+	// ExtenderConfigMapWatches the ConfigMaps of their CA bundles (only those labelled
+	// v1.LabelExtenderTLSFor, both).
 	ExtenderSecretWatches, ExtenderConfigMapWatches *refwatch.Watches
 	// MetricsProber probes the metrics of load-aware schedulers.
 	MetricsProber *MetricsProber

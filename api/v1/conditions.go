@@ -282,6 +282,10 @@ const (
 	// ReasonFailedOver: the scheduler has not been Available for spec.routing.failoverAfter,
 	// so new pods go to the default scheduler until it is back.
 	ReasonFailedOver ConditionReason = "FailedOver"
+	// ReasonSchedulerNotAvailable: the scheduler is not Available and was not while the
+	// route routed pods (it has not run yet, or its resource was refused before it ran),
+	// so the route sends it no pod; new pods are routed once it is Available.
+	ReasonSchedulerNotAvailable ConditionReason = "SchedulerNotAvailable"
 	// ReasonRoutingConflict: an older SecondaryScheduler's route may select the same
 	// pods; the message names it.
 	ReasonRoutingConflict ConditionReason = "RoutingConflict"

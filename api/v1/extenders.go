@@ -14,10 +14,10 @@ const MaxExtenders = 8
 // DefaultExtenderHTTPTimeout is spec.extenders[].httpTimeout's default, kube-scheduler's own.
 const DefaultExtenderHTTPTimeout = 5 * time.Second
 
-// LabelExtenderTLSFor marks a Secret whose certificates are meant for the extenders of the
-// SecondaryScheduler it names. The operator reads no Secret without it, and mounts none
-// into a scheduler: the scheduler's image is the resource author's choice, so a Secret
-// reaches it only when the Secret's owner says so.
+// LabelExtenderTLSFor marks a Secret or ConfigMap whose certificates are meant for the
+// extenders of the SecondaryScheduler it names. The operator reads none without it, and
+// mounts none into a scheduler: the scheduler's image is the resource author's choice,
+// so an object reaches it only when the object's owner says so.
 const LabelExtenderTLSFor = "operator.secondary-scheduler.io/extender-tls-for"
 
 // Extender is an HTTP extender that the scheduler calls for each pod it places: to filter
@@ -196,6 +196,10 @@ type ExtenderContainer struct {
 
 	// Resources are the extender container's requests and limits. Default: requests of
 	// 50m CPU and 64Mi memory.
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || size(self.requests) == ['cpu', 'memory', 'ephemeral-storage'].filter(k, k in self.requests).size()",message="requests may list only cpu, memory and ephemeral-storage",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || size(self.limits) == ['cpu', 'memory', 'ephemeral-storage'].filter(k, k in self.limits).size()",message="limits may list only cpu, memory and ephemeral-storage",fieldPath=".limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || [self.requests[k]].all(q, type(q) == int || (size(q) <= 32 && [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31].all(i, i >= size(q) || !(q.charAt(i) in ['e', 'E']) || size(q) - i <= 4 || (size(q) - i == 5 && q.charAt(i + 1) in ['+', '-'])))))",message="each quantity in requests must be at most 32 characters long, with an exponent (the digits after e or E and its sign) of at most 3 digits: write one such as 100m, 1.5, 2Gi or 2e3",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.limits) || [self.limits[k]].all(q, type(q) == int || (size(q) <= 32 && [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31].all(i, i >= size(q) || !(q.charAt(i) in ['e', 'E']) || size(q) - i <= 4 || (size(q) - i == 5 && q.charAt(i + 1) in ['+', '-'])))))",message="each quantity in limits must be at most 32 characters long, with an exponent (the digits after e or E and its sign) of at most 3 digits: write one such as 100m, 1.5, 2Gi or 2e3",fieldPath=".limits"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -229,8 +233,9 @@ type ExtenderManagedResource struct {
 }
 
 // ExtenderTLS is the TLS of the connection from the scheduler to an extender. Every
-// Secret it names must be in the SecondaryScheduler's namespace and carry the label
-// operator.secondary-scheduler.io/extender-tls-for set to the SecondaryScheduler's name.
+// Secret and ConfigMap it names must be in the SecondaryScheduler's namespace and carry
+// the label operator.secondary-scheduler.io/extender-tls-for set to the
+// SecondaryScheduler's name.
 // Certificates and keys reach the scheduler as files mounted from those Secrets, never
 // through a ConfigMap; a change of a Secret restarts the scheduler, which reads them at
 // start.
@@ -258,8 +263,8 @@ type ExtenderTLS struct {
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 }
 
-// ExtenderCABundle is where an extender's CA bundle is: a key of a ConfigMap, or of a
-// Secret labelled operator.secondary-scheduler.io/extender-tls-for.
+// ExtenderCABundle is where an extender's CA bundle is: a key of a ConfigMap or of a
+// Secret, either labelled operator.secondary-scheduler.io/extender-tls-for.
 // +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.secret)",message="set exactly one of configMap and secret"
 type ExtenderCABundle struct {
 	// ConfigMap is a ConfigMap key holding the PEM bundle (default key ca.crt).
@@ -285,6 +290,12 @@ type SecretKeyReference struct {
 	// +optional
 	Key string `json:"key,omitempty"`
 }
+
+// ReferencesConsentLabel says that the Secrets and ConfigMaps an extender's TLS names are
+// read and mounted only when labelled LabelExtenderTLSFor with the SecondaryScheduler's
+// name: their owner's consent, which the operator checks, in place of the author's own
+// authority, which admission could check for a few references only.
+func (ExtenderTLS) ReferencesConsentLabel() string { return LabelExtenderTLSFor }
 
 // EffectiveHTTPTimeout is the extender's httpTimeout, or its default.
 func (e *Extender) EffectiveHTTPTimeout() time.Duration {

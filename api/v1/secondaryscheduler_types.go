@@ -423,7 +423,10 @@ type TargetLoadPackingArgs struct {
 	TargetUtilization *int32 `json:"targetUtilization,omitempty"`
 
 	// DefaultRequests are assumed for containers without requests or limits (best-effort
-	// QoS). Default: cpu 1000m.
+	// QoS). Default: cpu 1000m. At most 16 resources, each a quantity of at most 32
+	// characters whose exponent, if any, has at most 3 digits (2e3, not 1e-1000).
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, [self[k]].all(q, type(q) == int || (size(q) <= 32 && [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31].all(i, i >= size(q) || !(q.charAt(i) in ['e', 'E']) || size(q) - i <= 4 || (size(q) - i == 5 && q.charAt(i + 1) in ['+', '-'])))))",message="each quantity must be at most 32 characters long, with an exponent (the digits after e or E and its sign) of at most 3 digits: write one such as 100m, 1.5, 2Gi or 2e3"
 	// +optional
 	DefaultRequests corev1.ResourceList `json:"defaultRequests,omitempty"`
 
@@ -536,7 +539,7 @@ type SecondarySchedulerSpec struct {
 	// Edits roll out.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
-	SchedulerConfig string `json:"schedulerConfig,omitempty"`
+	SchedulerConfig string `json:"schedulerConfig,omitempty" reach:"configmap"`
 
 	// SchedulerImage is the scheduler's container image: a scheduler-plugins build
 	// (binary /bin/kube-scheduler) or the upstream kube-scheduler (binary
@@ -579,7 +582,13 @@ type SecondarySchedulerSpec struct {
 	NodePool *metav1.LabelSelector `json:"nodePool,omitempty"`
 
 	// Resources of the scheduler container. Default: requests of 100m CPU and 128Mi of
-	// memory, no limits. A kube-scheduler of a large cluster needs gigabytes.
+	// memory, no limits. A kube-scheduler of a large cluster needs gigabytes. Requests and
+	// limits may list cpu, memory and ephemeral-storage, each a quantity of at most 32
+	// characters whose exponent, if any, has at most 3 digits (2e3, not 1e-1000).
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || size(self.requests) == ['cpu', 'memory', 'ephemeral-storage'].filter(k, k in self.requests).size()",message="requests may list only cpu, memory and ephemeral-storage",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || size(self.limits) == ['cpu', 'memory', 'ephemeral-storage'].filter(k, k in self.limits).size()",message="limits may list only cpu, memory and ephemeral-storage",fieldPath=".limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || [self.requests[k]].all(q, type(q) == int || (size(q) <= 32 && [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31].all(i, i >= size(q) || !(q.charAt(i) in ['e', 'E']) || size(q) - i <= 4 || (size(q) - i == 5 && q.charAt(i + 1) in ['+', '-'])))))",message="each quantity in requests must be at most 32 characters long, with an exponent (the digits after e or E and its sign) of at most 3 digits: write one such as 100m, 1.5, 2Gi or 2e3",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.limits) || [self.limits[k]].all(q, type(q) == int || (size(q) <= 32 && [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31].all(i, i >= size(q) || !(q.charAt(i) in ['e', 'E']) || size(q) - i <= 4 || (size(q) - i == 5 && q.charAt(i + 1) in ['+', '-'])))))",message="each quantity in limits must be at most 32 characters long, with an exponent (the digits after e or E and its sign) of at most 3 digits: write one such as 100m, 1.5, 2Gi or 2e3",fieldPath=".limits"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -625,6 +634,7 @@ type SecondarySchedulerSpec struct {
 	// Custom they are added to the configuration's own extenders, checked alike.
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:XValidation:rule="self.filter(e, has(e.bindVerb)).size() <= 1",message="one extender at most may set bindVerb: the scheduler binds each pod once"
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.container) || !has(e.container.env) || e.container.env.all(v, !has(v.valueFrom) || !has(v.valueFrom.resourceFieldRef) || !has(v.valueFrom.resourceFieldRef.divisor) || [v.valueFrom.resourceFieldRef.divisor].all(q, type(q) == int || (size(q) <= 32 && [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31].all(i, i >= size(q) || !(q.charAt(i) in ['e', 'E']) || size(q) - i <= 4 || (size(q) - i == 5 && q.charAt(i + 1) in ['+', '-']))))))",message="the divisor of a resourceFieldRef in an extender container's env must be a quantity of at most 32 characters, with an exponent (the digits after e or E and its sign) of at most 3 digits, such as 1m or 1Mi"
 	// +listType=map
 	// +listMapKey=name
 	// +optional

@@ -1,7 +1,11 @@
 package v1
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -77,6 +81,17 @@ func TestHostileSpecs(t *testing.T) {
 
 		{"risk weight 1", "type: LowRiskOverCommitment\nlowRiskOverCommitment:\n  riskLimitWeights:\n    cpu: '1.0'", ""},
 		{"risk weight above 1", "type: LowRiskOverCommitment\nlowRiskOverCommitment:\n  riskLimitWeights:\n    cpu: '1.5'", "should match"},
+		{"risk weight in exponent form", "type: LowRiskOverCommitment\nlowRiskOverCommitment:\n  riskLimitWeights:\n    cpu: '1e-99999999'", "should match"},
+
+		// Quantities are parsed with big-number arithmetic on their exponent (issue 39).
+		{"default requests", "type: TargetLoadPacking\ntargetLoadPacking:\n  defaultRequests: {cpu: 500m, memory: 1Gi, nvidia.com/gpu: 1}", ""},
+		{"default request with an absurd exponent", "type: TargetLoadPacking\ntargetLoadPacking:\n  defaultRequests:\n    cpu: '1e-99999999'",
+			"spec.profile.targetLoadPacking.defaultRequests: Invalid value: each quantity must be at most 32 characters long, with an exponent"},
+		{"default request of 33 characters", "type: TargetLoadPacking\ntargetLoadPacking:\n  defaultRequests:\n    cpu: '" + strings.Repeat("1", 32) + "m'",
+			"each quantity must be at most 32 characters long"},
+		{"17 default requests", "type: TargetLoadPacking\ntargetLoadPacking:\n  defaultRequests: {" + manyRequests(17) + "}",
+			"spec.profile.targetLoadPacking.defaultRequests: Too many: 17: must have at most 16 items"},
+		{"margin in exponent form", "type: LoadVariationRiskBalancing\nloadVariationRiskBalancing:\n  safeVarianceMargin: '1e-99999999'", "should match"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +99,7 @@ func TestHostileSpecs(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tt.profile), &profile); err != nil {
 				t.Fatalf("test profile: %v", err)
 			}
-			expectValidation(t, validator, map[string]any{"profile": profile}, tt.wantError)
+			expectValidation(t, validator, map[string]any{"profile": integers(profile)}, tt.wantError)
 		})
 	}
 }
@@ -169,4 +184,192 @@ func integers(value any) any {
 		}
 	}
 	return value
+}
+
+// manyRequests is a YAML flow mapping of n resources, each requesting 1.
+func manyRequests(n int) string {
+	requests := make([]string, n)
+	for i := range requests {
+		requests[i] = fmt.Sprintf("example.com/r%d: 1", i)
+	}
+	return strings.Join(requests, ", ")
+}
+
+// TestResourcesRules checks the names that resources may list: the API server checks
+// each of their quantities, which a rule cannot afford for a map of any size.
+func TestResourcesRules(t *testing.T) {
+	validator, err := crdschema.NewValidator(loadCRD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		spec      string // YAML of spec, besides profile
+		wantError string
+	}{
+		{"requests and limits", "resources: {requests: {cpu: 100m, memory: 128Mi, ephemeral-storage: 1Gi}, limits: {memory: 1Gi}}", ""},
+		{"integer quantities", "resources: {requests: {cpu: 2, memory: 1073741824}}", ""},
+		{"hugepages", "resources: {limits: {hugepages-2Mi: 1Gi}}",
+			`spec.resources.limits: Invalid value: limits may list only cpu, memory and ephemeral-storage`},
+		{"an extended resource", "resources: {requests: {cpu: 1, example.com/gpu: 1}}",
+			`spec.resources.requests: Invalid value: requests may list only cpu, memory and ephemeral-storage`},
+		{"an absurd exponent", "resources: {requests: {memory: '1e-99999999'}}",
+			`spec.resources.requests: Invalid value: each quantity in requests must be at most 32 characters long`},
+		{"an absurd limit", "resources: {limits: {ephemeral-storage: '1E+99999999'}}", "each quantity in limits must be at most 32 characters long"},
+		{"an extender's container", "extenders:\n- {name: a, filterVerb: f, container: {image: ext, port: 8888, resources: {requests: {cpu: 50m}, limits: {memory: 64Mi}}}}", ""},
+		{"an extender's hugepages", "extenders:\n- {name: a, filterVerb: f, container: {image: ext, port: 8888, resources: {limits: {hugepages-1Gi: 1Gi}}}}",
+			`spec.extenders[0].container.resources.limits: Invalid value: limits may list only cpu, memory and ephemeral-storage`},
+		{"an extender's absurd request", "extenders:\n- {name: a, filterVerb: f, container: {image: ext, port: 8888, resources: {requests: {cpu: '1e99999999'}}}}",
+			"spec.extenders[0].container.resources.requests: Invalid value: each quantity in requests must be at most 32 characters long"},
+		{"an extender's absurd divisor", "extenders:\n- {name: a, filterVerb: f, container: {image: ext, port: 8888, env: [{name: CPU, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: '1e-1000'}}}]}}",
+			"the divisor of a resourceFieldRef in an extender container's env must be a quantity of at most 32 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var spec map[string]any
+			if err := yaml.Unmarshal([]byte(tt.spec), &spec); err != nil {
+				t.Fatalf("test spec: %v", err)
+			}
+			spec["profile"] = map[string]any{"type": "BinPacking"}
+			expectValidation(t, validator, integers(spec).(map[string]any), tt.wantError)
+		})
+	}
+}
+
+// quantityRuleMessage is a part of the message of every rule that bounds quantities.
+const quantityRuleMessage = "at most 32 characters"
+
+// TestQuantityRulesAgreeWithCheckQuantity puts quantities within and out of bounds at
+// every place of the spec that holds one, found by reflection over the Go type, so that a
+// new field holding quantities fails it until a rule bounds them: the API server refuses
+// exactly those that CheckQuantity and CheckQuantitiesJSON refuse.
+func TestQuantityRulesAgreeWithCheckQuantity(t *testing.T) {
+	validator, err := crdschema.NewValidator(loadCRD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every quantity below is in the format the schema's pattern accepts, so that the
+	// bounds alone decide.
+	values := []any{
+		"100m", "1", "1.5", "2Gi", "8E", "1Ei", "2e3", "5e-3", "1e-999", "1E+999", "+.5e99", "1e1.5", int64(4),
+		strings.Repeat("9", 31) + "m", strings.Repeat("1", 32),
+		hostileQuantity, "1e99999999", "1e1000", "1E-1000", "-1e+1000", "1e1.555", "1e-00000000000001",
+		strings.Repeat("9", 32) + "m", strings.Repeat("1", 33), "0." + strings.Repeat("0", 40) + "1",
+	}
+	// base is a valid spec with the objects around each place: an extender's container
+	// with an environment variable read from a resource.
+	const base = `{"profile": {"type": "TargetLoadPacking"}, "extenders": [{"name": "a", "filterVerb": "filter",
+		"container": {"image": "ext", "port": 8888, "env": [{"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}}]}}]}`
+	paths := quantityPaths(reflect.TypeFor[SecondarySchedulerSpec]())
+	if len(paths) < 6 {
+		t.Fatalf("found %d places of quantities in the spec, want at least 6: %q", len(paths), paths)
+	}
+	for _, path := range paths {
+		field := fieldOf(path)
+		t.Run(field, func(t *testing.T) {
+			for _, value := range values {
+				var spec map[string]any
+				if err := json.Unmarshal([]byte(base), &spec); err != nil {
+					t.Fatal(err)
+				}
+				spec = integers(setAt(spec, path, value)).(map[string]any)
+				text := fmt.Sprint(value)
+				wantRefused := CheckQuantity(text) != nil
+
+				errs := validator.Errors(map[string]any{"apiVersion": GroupVersion.String(), "kind": "SecondaryScheduler",
+					"metadata": map[string]any{"name": "packer", "namespace": "ns"}, "spec": spec})
+				refused := len(errs) == 1 && strings.Contains(errs[0], quantityRuleMessage) &&
+					strings.HasPrefix("spec."+field, strings.SplitN(errs[0], ":", 2)[0])
+				if refused != wantRefused || (!refused && len(errs) > 0) {
+					t.Errorf("%.40s: CheckQuantity refuses it: %v; the API server: %q", text, wantRefused, errs)
+				}
+
+				data, err := json.Marshal(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var problem *QuantityError
+				if err := CheckQuantitiesJSON(data, &SecondarySchedulerSpec{}); (err != nil) != wantRefused ||
+					wantRefused && (!errors.As(err, &problem) || problem.Field != field) {
+					t.Errorf("%.40s: CheckQuantity refuses it: %v; CheckQuantitiesJSON: %v", text, wantRefused, err)
+				}
+			}
+		})
+	}
+}
+
+// quantityPaths are the places of every resource.Quantity that a value of type t holds,
+// as JSON field names, "[]" for an item of a list and "*" for a value of a map.
+func quantityPaths(t reflect.Type) [][]string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == quantityType {
+		return [][]string{nil}
+	}
+	if !holdsQuantity(t) {
+		return nil
+	}
+	var paths [][]string
+	under := func(segment string, tails [][]string) {
+		for _, tail := range tails {
+			paths = append(paths, append([]string{segment}, tail...))
+		}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		for _, field := range jsonFields(t) {
+			under(field.name, quantityPaths(field.typ))
+		}
+	case reflect.Map:
+		under("*", quantityPaths(t.Elem()))
+	case reflect.Slice, reflect.Array:
+		under("[]", quantityPaths(t.Elem()))
+	}
+	return paths
+}
+
+// setAt sets value at path in node, the first item of a list and the key cpu of a map,
+// making the objects and lists on the way.
+func setAt(node any, path []string, value any) any {
+	if len(path) == 0 {
+		return value
+	}
+	if path[0] == "[]" {
+		list, _ := node.([]any)
+		if len(list) == 0 {
+			list = []any{nil}
+		}
+		list[0] = setAt(list[0], path[1:], value)
+		return list
+	}
+	object, _ := node.(map[string]any)
+	if object == nil {
+		object = map[string]any{}
+	}
+	key := path[0]
+	if key == "*" {
+		key = "cpu"
+	}
+	object[key] = setAt(object[key], path[1:], value)
+	return object
+}
+
+// fieldOf is the field that setAt sets at path, as CheckQuantitiesJSON names it.
+func fieldOf(path []string) string {
+	var field strings.Builder
+	for _, segment := range path {
+		switch segment {
+		case "[]":
+			field.WriteString("[0]")
+			continue
+		case "*":
+			segment = "cpu"
+		}
+		if field.Len() > 0 {
+			field.WriteString(".")
+		}
+		field.WriteString(segment)
+	}
+	return field.String()
 }

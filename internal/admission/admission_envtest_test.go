@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -112,6 +113,7 @@ func TestAuthorityAtAdmission(t *testing.T) {
 
 	mustCreate(ctx, t, admin, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNamespace, Name: "readable-config"}})
 	existing := binPacking("existing", nil)
+	existing.Finalizers = []string{cleanupFinalizer}
 	mustCreate(ctx, t, admin, existing)
 
 	tests := []struct {
@@ -127,6 +129,8 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		{"the shipped admin role creates", schedulerAdmin, create(binPacking("by-scheduler-admin", nil)), ""},
 		{"a namespace admin cannot change the spec", olmAdmin, changeSpec(existing.Name), "NotAllowedToRunSchedulers"},
 		{"a namespace editor may label one: metadata is not checked", olmEditor, label(existing.Name), ""},
+		{"a namespace editor cannot strip the operator's finalizer", olmEditor, stripFinalizer(existing.Name), "NotAllowedToRunSchedulers"},
+		{"a namespace admin cannot strip the operator's finalizer", olmAdmin, stripFinalizer(existing.Name), "NotAllowedToRunSchedulers"},
 		{"the shipped admin role changes the spec", schedulerAdmin, changeSpec(existing.Name), ""},
 		{
 			"no one names a Secret they may not read", schedulerAdmin,
@@ -150,6 +154,7 @@ func TestAuthorityAtAdmission(t *testing.T) {
 			})), "ReferenceNotReadable",
 		},
 		{"any image while no admin lists images", schedulerAdmin, create(withImage("any-image", "example.com/anything:v1")), ""},
+		{"the shipped admin role may remove the finalizer", schedulerAdmin, stripFinalizer(existing.Name), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -385,6 +390,19 @@ func label(name string) func(context.Context, client.Client) error {
 		}
 		cr.Labels = map[string]string{"team": "a"}
 		return c.Update(ctx, cr)
+	}
+}
+
+// cleanupFinalizer is the operator's finalizer (controllers.Finalizer), which only those
+// who may run schedulers may remove.
+const cleanupFinalizer = "operator.secondary-scheduler.io/cleanup"
+
+// stripFinalizer patches the finalizers away, as kubectl patch --type=merge -p
+// '{"metadata":{"finalizers":null}}' does.
+func stripFinalizer(name string) func(context.Context, client.Client) error {
+	return func(ctx context.Context, c client.Client) error {
+		cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNamespace, Name: name}}
+		return c.Patch(ctx, cr, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
 	}
 }
 

@@ -47,7 +47,7 @@ type Config struct {
 	// no scheduler name).
 	Tenancy tenancy.Policy
 	// PrometheusNamespaces are the only namespaces where Prometheus is discovered; empty
-	// for promdiscovery's defaults.
+	// for none (the operator passes promdiscovery.Defaults when none are configured).
 	PrometheusNamespaces []string
 	// MetricsTokenClusterRoles are the ClusterRoles a metrics token's ServiceAccount may be
 	// bound to; empty for render.DefaultMetricsClusterRole alone.

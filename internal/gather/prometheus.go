@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,11 @@ func (g *Gatherer) prometheus(ctx context.Context, cr *v1.SecondaryScheduler) (*
 	if err != nil {
 		return nil, err
 	}
+	if endpoint == nil && !g.discoversAnywhere() {
+		return nil, refusal.New(v1.ReasonPrometheusNotFound,
+			"profile.metrics gives no Prometheus address, and no namespace is configured for Prometheus discovery; "+
+				"set spec.profile.metrics.address, or list the namespaces where Prometheus runs in the operator's --prometheus-namespaces")
+	}
 	if endpoint == nil {
 		return nil, refusal.New(v1.ReasonPrometheusNotFound,
 			"profile.metrics gives no Prometheus address and none was found (searched: %s); set spec.profile.metrics.address", g.searched())
@@ -49,13 +55,19 @@ func (g *Gatherer) prometheus(ctx context.Context, cr *v1.SecondaryScheduler) (*
 	return endpoint, nil
 }
 
-// discoveryNamespaces are the namespaces where Prometheus is discovered: those the
-// cluster admin configured, else promdiscovery's defaults.
+// discoveryNamespaces are the namespaces where Prometheus is discovered: those configured,
+// and none when none is. There is no fallback here: whether openshift-monitoring may be
+// searched depends on whether the cluster is OpenShift, which whoever configures the
+// Gatherer finds out (the operator passes promdiscovery.Defaults when the admin names
+// none); searched elsewhere, it would trust whoever created that namespace with a token.
 func (g *Gatherer) discoveryNamespaces() []string {
-	if len(g.prometheusNamespaces) > 0 {
-		return g.prometheusNamespaces
-	}
-	return promdiscovery.DefaultNamespaces
+	return g.prometheusNamespaces
+}
+
+// discoversAnywhere is whether a namespace is configured for discovery (the empty name
+// is none: discovery never takes it for every namespace).
+func (g *Gatherer) discoversAnywhere() bool {
+	return slices.ContainsFunc(g.discoveryNamespaces(), func(namespace string) bool { return namespace != "" })
 }
 
 // searched says, for a message, where Prometheus discovery looks.

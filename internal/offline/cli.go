@@ -99,7 +99,9 @@ func parse(args []string, stderr io.Writer) (Input, error) {
 	schedulerNamespaces := flags.String("scheduler-namespaces", "",
 		"The operator's --scheduler-namespaces; empty allows the resource's namespace.")
 	prometheusNamespaces := flags.String("prometheus-namespaces", "",
-		"The operator's --prometheus-namespaces: where Prometheus is discovered among the objects given (default: openshift-monitoring).")
+		"The operator's --prometheus-namespaces: where Prometheus is discovered among the objects given. "+
+			"Default: none, so discovery finds nothing; the operator's default (its own namespace, and openshift-monitoring on OpenShift) "+
+			"depends on the cluster, so list those namespaces here.")
 	namespace := flags.String("n", "default", "The namespace of a resource or object that names none.")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -156,7 +158,7 @@ func parseMinor(text string) (int, error) {
 func offlineHint(reason v1.ConditionReason) string {
 	switch {
 	case reason == v1.ReasonPrometheusNotFound:
-		return "(render: give --prometheus-url, or the Prometheus' Service with -f, for what discovery would find in the cluster.)"
+		return "(render: give --prometheus-url, or the Prometheus' Service with -f and its namespace with --prometheus-namespaces, for what discovery would find in the cluster.)"
 	case missingObject(reason):
 		return "(render: if it exists in the cluster, give its file with -f or --config-map.)"
 	default:

@@ -87,7 +87,9 @@ type Input struct {
 	// SchedulerNamespaces are the operator's --scheduler-namespaces; empty for any.
 	SchedulerNamespaces []string
 	// PrometheusNamespaces are the operator's --prometheus-namespaces, where discovery
-	// looks among the objects given; empty for promdiscovery's defaults.
+	// looks among the objects given; empty for none. The operator's defaults (its own
+	// namespace, and openshift-monitoring on OpenShift) depend on a cluster, which
+	// rendering offline has not.
 	PrometheusNamespaces []string
 	// Namespace is the namespace of the resource and objects that name none.
 	Namespace string

@@ -1,8 +1,9 @@
 // Package ownership proves which objects are a SecondaryScheduler's: only those are
 // ever changed or deleted by the operator. OwnedBy is the proof (owner labels with the
-// UID, the controller reference, and for a binding exactly what render renders); Checker
-// is the read-only stage that runs before anything is applied, refusing a name taken by
-// someone else's object. The package cannot write: TestOwnershipCheckCannotWrite.
+// UID, the controller reference render gives, and for a binding or a PrometheusRule what
+// render renders); Checker is the read-only stage that runs before anything is applied,
+// refusing a name taken by someone else's object. The package cannot write:
+// TestOwnershipCheckCannotWrite.
 package ownership
 
 import (
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -121,31 +123,55 @@ func (c *Checker) checkOne(ctx context.Context, cr *v1.SecondaryScheduler, objec
 		return nil, refusal.New(v1.ReasonObjectNameTaken,
 			"%s %s already exists and does not belong to this SecondaryScheduler (uid %s)%s; the operator will not take it over, change it or delete it. "+
 				"Delete or rename it, or give this SecondaryScheduler another name",
-			object.GetKind(), strings.TrimPrefix(key.String(), "/"), cr.UID, bindingNote(existing))
+			object.GetKind(), strings.TrimPrefix(key.String(), "/"), cr.UID, proofNote(existing, cr))
 	}
 	return nil, nil
 }
 
-// OwnedBy reports whether object is provably cr's: it carries cr's owner labels,
+// OwnedBy reports whether object is provably cr's. It carries cr's owner labels,
 // including its UID (so that a SecondaryScheduler recreated under the same name does not
-// inherit what its predecessor left), a namespaced object's controller reference, when it
-// has one, is cr, and a binding is one the operator renders for cr, roleRef and subjects
-// included: labels can be put on any binding by whoever may update it, and a binding that
-// grants anything else is not the operator's to change or delete.
+// inherit what its predecessor left). Labels are settable by whoever may create or update
+// the object, so OwnedBy asks for what render gives cr's objects besides: in cr's
+// namespace, a controller reference to cr (render gives every object there one);
+// elsewhere, where no owner reference can reach cr, no controller at all, and what render
+// renders: a binding's roleRef and subjects, a PrometheusRule's name. A binding that
+// grants anything else, or an object another controls, is not the operator's to change
+// or delete.
 func OwnedBy(object client.Object, cr *v1.SecondaryScheduler) bool {
 	labels := object.GetLabels()
 	if labels[render.LabelOwnerNamespace] != cr.Namespace || labels[render.LabelOwnerName] != cr.Name ||
 		labels[render.LabelOwnerUID] != string(cr.UID) || cr.UID == "" {
 		return false
 	}
-	if controller := metav1.GetControllerOfNoCopy(object); controller != nil && controller.UID != cr.UID {
+	if !controlledAsRendered(object, cr) {
 		return false
 	}
 	if binding, ok := bindingOf(object); ok {
 		rendered, err := render.IsRenderedBinding(cr, binding)
 		return err == nil && rendered
 	}
+	if object.GetObjectKind().GroupVersionKind().GroupKind() == render.PrometheusRuleGVK.GroupKind() {
+		// The one PrometheusRule render gives cr; it may be in any namespace a Prometheus
+		// is in, so the name is what tells it from another one carrying cr's labels.
+		return object.GetName() == render.RecordingRuleName(cr)
+	}
 	return true
+}
+
+// controlledAsRendered reports whether object's controller reference is the one render
+// gives it: cr for an object in cr's namespace, none for any other, which a reference to
+// a namespaced SecondaryScheduler cannot reach.
+func controlledAsRendered(object client.Object, cr *v1.SecondaryScheduler) bool {
+	controller := metav1.GetControllerOfNoCopy(object)
+	if object.GetNamespace() == "" || object.GetNamespace() != cr.Namespace {
+		return controller == nil
+	}
+	if controller == nil {
+		return false
+	}
+	owner, err := schema.ParseGroupVersion(controller.APIVersion)
+	return err == nil && owner.Group == v1.GroupVersion.Group && controller.Kind == "SecondaryScheduler" &&
+		controller.Name == cr.Name && controller.UID == cr.UID
 }
 
 // bindingOf reads a RoleBinding or ClusterRoleBinding for render.IsRenderedBinding.
@@ -159,10 +185,13 @@ func bindingOf(object client.Object) (render.Binding, bool) {
 	return render.Binding{}, false
 }
 
-// bindingNote says, for a binding, what besides labels makes it the operator's.
-func bindingNote(object client.Object) string {
+// proofNote says what besides labels makes object the operator's, for a refusal.
+func proofNote(object client.Object, cr *v1.SecondaryScheduler) string {
 	if _, ok := bindingOf(object); ok {
 		return " (a binding is the operator's only with its owner labels and the roleRef and subjects the operator renders)"
+	}
+	if object.GetNamespace() != "" && object.GetNamespace() == cr.Namespace {
+		return " (an object in the SecondaryScheduler's namespace is the operator's only with its owner labels and a controller reference to the SecondaryScheduler)"
 	}
 	return ""
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -45,18 +46,49 @@ type OperatedPrometheus struct {
 	RuleSelector *metav1.LabelSelector
 }
 
-// DefaultNamespaces are where discovery looks when the cluster admin names no namespaces
-// (the operator adds its own namespace): openshift-monitoring, OpenShift's cluster
+// DefaultNamespaces are where discovery looks on OpenShift when the cluster admin names no
+// namespaces (Defaults adds the operator's own): openshift-monitoring, OpenShift's cluster
 // monitoring, with thanos-querier. Discovery trusts whatever Service it finds there with a
 // scheduler's metrics token, so a namespace must be one that exists and that no tenant can
-// create or write to: OpenShift reserves the openshift- prefix. Common names such as
-// monitoring or prometheus are not defaults, since where they do not exist whoever may
-// create a namespace (on OpenShift, any self-provisioning user) could take them; an admin
-// lists them with the operator's --prometheus-namespaces.
-var DefaultNamespaces = []string{"openshift-monitoring"}
+// create or write to: OpenShift reserves the openshift- prefix. Elsewhere nothing reserves
+// it, and whoever may create namespaces could create openshift-monitoring, so Defaults
+// leaves it out off OpenShift. Common names such as monitoring or prometheus are never
+// defaults, since where they do not exist whoever may create a namespace (on OpenShift,
+// any self-provisioning user) could take them; an admin lists them with the operator's
+// --prometheus-namespaces.
+var DefaultNamespaces = []string{openShiftMonitoring}
 
 // openShiftMonitoring is the namespace of OpenShift's cluster monitoring.
 const openShiftMonitoring = "openshift-monitoring"
+
+// openShiftConfigGroup is OpenShift's cluster configuration API (ClusterVersion,
+// Infrastructure, ...), which every OpenShift and OKD cluster serves and which a tenant
+// cannot add: serving an API group takes a CRD or an APIService, cluster admins' objects.
+const openShiftConfigGroup = "config.openshift.io"
+
+// IsOpenShift reports whether the cluster is OpenShift: whether its API server serves
+// config.openshift.io. It is the operator's one test of OpenShift.
+func IsOpenShift(ctx context.Context, groups discovery.ServerGroupsInterfaceWithContext) (bool, error) {
+	list, err := groups.ServerGroupsWithContext(ctx)
+	if err != nil {
+		return false, fmt.Errorf("list the API server's groups, to tell whether the cluster is OpenShift: %w", err)
+	}
+	return slices.ContainsFunc(list.Groups, func(group metav1.APIGroup) bool { return group.Name == openShiftConfigGroup }), nil
+}
+
+// Defaults are the namespaces discovery searches when the cluster admin names none:
+// DefaultNamespaces on OpenShift only, and operatorNamespace, the operator's own, which
+// only its installer controls ("" for none, outside a pod).
+func Defaults(onOpenShift bool, operatorNamespace string) []string {
+	var namespaces []string
+	if onOpenShift {
+		namespaces = slices.Clone(DefaultNamespaces)
+	}
+	if operatorNamespace != "" && !slices.Contains(namespaces, operatorNamespace) {
+		namespaces = append(namespaces, operatorNamespace)
+	}
+	return namespaces
+}
 
 // Searched says, for a message, what discovery looks for in each namespace it searches.
 const Searched = "Service thanos-querier (in openshift-monitoring only); monitoring.coreos.com/v1 Prometheus objects and their Service prometheus-operated or a Service selecting their pods; " +

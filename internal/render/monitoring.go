@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -19,11 +20,15 @@ var ServiceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", 
 // Prometheus without the Prometheus Operator.
 const AlertRulesAsset = "monitoring/alert-rules.yaml"
 
+// schedulersServiceMonitorAsset is the ServiceMonitor of every scheduler's metrics, the
+// one monitoring object that selects outside the operator's namespace.
+const schedulersServiceMonitorAsset = "monitoring/servicemonitor-schedulers.yaml"
+
 // monitoringAssets are the objects MonitoringObjects renders, in the order they are
 // applied.
 var monitoringAssets = []string{
 	"monitoring/servicemonitor-operator.yaml",
-	"monitoring/servicemonitor-schedulers.yaml",
+	schedulersServiceMonitorAsset,
 	"monitoring/prometheusrule-alerts.yaml",
 }
 
@@ -32,31 +37,59 @@ const operatorNameValue = "secondary-scheduler-operator"
 
 // MonitoringObjects renders what the operator applies in its own namespace when the
 // cluster has the Prometheus Operator's API (docs/monitoring.md): a ServiceMonitor of the
-// operator's metrics, one of every scheduler's, and a PrometheusRule of the alert rules.
-// They are the operator's, labelled so, and carry labels too, by which a Prometheus's
-// serviceMonitorSelector and ruleSelector select them (CheckMonitoringLabels).
-func MonitoringObjects(namespace string, labels map[string]string) ([]*unstructured.Unstructured, error) {
+// operator's metrics, one of the schedulers' in schedulerNamespaces, and a PrometheusRule
+// of the alert rules. They are the operator's, labelled so, and carry labels too, by
+// which a Prometheus's serviceMonitorSelector and ruleSelector select them
+// (CheckMonitoringLabels).
+//
+// schedulerNamespaces are the namespaces where the operator runs schedulers
+// (tenancy.Policy): Prometheus sends its token to every target the schedulers'
+// ServiceMonitor selects, by labels anyone who may create a Service can set, so it selects
+// in those namespaces only, never in every one.
+func MonitoringObjects(namespace string, schedulerNamespaces []string, labels map[string]string) ([]*unstructured.Unstructured, error) {
 	if namespace == "" {
 		return nil, fmt.Errorf("render monitoring objects: no namespace")
+	}
+	scraped, err := scrapedSchedulerNamespaces(schedulerNamespaces)
+	if err != nil {
+		return nil, fmt.Errorf("render monitoring objects: %w", err)
 	}
 	if err := CheckMonitoringLabels(labels); err != nil {
 		return nil, fmt.Errorf("render monitoring objects: %w", err)
 	}
 	own := map[string]string{LabelManagedBy: ManagedByValue, LabelName: operatorNameValue}
 	maps.Copy(own, labels)
-	return renderAssets(monitoringAssets, own, func(_ string, node *yaml.RNode) error {
+	return renderAssets(monitoringAssets, own, func(asset string, node *yaml.RNode) error {
 		if err := setNamespace(node, namespace); err != nil {
 			return err
 		}
-		if node.GetKind() != PrometheusRuleGVK.Kind {
-			return nil
+		switch {
+		case asset == schedulersServiceMonitorAsset:
+			return setValue(node, scraped, "spec", "namespaceSelector", "matchNames")
+		case node.GetKind() == PrometheusRuleGVK.Kind:
+			groups, err := alertRuleGroups()
+			if err != nil {
+				return err
+			}
+			return setNode(node, groups, "spec", "groups")
 		}
-		groups, err := alertRuleGroups()
-		if err != nil {
-			return err
-		}
-		return setNode(node, groups, "spec", "groups")
+		return nil
 	})
+}
+
+// scrapedSchedulerNamespaces are the namespaces the schedulers' ServiceMonitor selects:
+// schedulerNamespaces, sorted and without duplicates. None, or an empty name (which to
+// Prometheus' service discovery means every namespace), is refused rather than widened.
+func scrapedSchedulerNamespaces(schedulerNamespaces []string) ([]string, error) {
+	if len(schedulerNamespaces) == 0 {
+		return nil, fmt.Errorf("no namespace where schedulers run, and the schedulers' ServiceMonitor selects in those only")
+	}
+	for _, namespace := range schedulerNamespaces {
+		if problems := validation.IsDNS1123Label(namespace); len(problems) > 0 {
+			return nil, fmt.Errorf("scheduler namespace %q is no namespace name: %s", namespace, problems[0])
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(schedulerNamespaces))), nil
 }
 
 // alertRuleGroups are the groups of the alert rule file.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -21,12 +22,24 @@ func FuzzRender(f *testing.F) {
 		`{"profile":{"type":"LowRiskOverCommitment","metrics":{"provider":"KubernetesMetricsServer"}},"resources":{"requests":{"cpu":"2","memory":"4Gi"}},"nodeSelector":{"infra":""},"tolerations":[{"operator":"Exists"}]}`,
 		`{"schedulerConfig":"cm","schedulerImage":"registry.k8s.io/kube-scheduler:v1.35.1","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"a","operator":"Exists"}]}]}}}}`,
 		`{"nodePool":{"matchExpressions":[{"key":"pool","operator":"NotIn","values":["b"]}]},"profile":{"type":"Custom"},"schedulerConfig":"cm"}`,
+		// Quantities that take minutes to parse (issue 39), in each kind of place.
+		`{"profile":{"type":"TargetLoadPacking","targetLoadPacking":{"defaultRequests":{"cpu":"1e-99999999"}}}}`,
+		`{"profile":{"type":"BinPacking"},"resources":{"requests":{"memory":1e99999999},"limits":{"cpu":"` + strings.Repeat("9", 40) + `"}}}`,
+		`{"profile":{"type":"BinPacking"},"extenders":[{"name":"a","filterVerb":"f","container":{"image":"ext","port":8888,` +
+			`"env":[{"name":"CPU","valueFrom":{"resourceFieldRef":{"resource":"limits.cpu","divisor":"1E-99999999"}}}]}}]}`,
 	} {
 		f.Add([]byte(seed), int32(3), 34, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: fuzzed\n")
 	}
+	f.Add([]byte(`{"schedulerConfig":"cm"}`), int32(1), 34, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"+
+		"- schedulerName: fuzzed\n  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n      defaultRequests: {cpu: '1e-99999999'}\n")
 	f.Fuzz(func(t *testing.T, spec []byte, placementNodes int32, minor int, customConfig string) {
 		cr := secondaryScheduler("fuzzed", nil)
 		cr.Spec = v1.SecondarySchedulerSpec{}
+		// The API server refuses a quantity out of these bounds (the CRD's rules), and
+		// decoding one would spend minutes in resource.ParseQuantity, before rendering.
+		if v1.CheckQuantitiesJSON(spec, &cr.Spec) != nil {
+			return
+		}
 		if err := json.Unmarshal(spec, &cr.Spec); err != nil {
 			return
 		}

@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -28,6 +30,23 @@ const (
 	// policy in the API server does, not what the operator meant it to.
 	AnnotationRoutes = "routing.secondary-scheduler.io/routes"
 )
+
+// SecondarySchedulerCRDName names the CustomResourceDefinition of the SecondaryScheduler
+// API, which owns the routing policy and its binding (RoutingPolicyOwner).
+const SecondarySchedulerCRDName = "secondaryschedulers.operator.secondary-scheduler.io"
+
+// RoutingPolicyOwner is the owner reference of the routing policy and its binding: the
+// SecondaryScheduler CustomResourceDefinition, whose UID is crdUID. Routing must not
+// outlive the installation, and the objects an installer removes are namespaced (the
+// operator's Deployment, which cannot own a cluster-scoped object) or cluster-scoped
+// under names OLM generates anew at each upgrade (its roles); the CRD keeps its name and
+// UID through upgrades and goes on uninstall, and the garbage collector then deletes
+// what it owns, with or without the operator. It neither controls nor blocks the CRD's
+// deletion.
+func RoutingPolicyOwner(crdUID types.UID) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition",
+		Name: SecondarySchedulerCRDName, UID: crdUID}
+}
 
 // routingAssets are the routing policy and its binding, in the order they are applied.
 var routingAssets = []string{"routing/policy.yaml", "routing/binding.yaml"}

@@ -2,9 +2,9 @@
 // policy carries, and why the others are left out: a route sends the new pods it selects
 // to its scheduler (spec.routing), so a route to a scheduler that does not run would
 // strand them, and two routes selecting the same pods would race. Decide is a pure
-// function of the SecondarySchedulers (their spec and their observed Available
-// condition), the cluster's facts and the time: the controller that writes the policy
-// and the reconciler that reports each route's condition both call it, and agree.
+// function of the SecondarySchedulers (their spec, and their observed Available and
+// Routing conditions), the cluster's facts and the time: the controller that writes the
+// policy and the reconciler that reports each route's condition both call it, and agree.
 package routing
 
 import (
@@ -122,8 +122,10 @@ func refuse(cr *v1.SecondaryScheduler, facts Facts) (verdict Verdict, refused bo
 }
 
 // judge gives the verdict of a route that conflicts with no older one: carried in Audit
-// mode whatever the scheduler's state (it changes no pod's scheduling), in Enforce mode
-// unless the scheduler has not been Available for failoverAfter.
+// mode whatever the scheduler's state (it changes no pod's scheduling). In Enforce mode
+// it is carried while the scheduler is Available, and for failoverAfter after it stopped
+// being Available while the route was carried; never for a scheduler that has not been
+// Available since, such as one whose resource was refused before it ever ran.
 func judge(cr *v1.SecondaryScheduler, now time.Time) Verdict {
 	route := routeOf(cr)
 	if route.Mode == v1.RoutingAudit {
@@ -134,19 +136,47 @@ func judge(cr *v1.SecondaryScheduler, now time.Time) Verdict {
 	if available != nil && available.Status == metav1.ConditionTrue {
 		return Verdict{Route: route, Reason: v1.ReasonRouted}
 	}
-	// Unavailable since the condition last changed, or since creation when it never
-	// was reported.
-	since := cr.CreationTimestamp.Time
-	if available != nil {
-		since = available.LastTransitionTime.Time
+	stopped, wasRouted := stoppedWhileRouted(cr.Status.Conditions)
+	if !wasRouted {
+		return Verdict{Reason: v1.ReasonSchedulerNotAvailable, Message: "the scheduler is not Available, and was not while this route " +
+			"routed pods: a route sends no pod to a scheduler that has not run (the Available condition says why, and Degraded when the " +
+			"resource is refused). New pods go to the default scheduler; they are routed once the scheduler is Available"}
 	}
 	grace := cr.Spec.Routing.EffectiveFailoverAfter()
-	if due := since.Add(grace).Sub(now); due > 0 {
+	if due := stopped.Add(grace).Sub(now); due > 0 {
 		return Verdict{Route: route, Reason: v1.ReasonRouted, RecheckAfter: due}
 	}
 	return Verdict{Reason: v1.ReasonFailedOver, Message: fmt.Sprintf("the scheduler has not been Available since %s, longer than "+
 		"spec.routing.failoverAfter (%v): new pods go to the default scheduler until it is Available again; pods routed before keep "+
-		"its name and wait for it (status.pendingPods counts them)", since.UTC().Format(time.RFC3339), grace)}
+		"its name and wait for it (status.pendingPods counts them)", stopped.UTC().Format(time.RFC3339), grace)}
+}
+
+// stoppedWhileRouted is when a scheduler that is not Available stopped being Available,
+// on the evidence of status that the route routed pods to it while it was: the Routing
+// condition True since before the Available condition turned False, or False with
+// reason FailedOver (which only a scheduler that stopped while routed gets, and keeps
+// until it is Available again). wasRouted is false without that evidence: the scheduler
+// has not been Available while the route was carried (it never ran, its resource was
+// refused, or the route was carried only while it was down), so there is nothing to fail
+// over from.
+func stoppedWhileRouted(conditions []metav1.Condition) (stopped time.Time, wasRouted bool) {
+	available := meta.FindStatusCondition(conditions, string(v1.ConditionAvailable))
+	routed := meta.FindStatusCondition(conditions, string(v1.ConditionRouting))
+	if available == nil || routed == nil {
+		return time.Time{}, false
+	}
+	stopped = available.LastTransitionTime.Time
+	switch {
+	case routed.Status == metav1.ConditionTrue:
+		// The API server keeps a condition's time to the second: compared at that
+		// precision, a status about to be written and the same status read back give one
+		// answer. Routing turned True in the same second as Available turned False is no
+		// evidence that the scheduler was Available while routed.
+		return stopped, stopped.Truncate(time.Second).After(routed.LastTransitionTime.Truncate(time.Second))
+	case routed.Reason == string(v1.ReasonFailedOver):
+		return stopped, true
+	}
+	return time.Time{}, false
 }
 
 // routeOf is cr's route, as the policy carries it.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -14,8 +15,8 @@ import (
 var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 // routed is a SecondaryScheduler created age ago, serving its name, Available since
-// availableFor ago (negative: unavailable for that long), whose route selects
-// namespaces labelled team=team.
+// available ago (negative: unavailable for that long, after pods were routed to it since
+// its creation), whose route selects namespaces labelled team=team.
 func routed(name string, age time.Duration, available time.Duration, team string) v1.SecondaryScheduler {
 	cr := v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "schedulers", Name: name, Generation: 3, CreationTimestamp: metav1.NewTime(now.Add(-age))},
@@ -26,10 +27,33 @@ func routed(name string, age time.Duration, available time.Duration, team string
 	status, since := metav1.ConditionTrue, available
 	if available < 0 {
 		status, since = metav1.ConditionFalse, -available
+		setCondition(&cr, v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted, now.Add(-age))
 	}
-	cr.Status.Conditions = []metav1.Condition{{Type: string(v1.ConditionAvailable), Status: status, Reason: "Test",
-		LastTransitionTime: metav1.NewTime(now.Add(-since))}}
+	setCondition(&cr, v1.ConditionAvailable, status, "Test", now.Add(-since))
 	return cr
+}
+
+// neverAvailable is a SecondaryScheduler created age ago with a failoverAfter of an hour
+// whose scheduler has not been Available since: its Available condition is False since
+// its creation.
+func neverAvailable(name string, age time.Duration) v1.SecondaryScheduler {
+	cr := routed(name, age, 0, "a")
+	cr.Spec.Routing.FailoverAfter = &metav1.Duration{Duration: time.Hour}
+	setCondition(&cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonSchedulerNotDeployed, now.Add(-age))
+	return cr
+}
+
+func setCondition(cr *v1.SecondaryScheduler, conditionType v1.ConditionType, status metav1.ConditionStatus, reason v1.ConditionReason, since time.Time) {
+	meta.RemoveStatusCondition(&cr.Status.Conditions, string(conditionType)) // so that since is kept
+	meta.SetStatusCondition(&cr.Status.Conditions, metav1.Condition{Type: string(conditionType), Status: status, Reason: string(reason),
+		LastTransitionTime: metav1.NewTime(since)})
+}
+
+// with is cr, alone in a list, given a condition of status and reason since ago.
+func with(cr v1.SecondaryScheduler, conditionType v1.ConditionType, status metav1.ConditionStatus, reason v1.ConditionReason,
+	ago time.Duration) []v1.SecondaryScheduler {
+	setCondition(&cr, conditionType, status, reason, now.Add(-ago))
+	return []v1.SecondaryScheduler{cr}
 }
 
 func TestDecide(t *testing.T) {
@@ -55,6 +79,35 @@ func TestDecide(t *testing.T) {
 		{name: "unavailable past failoverAfter: failed over",
 			crs:  []v1.SecondaryScheduler{routed("packer", time.Hour, -2*time.Minute, "a")},
 			want: map[string]v1.ConditionReason{"packer": v1.ReasonFailedOver}},
+		{name: "failed over, still unavailable: failed over",
+			crs:  with(routed("packer", 2*time.Hour, -time.Hour, "a"), v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonFailedOver, 59*time.Minute),
+			want: map[string]v1.ConditionReason{"packer": v1.ReasonFailedOver}},
+		{name: "refused before it ran: nothing routed, not even within failoverAfter",
+			crs:  with(neverAvailable("packer", 5*time.Minute), v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonConfigMapNotFound, 5*time.Minute),
+			want: map[string]v1.ConditionReason{"packer": v1.ReasonSchedulerNotAvailable}},
+		{name: "never Available, no condition yet: nothing routed", crs: []v1.SecondaryScheduler{func() v1.SecondaryScheduler {
+			cr := routed("packer", time.Second, time.Second, "a")
+			cr.Status.Conditions = nil
+			return cr
+		}()}, want: map[string]v1.ConditionReason{"packer": v1.ReasonSchedulerNotAvailable}},
+		{name: "never Available while its route waits for the policy: nothing routed",
+			crs:  with(neverAvailable("packer", 5*time.Minute), v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonRoutingPolicyPending, 4*time.Minute),
+			want: map[string]v1.ConditionReason{"packer": v1.ReasonSchedulerNotAvailable}},
+		{name: "routed only while it never ran (a policy written for it regardless): nothing routed",
+			crs:  with(neverAvailable("packer", 5*time.Minute), v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted, 4*time.Minute),
+			want: map[string]v1.ConditionReason{"packer": v1.ReasonSchedulerNotAvailable}},
+		{name: "stopped within the second routing started: no evidence it ran while routed", crs: []v1.SecondaryScheduler{func() v1.SecondaryScheduler {
+			cr := routed("packer", time.Hour, -30*time.Second, "a")
+			stopped := meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionAvailable)).LastTransitionTime.Time
+			// As a status about to be written holds it: Available's time in
+			// nanoseconds, Routing's as read back, to the second.
+			setCondition(&cr, v1.ConditionAvailable, metav1.ConditionFalse, "Test", stopped.Add(300*time.Millisecond))
+			setCondition(&cr, v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted, stopped)
+			return cr
+		}()}, want: map[string]v1.ConditionReason{"packer": v1.ReasonSchedulerNotAvailable}},
+		{name: "refused while its last good scheduler runs: routed to it",
+			crs:  with(routed("packer", time.Hour, time.Hour, "a"), v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonConfigMapNotFound, time.Minute),
+			want: map[string]v1.ConditionReason{"packer": v1.ReasonRouted}, carried: []string{"packer"}},
 		{name: "audit mode is carried even when unavailable", crs: []v1.SecondaryScheduler{func() v1.SecondaryScheduler {
 			cr := routed("packer", time.Hour, -time.Hour, "a")
 			cr.Spec.Routing.Mode = v1.RoutingAudit

@@ -302,6 +302,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(padTo(validConfig, MaxConfigBytes)))
 	f.Add([]byte(padTo(validConfig, MaxConfigBytes+1)))
 	f.Add([]byte(strings.Repeat("[", 20000)))
+	// Quantities that take minutes to parse (issue 39), which Parse leaves in the args.
+	f.Add([]byte(strings.Replace(validConfig, "  pluginConfig:\n",
+		"  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n      defaultRequests: {cpu: '1e-99999999', memory: 1E+99999999}\n", 1)))
+	f.Add([]byte(`{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "packer",
+  "pluginConfig": [{"name": "TargetLoadPacking", "args": {"defaultRequests": {"cpu": 1e-99999999, "cpu": 1}}}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, schedulerName := range []string{"packer", ""} {
 			config, err := Parse(data, schedulerName, "fuzz")

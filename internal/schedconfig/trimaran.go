@@ -3,6 +3,7 @@ package schedconfig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -153,10 +154,12 @@ func (s MetricSource) CheckAddresses() error {
 // scheduler-plugins' kube-scheduler decodes them at start, whether a plugin is enabled or
 // not (checkArgsFields): args that are not a mapping, a field the plugin's args do not
 // have, a field of a wrong type, and two pluginConfig entries for one plugin are refusals
-// (ReasonInvalidConfig), as the scheduler would not start. Those of a plugin the profile
-// enables, at any extension point, are also checked as the plugin reads them when
-// kube-scheduler creates it: a metricProvider.type the plugin refuses, and two plugin
-// instances with a built-in load-watcher (checkBuiltInLoadWatchers), are refusals too.
+// (ReasonInvalidConfig), as the scheduler would not start; so are a name given twice in
+// one mapping and a quantity out of the bounds of v1.CheckQuantity (minutes to parse, for
+// kube-scheduler as for the operator). Those of a plugin the profile enables, at any
+// extension point, are also checked as the plugin reads them when kube-scheduler creates
+// it: a metricProvider.type the plugin refuses, and two plugin instances with a built-in
+// load-watcher (checkBuiltInLoadWatchers), are refusals too.
 // Kubernetes' own kube-scheduler ignores args of plugins it does not have, but such a
 // configuration is wrong for the images that have them.
 func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]MetricSource, error) {
@@ -380,9 +383,18 @@ var trimaranArgsFields = map[string]map[string]argsFieldKind{
 }
 
 // checkArgsFields refuses args of plugin that scheduler-plugins' kube-scheduler would not
-// decode: its decoding is strict (case-sensitive, no field the args type lacks) for every
-// plugin of a pluginConfig, enabled or not, and a field of a wrong type fails it.
+// decode: its decoding is strict (case-sensitive, no field the args type lacks, no name
+// given twice) for every plugin of a pluginConfig, enabled or not, and a field of a wrong
+// type fails it. A quantity out of the bounds of v1.CheckQuantity is refused before it is
+// parsed (argsReader.decode).
 func checkArgsFields(profile, plugin string, args []byte) error {
+	// A name given twice would escape the checks of its first value, which kube-scheduler
+	// decodes (a quantity too) before it refuses the repetition.
+	if name, repeated := repeatedName(args); repeated {
+		return refusal.New(v1.ReasonInvalidConfig,
+			"the args of plugin %s in profile %s give %s twice in one mapping, which kube-scheduler's strict decoding refuses; keep one",
+			plugin, shorten(profile), usertext.Cut(name, 100))
+	}
 	fields := argsReader{profile: profile, plugin: plugin}
 	spec := fields.mapping("args", args)
 	known := map[string]argsFieldKind{}
@@ -395,6 +407,49 @@ func checkArgsFields(profile, plugin string, args []byte) error {
 		return fields.problem
 	}
 	return nil
+}
+
+// repeatedName returns a name that an object of the JSON text data gives twice, at any
+// depth; none when data is not JSON, which decoding reports.
+func repeatedName(data []byte) (string, bool) {
+	type frame struct {
+		names  map[string]bool // nil in an array
+		atName bool            // in an object, the next token is a name or the object's end
+	}
+	var open []frame
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	for {
+		token, err := decoder.Token()
+		if err != nil {
+			return "", false
+		}
+		if n := len(open); n > 0 && open[n-1].names != nil && open[n-1].atName {
+			if name, ok := token.(string); ok {
+				if open[n-1].names[name] {
+					return name, true
+				}
+				open[n-1].names[name], open[n-1].atName = true, false
+				continue
+			}
+		}
+		switch token {
+		case json.Delim('{'):
+			open = append(open, frame{names: map[string]bool{}, atName: true})
+			continue
+		case json.Delim('['):
+			open = append(open, frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			open = open[:len(open)-1]
+		}
+		// A value ended: the object holding it, if any, gives a name next.
+		if len(open) == 0 {
+			return "", false
+		}
+		if open[len(open)-1].names != nil {
+			open[len(open)-1].atName = true
+		}
+	}
 }
 
 // checkFields decodes each field of a mapping, the field names prefixed with prefix,
@@ -443,11 +498,31 @@ func (r *argsReader) decode(field string, raw []byte, into any, want string) {
 	if r.problem != nil || len(raw) == 0 || string(raw) == "null" {
 		return
 	}
+	// Decoding parses quantities, which takes minutes for an exponent such as
+	// 1e-99999999 (and as long in kube-scheduler): such a quantity is refused unparsed.
+	var quantity *v1.QuantityError
+	if errors.As(v1.CheckQuantitiesJSON(raw, into), &quantity) {
+		r.problem = refusal.New(v1.ReasonInvalidConfig,
+			"%s of plugin %s in profile %s %s (kube-scheduler would spend minutes parsing it)",
+			usertext.Cut(joinField(field, quantity.Field), 100), r.plugin, shorten(r.profile), quantity.Problem())
+		return
+	}
 	if err := json.Unmarshal(raw, into); err != nil {
 		r.problem = refusal.New(v1.ReasonInvalidConfig,
 			"%s of plugin %s in profile %s is %s, but must be %s; kube-scheduler would refuse the configuration",
 			field, r.plugin, shorten(r.profile), jsonKind(raw), want)
 	}
+}
+
+// joinField is the field inside field at path, such as defaultRequests.cpu.
+func joinField(field, path string) string {
+	if path == "" {
+		return field
+	}
+	if strings.HasPrefix(path, "[") {
+		return field + path
+	}
+	return field + "." + path
 }
 
 // jsonKind names the kind of a JSON value in the terms of YAML, which users write.

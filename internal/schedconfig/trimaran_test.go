@@ -196,6 +196,37 @@ func TestMetricSources(t *testing.T) {
 			"defaultRequestsMultiplier of plugin TargetLoadPacking in profile packer is a number, but must be a string (put it in quotes)"},
 		{"a request that is no quantity", tlpAtScore("defaultRequests: {cpu: 2 cores}\n"), nil,
 			"defaultRequests of plugin TargetLoadPacking in profile packer is a mapping, but must be a mapping of resource names to quantities, such as cpu: 2000m"},
+		// Parsing a quantity scales its exponent with big numbers: minutes and hundreds of
+		// megabytes for 1e-99999999 (issue 39). Such quantities are refused unparsed.
+		{"a request with an absurd exponent", tlpAtScore("defaultRequests: {memory: 1Gi, cpu: '1e-99999999'}\n"), nil,
+			"defaultRequests.cpu of plugin TargetLoadPacking in profile packer has an exponent of 8 digits, more than the 3 of a quantity; " +
+				"write one such as 100m, 1.5, 2Gi or 2e3 (kube-scheduler would spend minutes parsing it)"},
+		// YAML reads this one as a number, which underflows to 0 on the way to JSON.
+		{"a request with an absurd exponent, unquoted", tlpAtScore("defaultRequests: {cpu: 1e-99999999}\n"), []MetricSource{kms("packer", "TargetLoadPacking")}, ""},
+		// A configuration in JSON keeps the args' text: the number and both values of a
+		// repeated name reach the decoding.
+		{"a configuration in JSON", `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "packer",
+  "pluginConfig": [{"name": "TargetLoadPacking", "args": {"defaultRequests": {"cpu": 1e-99999999}}}]}]}`, nil,
+			"defaultRequests.cpu of plugin TargetLoadPacking in profile packer has an exponent of 8 digits"},
+		{"a name repeated in JSON", `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "packer",
+  "pluginConfig": [{"name": "TargetLoadPacking", "args": {"defaultRequests": {"cpu": "1e-99999999"}, "defaultRequests": {"cpu": "1"}}}]}]}`, nil,
+			"the args of plugin TargetLoadPacking in profile packer give defaultRequests twice in one mapping, which kube-scheduler's strict decoding refuses; keep one"},
+		{"a name repeated deeper in JSON", `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "packer",
+  "pluginConfig": [{"name": "LowRiskOverCommitment", "args": {"riskLimitWeights": {"cpu": 0.5}, "metricProvider": {"type": "Prometheus", "type": "SignalFx"}}}]}]}`, nil,
+			"the args of plugin LowRiskOverCommitment in profile packer give type twice in one mapping"},
+		{"names repeated in different mappings", `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "packer",
+  "pluginConfig": [{"name": "TargetLoadPacking", "args": {"defaultRequests": {"cpu": "1", "memory": "1Gi"}, "metricProvider": {"type": "KubernetesMetricsServer"}}}]}]}`, nil, ""},
+		{"a request of 33 characters", tlpAtScore("defaultRequests: {cpu: '" + strings.Repeat("1", 32) + "m'}\n"), nil,
+			"defaultRequests.cpu of plugin TargetLoadPacking in profile packer is 33 characters long, more than the 32 of a quantity"},
+		{"a request with an absurd exponent in args no extension point enables", withProfiles(`- schedulerName: packer
+  pluginConfig:
+  - name: TargetLoadPacking
+    args:
+      defaultRequests:
+        cpu: 1E+99999999
+`), nil, "defaultRequests.cpu of plugin TargetLoadPacking in profile packer has an exponent of 8 digits"},
+		{"requests at the bounds", tlpAtScore("defaultRequests: {cpu: 1e-999, memory: '" + strings.Repeat("9", 31) + "m'}\n"),
+			[]MetricSource{kms("packer", "TargetLoadPacking")}, ""},
 
 		// With watcherAddress, the type is not defaulted and not checked: the plugin ignores it.
 		{"watcherAddress alone", tlpAtScore("watcherAddress: http://load-watcher.lw.svc:2020\n"),
@@ -710,6 +741,13 @@ func FuzzMetricSources(f *testing.F) {
 	f.Add([]byte(tlpAtScore("watcherAddress: http://$(LW):2020\n")))
 	f.Add([]byte(tlpAtScore("metricProvider:\n  address: http://[::1]:9090\n  insecureSkipVerify: \"yes\"\n")))
 	f.Add([]byte(tlpAtScore("- 1\n")))
+	// Quantities that take minutes to parse (issue 39), and a repeated name that would
+	// hide one from a check of the last value only.
+	f.Add([]byte(tlpAtScore("defaultRequests: {cpu: '1e-99999999'}\n")))
+	f.Add([]byte(tlpAtScore("defaultRequests: {memory: 1E+99999999, cpu: '" + strings.Repeat("9", 40) + "'}\n")))
+	f.Add([]byte(`{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "packer",
+  "plugins": {"score": {"enabled": [{"name": "TargetLoadPacking"}]}},
+  "pluginConfig": [{"name": "TargetLoadPacking", "args": {"defaultRequests": {"cpu": 1e-99999999}, "defaultRequests": {"cpu": "1"}}}]}]}`))
 	f.Add([]byte(withProfiles(scoringProfile("a", "TargetLoadPacking", "", "LowRiskOverCommitment", "watcherAddress: http://lw:2020\n") +
 		scoringProfile("b", "TargetLoadPacking", "metricProvider: {type: Prometheus, address: http://prom:9090, token: abc}\n"))))
 	f.Add([]byte(withProfiles(`- schedulerName: a
@@ -790,4 +828,51 @@ func FuzzMetricSources(f *testing.F) {
 		sources, err = MetricSources(config)
 		check(sources, err, sentinelToken, "918273645546372819")
 	})
+}
+
+func TestRepeatedName(t *testing.T) {
+	tests := []struct {
+		data, want string
+	}{
+		{`{"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}], "d": ["a", "a"]}`, ""},
+		{`{"a": 1, "a": 2}`, "a"},
+		{`{"a": {"b": [1, 2], "b": 3}}`, "b"},
+		{`[{"a": {}}, {"x": "y", "y": {"z": 1}, "x": 2}]`, "x"},
+		{`{"a": "b", "b": "a"}`, ""},
+		{`{"a": 1, "a"`, "a"},
+		{`{"a": `, ""},
+		{`5`, ""},
+	}
+	for _, tt := range tests {
+		name, repeated := repeatedName([]byte(tt.data))
+		if name != tt.want || repeated != (tt.want != "") {
+			t.Errorf("repeatedName(%s) = %q, %v; want %q", tt.data, name, repeated, tt.want)
+		}
+	}
+}
+
+// TestHostileQuantityIsCheap shows that refusing a quantity that would take minutes and
+// hundreds of megabytes to parse (issue 39) costs no more allocations than accepting one
+// at the bounds.
+func TestHostileQuantityIsCheap(t *testing.T) {
+	allocs := func(quantity string) (float64, error) {
+		config, err := Parse([]byte(tlpAtScore("defaultRequests: {cpu: '"+quantity+"'}\n")), "", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = MetricSources(config)
+		return testing.AllocsPerRun(20, func() { _, _ = MetricSources(config) }), err
+	}
+	atBounds, err := allocs("1e-999")
+	if err != nil {
+		t.Fatalf("1e-999 refused: %v", err)
+	}
+	hostile, err := allocs("1e-99999999")
+	if problem, ok := refusal.As(err); !ok || problem.Reason != v1.ReasonInvalidConfig {
+		t.Fatalf("want a refusal of %s, got %v", v1.ReasonInvalidConfig, err)
+	}
+	t.Logf("allocations of MetricSources: %v refusing 1e-99999999, %v accepting 1e-999", hostile, atBounds)
+	if hostile > atBounds {
+		t.Errorf("refusing 1e-99999999 allocates %v times, more than the %v of accepting 1e-999", hostile, atBounds)
+	}
 }

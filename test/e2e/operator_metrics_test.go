@@ -214,7 +214,7 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
 	})
 
 	It("applies its ServiceMonitors and the PrometheusRule of its alerts at start, with its shipped RBAC, since the cluster has the API", func() {
-		want, err := render.MonitoringObjects(monitoredNamespace, nil)
+		want, err := render.MonitoringObjects(monitoredNamespace, []string{monitoredNamespace}, nil)
 		Expect(err).NotTo(HaveOccurred())
 		for _, object := range want {
 			got := &unstructured.Unstructured{}

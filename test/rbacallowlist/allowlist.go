@@ -82,6 +82,7 @@ var allowedRules = []allowedRule{
 	{managerRole, ourGroup, []string{"secondaryschedulers"}, nil, []string{"get", "list", "watch", "patch"}},
 	{managerRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"patch"}},
 	{managerRole, ourGroup, []string{"secondaryschedulers/finalizers"}, nil, []string{"update"}},
+	{managerRole, ourGroup, []string{"secondaryschedulers/" + render.RunSubresource}, nil, []string{"update"}},
 	{managerRole, core, []string{"events"}, nil, []string{"create", "patch"}},
 	{managerRole, "events.k8s.io", []string{"events"}, nil, []string{"create", "patch"}},
 	{managerRole, core, []string{"nodes"}, nil, readVerbs},
@@ -102,6 +103,9 @@ var allowedRules = []allowedRule{
 		[]string{"get", "list", "watch", "create"}},
 	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
 		[]string{render.RoutingPolicyName}, []string{"update", "delete"}},
+	// The SecondaryScheduler CRD, read for its UID: it owns the routing policy and binding,
+	// so that uninstalling the API deletes them.
+	{managerRole, "apiextensions.k8s.io", []string{"customresourcedefinitions"}, []string{render.SecondarySchedulerCRDName}, []string{"get"}},
 
 	// The operator, in each namespace where it runs schedulers.
 	{schedulerNamespaceRole, "apps", []string{"deployments"}, nil, allVerbs},
