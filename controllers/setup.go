@@ -47,8 +47,9 @@ import (
 // (internal/refwatch), so no cache ever holds every ConfigMap or Secret of the cluster.
 // Nodes are cached whole, for their labels, taints and Ready condition, less what a
 // kubelet reports that placement does not need (images, volumes, managed fields).
-// No cached object keeps its managed fields: the operator never reads them, and for an
-// object written with server-side apply they are about as large as the object.
+// No cached object keeps its managed fields, but for the times of the admission policies':
+// the operator reads nothing else of them, and for an object written with server-side
+// apply they are about as large as the object.
 func CacheOptions(schedulerNamespaces []string, routingSupported bool) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedByValue})
 	namespaces := map[string]cache.Config{}
@@ -62,8 +63,10 @@ func CacheOptions(schedulerNamespaces []string, routingSupported bool) cache.Opt
 			&v1.SecondaryScheduler{}: {Namespaces: map[string]cache.Config{cache.AllNamespaces: {}}},
 			&corev1.Node{}:           {Transform: trimNode},
 			// The admission policies the operator keeps, and no one else's.
-			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Label: ours},
-			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Label: ours},
+			// Their managed fields keep their times only: when they were last written
+			// decides which resources admission provably checked (admission.Check).
+			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Label: ours, Transform: keepWriteTimes},
+			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Label: ours, Transform: keepWriteTimes},
 		},
 	}
 	// The routing policy, where the API server serves its kind: the cache fails to start
@@ -83,6 +86,19 @@ func CacheOptions(schedulerNamespaces []string, routingSupported bool) cache.Opt
 		options.ByObject[kind.object()] = scope
 	}
 	return options
+}
+
+// keepWriteTimes keeps of a cached object's managed fields who wrote it and when, not
+// which fields: admission.Check reads when the admission policies were last written.
+func keepWriteTimes(object any) (any, error) {
+	if accessor, ok := object.(metav1.Object); ok {
+		entries := accessor.GetManagedFields()
+		for i := range entries {
+			entries[i].FieldsV1 = nil
+		}
+		accessor.SetManagedFields(entries)
+	}
+	return object, nil
 }
 
 // trimNode drops from a cached Node what placement never reads and what makes up most of

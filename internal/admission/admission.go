@@ -151,8 +151,11 @@ func (e *NotInPlaceError) Error() string {
 
 // InPlace is what Check found: every policy and binding as rendered.
 type InPlace struct {
-	// Since is when the policies took effect at the earliest: the newest creation time
-	// among them. A SecondaryScheduler created before was not checked at admission.
+	// Since is when the policies took effect as they are at the earliest: the newest
+	// creation or write among them (of any field manager, status aside). A
+	// SecondaryScheduler created before was not provably checked at admission: an
+	// in-place edit (validationActions: [Audit], a narrowed binding) undone since leaves
+	// its creation time as it was, and only its managed fields tell when it was written.
 	Since metav1.Time
 }
 
@@ -172,11 +175,28 @@ func (p *Policies) Check(ctx context.Context, reader client.Reader) (*InPlace, e
 		if !asRendered(live, want) {
 			return nil, &NotInPlaceError{Kind: kindOf(want), Name: want.GetName()}
 		}
-		if created := live.GetCreationTimestamp(); found.Since.Before(&created) {
-			found.Since = created
-		}
+		found.Since = newest(found.Since, lastWritten(live))
 	}
 	return found, nil
+}
+
+// lastWritten is when object was created or last written, as its managed fields record;
+// the API server's own writes of status are left out, which follow each change of spec.
+func lastWritten(object client.Object) metav1.Time {
+	written := object.GetCreationTimestamp()
+	for _, entry := range object.GetManagedFields() {
+		if entry.Time != nil && entry.Subresource == "" {
+			written = newest(written, *entry.Time)
+		}
+	}
+	return written
+}
+
+func newest(a, b metav1.Time) metav1.Time {
+	if a.Before(&b) {
+		return b
+	}
+	return a
 }
 
 // Ensure creates the policies and bindings that are missing and replaces the spec of

@@ -241,6 +241,15 @@ func TestAuthorityAtAdmission(t *testing.T) {
 	}
 
 	t.Run("a narrowed binding is seen and restored", func(t *testing.T) {
+		if err := policies.Ensure(ctx, admin, admin); err != nil { // the image policy's test left its list
+			t.Fatal(err)
+		}
+		before, err := policies.Check(ctx, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Managed fields record times in seconds: let the next second begin.
+		time.Sleep(time.Until(before.Since.Add(time.Second)))
 		binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 		if err := admin.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, binding); err != nil {
 			t.Fatal(err)
@@ -252,6 +261,15 @@ func TestAuthorityAtAdmission(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectSeenAndRestored(t, "a narrowed binding")
+		// A resource created while the binding was narrowed was not provably checked:
+		// Since moves past it, though no policy was created anew.
+		after, err := policies.Check(ctx, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !before.Since.Before(&after.Since) {
+			t.Errorf("after an edit and its restoration, Since = %v, want after %v", after.Since, before.Since)
+		}
 	})
 
 	t.Run("a removed label is restored", func(t *testing.T) {
