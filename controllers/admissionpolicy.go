@@ -44,7 +44,8 @@ func (r *SecondarySchedulerReconciler) checkAdmission(ctx context.Context, cr *v
 	}
 	if cr.Status.ConfigHash == "" && cr.CreationTimestamp.Before(&inPlace.Since) {
 		return refusal.New(v1.ReasonCreatedBeforeAdmissionPolicy,
-			"this SecondaryScheduler was created at %s, before the operator's admission policies were last written as they are (%s: created, restored after a change, or updated), so nothing proves that its author was checked; "+
+			"this SecondaryScheduler was created at %s, before the operator's admission policies were last written as they are "+
+				"(%s: created, restored after a change, or updated), so nothing proves that its author was checked; "+
 				"the operator runs nothing for it. Someone allowed to run schedulers (ClusterRole secondary-scheduler-operator-secondaryscheduler-admin-role) deletes and recreates it",
 			cr.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), inPlace.Since.UTC().Format("2006-01-02T15:04:05Z"))
 	}

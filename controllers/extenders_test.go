@@ -76,13 +76,7 @@ func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
 
 	// Labelling it is the fix, and the watch of the Secret brings the reconcile.
 	s.update(secret, func() { secret.Labels = map[string]string{v1.LabelExtenderTLSFor: cr.Name} })
-	s.g.Eventually(func() []corev1.Volume {
-		deployment := s.deployment(cr)
-		if deployment == nil {
-			return nil
-		}
-		return deployment.Spec.Template.Spec.Volumes
-	}, 30*time.Second).Should(ContainElement(HaveField("Secret.SecretName", "client-tls")))
+	s.g.Eventually(podVolumes(s, cr), 30*time.Second).Should(ContainElement(HaveField("Secret.SecretName", "client-tls")))
 	s.g.Expect(s.renderedConfig(cr)).To(ContainSubstring("keyFile: /etc/kubernetes/extenders/gpu/client/tls.key"))
 	configMaps := &corev1.ConfigMapList{}
 	s.g.Expect(adminClient.List(s.ctx, configMaps, client.InNamespace(s.namespace))).To(Succeed())
@@ -112,13 +106,7 @@ func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
 	s.g.Expect(unlabelled.Message).To(ContainSubstring("ConfigMap " + s.namespace + "/extender-ca, named by spec.extenders[gpu].tls.caBundle.configMap, does not exist or is not labelled " +
 		v1.LabelExtenderTLSFor + "=ca-extended"))
 	s.update(caConfigMap, func() { caConfigMap.Labels = map[string]string{v1.LabelExtenderTLSFor: caCR.Name} })
-	s.g.Eventually(func() []corev1.Volume {
-		deployment := s.deployment(caCR)
-		if deployment == nil {
-			return nil
-		}
-		return deployment.Spec.Template.Spec.Volumes
-	}, 30*time.Second).Should(ContainElement(HaveField("ConfigMap.Name", "extender-ca")))
+	s.g.Eventually(podVolumes(s, caCR), 30*time.Second).Should(ContainElement(HaveField("ConfigMap.Name", "extender-ca")))
 
 	customCR := custom("keyed", "keyed-config")
 	s.create(configMap("keyed-config", map[string]string{"config.yaml": goodConfig("keyed", 1) + `extenders:
@@ -131,4 +119,15 @@ func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
 	refused := s.expectConditionWithin(customCR, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonInvalidExtender, 30*time.Second)
 	s.g.Expect(refused.Message).To(ContainSubstring("holds a private key in tlsConfig.keyData"))
 	s.g.Expect(refused.Message).NotTo(ContainSubstring("a2V5"))
+}
+
+// podVolumes reads the volumes of cr's scheduler pods, none while it has no Deployment.
+func podVolumes(s *scenario, cr *v1.SecondaryScheduler) func() []corev1.Volume {
+	return func() []corev1.Volume {
+		deployment := s.deployment(cr)
+		if deployment == nil {
+			return nil
+		}
+		return deployment.Spec.Template.Spec.Volumes
+	}
 }

@@ -76,7 +76,7 @@ func TestOrphanSweepLeavesWhatIsNotProvablyAnOrphan(t *testing.T) {
 	kept := binPacking("kept")
 	s.createRunning(kept)
 	s.g.Expect(s.get(kept)).To(Succeed())
-	var keptBindings []client.Object
+	keptBindings := make([]client.Object, 0, 2)
 	for _, name := range []string{render.ClusterBindingName(kept, "kube-scheduler"), render.ClusterBindingName(kept, "volume-scheduler")} {
 		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		s.g.Expect(s.get(binding)).To(Succeed())

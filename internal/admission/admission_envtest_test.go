@@ -204,25 +204,7 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		expectOutcome(t, users[schedulerAdmin].Create(ctx, allowed), "")
 		expectOutcome(t, users[schedulerAdmin].Create(ctx, binPacking("default-image", nil)), "")
 
-		// Every place of the spec that reach finds, and so every image and reference a
-		// scheduler's pod can hold (TestEveryImageAndReferenceOfThePodIsASink), is refused
-		// with a value the author may not use and accepted with one they may.
-		sinks, err := reach.Sinks()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, sink := range sinks {
-			if sink.Check == reach.ConsentLabel {
-				continue // the operator checks the label: gather's tests
-			}
-			t.Run(sink.String(), func(t *testing.T) {
-				good, bad := sinkValues(sink)
-				if good != "" {
-					expectOutcome(t, users[schedulerAdmin].Create(ctx, withSinkValue(t, sink, good), client.DryRunAll), "")
-				}
-				expectOutcome(t, users[schedulerAdmin].Create(ctx, withSinkValue(t, sink, bad), client.DryRunAll), sink.String())
-			})
-		}
+		expectEverySinkChecked(ctx, t, users[schedulerAdmin])
 	})
 
 	// expectSeenAndRestored: Check reports what was changed, Ensure undoes it, and Check
@@ -455,6 +437,30 @@ func withImage(name, image string) *v1.SecondaryScheduler {
 	return binPacking(name, func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = image })
 }
 
+// expectEverySinkChecked: every place of the spec that reach finds, and so every image
+// and reference a scheduler's pod can hold (TestEveryImageAndReferenceOfThePodIsASink),
+// is refused with a value the author may not use and accepted with one they may. An
+// image list allowing example.com/team/ must be in force.
+func expectEverySinkChecked(ctx context.Context, t *testing.T, author client.Client) {
+	t.Helper()
+	sinks, err := reach.Sinks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sink := range sinks {
+		if sink.Check == reach.ConsentLabel {
+			continue // the operator checks the label: gather's tests
+		}
+		t.Run(sink.String(), func(t *testing.T) {
+			good, bad := sinkValues(sink)
+			if good != "" {
+				expectOutcome(t, author.Create(ctx, withSinkValue(t, sink, good), client.DryRunAll), "")
+			}
+			expectOutcome(t, author.Create(ctx, withSinkValue(t, sink, bad), client.DryRunAll), sink.String())
+		})
+	}
+}
+
 // sinkValues are a value the scheduler admin may use at sink, and one they may not; no
 // value may be used where the check is Refused.
 func sinkValues(sink reach.Sink) (good, bad string) {
@@ -478,10 +484,10 @@ func withSinkValue(t *testing.T, sink reach.Sink, value string) *unstructured.Un
 		cr.Spec.Extenders = []v1.Extender{{Name: "beside", FilterVerb: "filter", Container: &v1.ExtenderContainer{
 			Image: "example.com/team/extender:v1", Port: 8888, Env: []corev1.EnvVar{{Name: "MODE", Value: "strict"}}}}}
 	})
-	switch {
-	case sink.Path[0].Field == "schedulerConfig":
+	switch sink.Path[0].Field {
+	case "schedulerConfig":
 		base.Spec.Profile = &v1.Profile{Type: v1.CustomProfile}
-	case sink.Path[0].Field == "profile":
+	case "profile":
 		targetLoadPacking(base)
 	}
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(base)

@@ -266,7 +266,7 @@ func TestSinksOfTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	got := make([]string, 0, len(sinks))
 	for _, sink := range sinks {
 		got = append(got, fmt.Sprintf("%s %s %s", sink, sink.Kind, sink.Check))
 	}

@@ -47,14 +47,15 @@ const (
 type Check string
 
 const (
-	// AllowedImage: the image must be among those a cluster admin allows.
+	// AllowedImage is the check of an image: among those a cluster admin allows.
 	AllowedImage Check = "AllowedImage"
-	// AuthorMayGet: the author must be allowed to get the object.
+	// AuthorMayGet is the check of a reference: the author must be allowed to get it.
 	AuthorMayGet Check = "AuthorMayGet"
-	// ConsentLabel: the object must carry a label naming the SecondaryScheduler, which
+	// ConsentLabel is the check of a consented reference: the object must carry a label
+	// naming the SecondaryScheduler, which
 	// the operator checks before reading or mounting it.
 	ConsentLabel Check = "ConsentLabel"
-	// Refused: no value is accepted.
+	// Refused is the check of a place where no value is accepted.
 	Refused Check = "Refused"
 )
 
