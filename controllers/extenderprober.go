@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/extenderprobe"
@@ -93,6 +94,12 @@ func (p *ExtenderProber) runProbe(key extenderKey, request extenderRequest, http
 	delete(p.running, key)
 	if p.last == nil {
 		p.last = map[extenderKey]extenderRecord{}
+	}
+	if result.Detail != "" && p.last[key].result.Detail != result.Detail {
+		// Status says only which kind of failure; the cause, which may quote what the
+		// host answered, is for whoever reads the operator's log. Once per change.
+		logf.Log.WithName("extender-prober").Info("an extender cannot be reached", "secondaryScheduler", key.scheduler,
+			"extender", key.name, "address", request.address, "cause", result.Detail)
 	}
 	p.last[key] = extenderRecord{at: time.Now(), request: request, result: result}
 	p.mu.Unlock()

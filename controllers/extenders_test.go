@@ -33,7 +33,7 @@ func TestExtenderIsProbedAndDegradesWhenUnreachable(t *testing.T) {
 	s.g.Expect(s.get(cr)).To(Succeed())
 	s.g.Expect(cr.Status.Extenders).To(HaveLen(1))
 	s.g.Expect(cr.Status.Extenders[0].Reachable).To(BeTrue())
-	s.g.Expect(cr.Status.Extenders[0].Message).To(ContainSubstring("/scheduler/filter answered HTTP 405"))
+	s.g.Expect(cr.Status.Extenders[0].Message).To(ContainSubstring("/scheduler/filter was answered"))
 
 	extender.Close()
 	unreachable := s.expectConditionWithin(cr, v1.ConditionExtendersAvailable, metav1.ConditionFalse, v1.ReasonExtenderUnreachable, 30*time.Second)

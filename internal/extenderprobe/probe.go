@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
@@ -25,8 +26,14 @@ type Result struct {
 	Reachable bool
 	// Reason is why not: ReasonExtenderUnreachable or ReasonExtenderTLSFailed.
 	Reason v1.ConditionReason
-	// Message says what happened, in one sentence.
+	// Message says what happened, in one sentence, for status: whether the extender
+	// answered, and if not, which kind of failure (refused, timed out, a name that does
+	// not resolve, a certificate the CA does not sign, ...). It quotes no response status
+	// and no certificate's names: a resource's author may name any address, and status
+	// must not tell them more of a host than whether it is there.
 	Message string
+	// Detail is the failure as the client reported it, for the operator's log only.
+	Detail string
 }
 
 // Probe sends a GET to address/verb, as the scheduler builds its requests' URLs, with
@@ -39,14 +46,41 @@ func Probe(ctx context.Context, client *http.Client, address, verb string) Resul
 	}
 	response, err := client.Do(request)
 	if err != nil {
-		reason := v1.ReasonExtenderUnreachable
+		reason, kind := v1.ReasonExtenderUnreachable, failureOf(err)
 		if isTLSFailure(err) {
 			reason = v1.ReasonExtenderTLSFailed
 		}
-		return Result{Reason: reason, Message: fmt.Sprintf("GET %s failed: %s", url, usertext.Cut(cause(err), 300))}
+		return Result{Reason: reason, Message: fmt.Sprintf("GET %s failed: %s", url, kind), Detail: usertext.Cut(cause(err), 300)}
 	}
 	_ = response.Body.Close()
-	return Result{Reachable: true, Message: fmt.Sprintf("GET %s answered HTTP %d", url, response.StatusCode)}
+	return Result{Reachable: true, Message: fmt.Sprintf("GET %s was answered", url)}
+}
+
+// failureOf says which kind of failure err is, in words that name nothing of the host
+// beyond what the resource gave: the operator's log has the rest (Result.Detail).
+func failureOf(err error) string {
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var dns *net.DNSError
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.As(err, &hostname):
+		return "the extender's certificate is not for the name it is called by (tls.serverName, or the address's host)"
+	case errors.As(err, &unknownAuthority):
+		return "the extender's certificate is not signed by the CA the scheduler trusts (tls.caBundle, or the system's roots)"
+	case errors.As(err, &invalid):
+		return "the extender's certificate is not valid (expired, not yet valid, or not for a server)"
+	case isTLSFailure(err):
+		return "the TLS handshake failed (the extender may refuse the client certificate of tls.clientCertificateSecretRef, or want one)"
+	case errors.As(err, &dns):
+		return "the address's host name does not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &timeout) && timeout.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return "no answer within the probe's timeout"
+	}
+	return "the connection failed"
 }
 
 // isTLSFailure reports whether err is the TLS handshake's: a certificate not signed by the

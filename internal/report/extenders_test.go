@@ -13,7 +13,7 @@ import (
 )
 
 func TestExtenders(t *testing.T) {
-	reachable := ExtenderSeen{Name: "a", Address: "http://a", Probed: true, Reachable: true, Message: "GET http://a/filter answered HTTP 405"}
+	reachable := ExtenderSeen{Name: "a", Address: "http://a", Probed: true, Reachable: true, Message: "GET http://a/filter was answered"}
 	down := ExtenderSeen{Name: "b", Address: "http://b", Probed: true, Reason: v1.ReasonExtenderUnreachable, Message: "GET http://b/filter failed: connection refused"}
 	badTLS := ExtenderSeen{Name: "c", Address: "https://c", Probed: true, Reason: v1.ReasonExtenderTLSFailed, Message: "GET https://c/filter failed: x509"}
 	ignorableDown := down
