@@ -10,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,6 +98,23 @@ func (c *installCluster) expectAuthorityAtAdmission(namespace, existing string, 
 	output, _ := runKubectl(c.kubeconfig, "auth", "can-i", "get", "secret/not-theirs", "--as", schedulerAdmin, "-n", namespace)
 	Expect(strings.TrimSpace(output)).To(Equal("no"))
 	Expect(c.as(schedulerAdmin).Create(ctx, naming, client.DryRunAll)).To(MatchError(ContainSubstring("ReferenceNotReadable")))
+
+	// Nor can a container beside the scheduler be handed a Secret through its env, even
+	// one its author may read: nothing would check it.
+	beside := binPacking(namespace, "extender-reads-a-secret")
+	beside.Spec.Extenders = []v1.Extender{{Name: "beside", FilterVerb: "filter", Container: &v1.ExtenderContainer{Image: "example.com/extender:v1", Port: 8888,
+		Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "not-theirs"}, Key: "token"}}}}}}}
+	Expect(c.as(schedulerAdmin).Create(ctx, beside, client.DryRunAll)).To(MatchError(ContainSubstring("ReferenceNotAllowed")))
+
+	// A namespace admin cannot strip the operator's finalizer, which would leave the
+	// scheduler's cluster-wide bindings behind once the resource is deleted.
+	strip := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+	err = c.as(namespaceAdmin).Patch(ctx, &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: existing}}, strip)
+	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a namespace admin strips the finalizer: %v", err)
+	if olm {
+		Expect(err).To(MatchError(ContainSubstring("NotAllowedToRunSchedulers")))
+	}
 }
 
 // as is a client of the install cluster acting as user, impersonated by the cluster admin.
