@@ -34,9 +34,9 @@ import (
 // went without its finalizer having run (someone removed the finalizer, or the resource
 // went while no operator ran): its ClusterRoleBindings, its RoleBinding in kube-system
 // and, once one of those proves it ran, its PrometheusRules, which no owner reference
-// reaches and so no garbage collector deletes. Left in place, they would keep granting the scheduler's roles to a
-// ServiceAccount name that whoever recreates it inherits, and keep a new
-// SecondaryScheduler of the same name refused (ObjectNameTaken).
+// reaches and so no garbage collector deletes. Left in place, they would keep granting
+// the scheduler's roles to a ServiceAccount name that whoever recreates it inherits, and
+// keep a new SecondaryScheduler of the same name refused (ObjectNameTaken).
 //
 // Events alone wake it, never a timer: an object of those kinds created or changed (the
 // cache's first listing counts, so every object is looked at once at start), and a
