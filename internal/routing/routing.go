@@ -153,7 +153,7 @@ func judge(cr *v1.SecondaryScheduler, now time.Time) Verdict {
 
 // stoppedWhileRouted is when a scheduler that is not Available stopped being Available,
 // on the evidence of status that the route routed pods to it while it was: the Routing
-// condition True since before the Available condition turned False, or False with
+// condition True since no later than the Available condition turned False, or False with
 // reason FailedOver (which only a scheduler that stopped while routed gets, and keeps
 // until it is Available again). wasRouted is false without that evidence: the scheduler
 // has not been Available while the route was carried (it never ran, its resource was
@@ -168,11 +168,14 @@ func stoppedWhileRouted(conditions []metav1.Condition) (stopped time.Time, wasRo
 	stopped = available.LastTransitionTime.Time
 	switch {
 	case routed.Status == metav1.ConditionTrue:
-		// The API server keeps a condition's time to the second: compared at that
-		// precision, a status about to be written and the same status read back give one
-		// answer. Routing turned True in the same second as Available turned False is no
-		// evidence that the scheduler was Available while routed.
-		return stopped, stopped.Truncate(time.Second).After(routed.LastTransitionTime.Truncate(time.Second))
+		// Routing turns True only while the scheduler is Available (judge), so it is
+		// evidence unless Available turned False before it did, as an older operator's
+		// Routing written for a scheduler that never ran is. The API server keeps a
+		// condition's time to the second: compared at that precision, a status about to
+		// be written and the same status read back give one answer, and a scheduler that
+		// stops within the second its route started (which a test's, or a fast crash's,
+		// timing may make happen) counts as routed, as it was.
+		return stopped, !stopped.Truncate(time.Second).Before(routed.LastTransitionTime.Truncate(time.Second))
 	case routed.Reason == string(v1.ReasonFailedOver):
 		return stopped, true
 	}

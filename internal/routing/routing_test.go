@@ -96,7 +96,7 @@ func TestDecide(t *testing.T) {
 		{name: "routed only while it never ran (a policy written for it regardless): nothing routed",
 			crs:  with(neverAvailable("packer", 5*time.Minute), v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted, 4*time.Minute),
 			want: map[string]v1.ConditionReason{"packer": v1.ReasonSchedulerNotAvailable}},
-		{name: "stopped within the second routing started: no evidence it ran while routed", crs: []v1.SecondaryScheduler{func() v1.SecondaryScheduler {
+		{name: "stopped within the second routing started: routed, as it was while Available", crs: []v1.SecondaryScheduler{func() v1.SecondaryScheduler {
 			cr := routed("packer", time.Hour, -30*time.Second, "a")
 			stopped := meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionAvailable)).LastTransitionTime.Time
 			// As a status about to be written holds it: Available's time in
@@ -104,7 +104,7 @@ func TestDecide(t *testing.T) {
 			setCondition(&cr, v1.ConditionAvailable, metav1.ConditionFalse, "Test", stopped.Add(300*time.Millisecond))
 			setCondition(&cr, v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted, stopped)
 			return cr
-		}()}, want: map[string]v1.ConditionReason{"packer": v1.ReasonSchedulerNotAvailable}},
+		}()}, want: map[string]v1.ConditionReason{"packer": v1.ReasonRouted}, carried: []string{"packer"}, recheckSoon: "packer"},
 		{name: "refused while its last good scheduler runs: routed to it",
 			crs:  with(routed("packer", time.Hour, time.Hour, "a"), v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonConfigMapNotFound, time.Minute),
 			want: map[string]v1.ConditionReason{"packer": v1.ReasonRouted}, carried: []string{"packer"}},
