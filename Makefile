@@ -40,8 +40,9 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD, the operator's ClusterRole, config/prometheus/alert-rules.yaml (a copy of the alert rules the operator ships) and bindata's copy of the CRD (the offline renderer validates with it).
+manifests: $(CONTROLLER_GEN) ## Generate the CRD, the operator's ClusterRole, the admission policies the installer ships (config/admission), config/prometheus/alert-rules.yaml (a copy of the alert rules the operator ships) and bindata's copy of the CRD (the offline renderer validates with it).
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases
+	go run ./hack/admissiongen -out config/admission
 	cp bindata/assets/monitoring/alert-rules.yaml config/prometheus/alert-rules.yaml
 	cp config/crd/bases/operator.secondary-scheduler.io_secondaryschedulers.yaml bindata/assets/crd/secondaryschedulers.yaml
 
@@ -144,8 +145,10 @@ build: manifests generate fmt vet ## Build the operator binary.
 
 .PHONY: run
 SCHEDULER_NAMESPACES ?= default
-run: manifests generate fmt vet ## Run the operator against the current kubeconfig, running schedulers in SCHEDULER_NAMESPACES (comma-separated).
-	go run . --metrics-bind-address=0 --health-probe-bind-address=:8081 --scheduler-namespaces=$(SCHEDULER_NAMESPACES)
+run: manifests generate fmt vet $(KUBECTL) ## Run the operator against the current kubeconfig, running schedulers in SCHEDULER_NAMESPACES (comma-separated), with the admission policy of config/admission applied and its parameters in namespace secondary-scheduler-operator.
+	$(KUBECTL) create namespace secondary-scheduler-operator --dry-run=client -o yaml | $(KUBECTL) apply -f -
+	$(KUBECTL) apply --server-side -k config/admission
+	POD_NAMESPACE=secondary-scheduler-operator go run . --metrics-bind-address=0 --health-probe-bind-address=:8081 --scheduler-namespaces=$(SCHEDULER_NAMESPACES)
 
 ##@ Deployment
 

@@ -89,8 +89,8 @@ func main() {
 			"any other a repository with any tag or digest (registry.k8s.io/scheduler-plugins/kube-scheduler). Empty allows any image; "+
 			"the default image is always allowed. Defaults to $ALLOWED_SCHEDULER_IMAGES (which an OLM Subscription's config can set).")
 	flag.BoolVar(&requireAdmissionPolicy, "require-admission-policy", true,
-		"Keep the operator's ValidatingAdmissionPolicies in place and run no scheduler while they are not: they check that whoever creates or changes "+
-			"a SecondaryScheduler may run schedulers and read what it names. false is for development on a cluster without them only: "+
+		"Run no scheduler while the ValidatingAdmissionPolicy the installer ships, its binding and the parameters the operator writes are not in place: "+
+			"they check that whoever creates or changes a SecondaryScheduler may run schedulers and read what it names. false is for development on a cluster without them only: "+
 			"then anyone who may create a SecondaryScheduler runs a scheduler.")
 	flag.StringVar(&metricsTokenClusterRoles, "metrics-token-cluster-roles", render.DefaultMetricsClusterRole,
 		"Comma-separated ClusterRoles a metrics token's ServiceAccount may be bound to (profile.metrics.serviceAccountToken.clusterRole); "+
@@ -253,7 +253,7 @@ func run(ctx context.Context, opts options) error {
 		// otherwise read it from the mounted ServiceAccount, which a process outside a pod
 		// (make run, the e2e process runner) does not have.
 		LeaderElectionNamespace: os.Getenv("POD_NAMESPACE"),
-		Cache:                   controllers.CacheOptions(schedulerNamespaces, routingSupported),
+		Cache:                   controllers.CacheOptions(schedulerNamespaces, operatorNamespace(), routingSupported),
 	})
 	if err != nil {
 		return err
@@ -352,11 +352,12 @@ func setUpMonitoring(mgr ctrl.Manager, opts options, schedulerNamespaces []strin
 		Namespace: namespace, SchedulerNamespaces: schedulerNamespaces, Labels: monitoringLabels})
 }
 
-// setUpAdmission renders the admission policies for the operator's namespace, applies
-// them once before the controllers start (so that SecondarySchedulers are not reported
-// refused for a moment at every start), and registers the controller that keeps them in
-// place. The operator still starts when it cannot apply them: it then runs no scheduler
-// and says why in each SecondaryScheduler's status, rather than crash-looping.
+// setUpAdmission renders the admission policy the installer ships, to check it, and its
+// parameters, which the operator writes in its namespace; it writes them once before the
+// controllers start (so that SecondarySchedulers are not reported refused for a moment at
+// every start), and registers the controller that keeps them in place. The operator still
+// starts when it cannot: it then runs no scheduler and says why in each
+// SecondaryScheduler's status, rather than crash-looping.
 func setUpAdmission(ctx context.Context, mgr ctrl.Manager, config *rest.Config, reconciler *controllers.SecondarySchedulerReconciler, opts options) error {
 	log := ctrl.Log.WithName("setup")
 	if !opts.requireAdmissionPolicy {
@@ -364,7 +365,11 @@ func setUpAdmission(ctx context.Context, mgr ctrl.Manager, config *rest.Config, 
 			"whose ServiceAccount binds and deletes pods in every namespace; for development only")
 		return nil
 	}
-	policies, err := admission.Desired(opts.allowedImages)
+	namespace := operatorNamespace()
+	if namespace == "" {
+		return fmt.Errorf("the admission policy's parameters live in the operator's namespace, and it is not known: set $POD_NAMESPACE")
+	}
+	policies, err := admission.Desired(namespace, opts.allowedImages)
 	if err != nil {
 		return fmt.Errorf("--allowed-scheduler-images: %w", err)
 	}
@@ -373,8 +378,8 @@ func setUpAdmission(ctx context.Context, mgr ctrl.Manager, config *rest.Config, 
 		return err
 	}
 	if err := policies.Ensure(ctx, direct, direct); err != nil {
-		log.Error(err, "cannot put the admission policies in place; the operator runs no scheduler until they are", "policies", policies.Names())
+		log.Error(err, "cannot write the admission policy's parameters; the operator runs no scheduler until it can", "parameters", render.AuthorityPolicyName)
 	}
 	reconciler.Admission = policies
-	return (&controllers.AdmissionPolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr)
+	return (&controllers.AdmissionParametersReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr)
 }

@@ -11,16 +11,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 )
 
-// Without its admission policies the operator fails closed: a running scheduler keeps
-// running as it was, a change of it is not applied, a new one is not started, and each
-// says why. Once the policies are back, the change is applied, and the resource created
-// while nothing checked its author stays refused until it is recreated.
+// Without the admission policy the installer ships, the operator fails closed: a running
+// scheduler keeps running as it was, a change of it is not applied, a new one is not
+// started, and each says why and who puts it back. Once an admin applies the policy again,
+// the change is applied, and the resource created while nothing checked its author stays
+// refused until it is recreated.
 func TestFailsClosedWithoutAdmissionPolicy(t *testing.T) {
 	s := newScenario(t)
 	running := binPacking("kept-running")
@@ -30,17 +31,21 @@ func TestFailsClosedWithoutAdmissionPolicy(t *testing.T) {
 	s.expectCondition(running, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	runningHash := s.deployment(running).Spec.Template.Annotations[render.ConfigHashAnnotation]
 
-	// The operator loses the right to write admission policies, and someone deletes the
-	// authority binding: it cannot put it back.
-	restore := withoutAdmissionPolicyRights(s)
+	// Someone deletes the authority binding; the operator may not put it back.
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: render.AuthorityPolicyName}}
 	s.g.Expect(adminClient.Delete(s.ctx, binding)).To(Succeed())
+	s.t.Cleanup(func() {
+		if err := installer.ApplyAdmissionPolicies(context.Background(), adminClient, "..", operatorNamespace); err != nil {
+			t.Errorf("put the admission policy back: %v", err)
+		}
+	})
 
 	s.update(running, func() {
 		running.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 3, corev1.ResourceMemory: 1}}
 	})
 	missing := s.expectCondition(running, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonAdmissionPolicyMissing)
-	s.g.Expect(missing.Message).To(ContainSubstring("ValidatingAdmissionPolicyBinding " + render.AuthorityPolicyName + " does not exist"))
+	s.g.Expect(missing.Message).To(And(ContainSubstring("ValidatingAdmissionPolicyBinding "+render.AuthorityPolicyName+" does not exist"),
+		ContainSubstring("the installer ships it"), ContainSubstring("a cluster admin applies it again")))
 	s.expectCondition(running, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
 	s.g.Expect(s.deployment(running).Spec.Template.Annotations[render.ConfigHashAnnotation]).To(Equal(runningHash), "the change is not applied")
 
@@ -48,14 +53,13 @@ func TestFailsClosedWithoutAdmissionPolicy(t *testing.T) {
 	s.create(unchecked)
 	s.expectCondition(unchecked, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonAdmissionPolicyMissing)
 	s.g.Expect(s.deployment(unchecked)).To(BeNil(), "no new scheduler starts")
-	s.g.Expect(operatorLog.String()).To(ContainSubstring("cannot keep the admission policies in place"))
+	s.g.Consistently(func() error { return s.get(binding) }, 2*time.Second).ShouldNot(Succeed(), "the operator does not write the binding")
 
 	// Creation times are in seconds: let the next second begin, so that the binding the
-	// operator recreates is provably newer than the resource created without it.
+	// admin applies again is provably newer than the resource created without it.
 	s.g.Expect(s.get(unchecked)).To(Succeed())
 	time.Sleep(time.Until(unchecked.CreationTimestamp.Add(time.Second)))
-	restore()
-	s.g.Eventually(func() error { return s.get(binding) }, eventuallyTimeout+admissionPolicyRetry).Should(Succeed(), "the operator recreates the binding")
+	s.g.Expect(installer.ApplyAdmissionPolicies(s.ctx, adminClient, "..", operatorNamespace)).To(Succeed())
 
 	s.expectCondition(running, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 	s.g.Eventually(func() string { return s.deployment(running).Spec.Template.Annotations[render.ConfigHashAnnotation] }).ShouldNot(Equal(runningHash))
@@ -72,43 +76,73 @@ func TestFailsClosedWithoutAdmissionPolicy(t *testing.T) {
 	s.g.Expect(s.deployment(recreated)).NotTo(BeNil())
 }
 
-// withoutAdmissionPolicyRights removes from the operator's ClusterRole its rules on
-// admission policies, waits until the API server denies them, and returns what puts
-// them back.
-func withoutAdmissionPolicyRights(s *scenario) (restore func()) {
-	s.t.Helper()
-	shipped := &rbacv1.ClusterRole{}
-	s.g.Expect(decodeShipped(managerRoleFile, "ClusterRole", shipped)).To(Succeed())
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: shipped.Name}}
-	s.update(role, func() {
-		var kept []rbacv1.PolicyRule
-		for _, rule := range role.Rules {
-			if !sets.New(rule.APIGroups...).Has(admissionregistrationv1.GroupName) {
-				kept = append(kept, rule)
-			}
+// The policy's parameters are the operator's: deleted or changed (an allow-list widened
+// by someone who may edit ConfigMaps in the operator's namespace), they are written back
+// as the operator's flags say.
+func TestAdmissionParametersRestored(t *testing.T) {
+	s := newScenario(t)
+	parameters := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: render.AuthorityPolicyName}}
+	s.g.Expect(s.get(parameters)).To(Succeed())
+	want := parameters.Data
+
+	s.update(parameters, func() { parameters.Data = map[string]string{render.AllowedImagesKey: "evil.example.com/"} })
+	s.g.Eventually(func() map[string]string {
+		_ = s.get(parameters)
+		return parameters.Data
+	}).Should(Equal(want), "the operator restores the data")
+
+	s.g.Expect(adminClient.Delete(s.ctx, parameters)).To(Succeed())
+	s.g.Eventually(func() map[string]string {
+		restored := &corev1.ConfigMap{ObjectMeta: parameters.ObjectMeta}
+		if err := s.get(restored); err != nil {
+			return nil
 		}
-		role.Rules = kept
-	})
-	s.g.Eventually(func() bool { return operatorMay(s.ctx, "create") }).Should(BeFalse(), "the API server denies the operator")
-	restored := false
-	restore = func() {
-		if restored {
-			return
-		}
-		restored = true
-		s.update(role, func() { role.Rules = shipped.Rules })
-		s.g.Eventually(func() bool { return operatorMay(s.ctx, "create") }).Should(BeTrue(), "the API server allows the operator again")
-	}
-	s.t.Cleanup(restore)
-	return restore
+		return restored.Data
+	}).Should(Equal(want), "the operator recreates them")
 }
 
-// operatorMay asks the API server whether the operator may verb admission policy bindings.
-func operatorMay(ctx context.Context, verb string) bool {
-	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: operatorUser,
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Group: admissionregistrationv1.GroupName, Resource: "validatingadmissionpolicybindings", Verb: verb}}}
-	if err := adminClient.Create(ctx, review); err != nil {
-		return false
+// The operator cannot be borrowed: its account, as config/rbac grants it, may create or
+// change no admission policy or binding (validating or mutating, of any name, its own
+// among them) and no webhook configuration, which could rewrite or admit any request the
+// API server takes, and may neither escalate nor bind roles beyond those it is allowed to
+// bind. The API server's authorizer answers, with the shipped roles in place.
+func TestOperatorCannotBeBorrowed(t *testing.T) {
+	s := newScenario(t)
+	admissionKinds := []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings",
+		"validatingwebhookconfigurations", "mutatingwebhookconfigurations"}
+	type ask struct {
+		group, resource, name, verb, namespace string
 	}
-	return review.Status.Allowed
+	denied := make([]ask, 0, 20*len(admissionKinds)+12)
+	for _, resource := range admissionKinds {
+		for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+			for _, name := range []string{"", render.AuthorityPolicyName, render.RoutingPolicyName, "h5-not-the-operators"} {
+				denied = append(denied, ask{admissionregistrationv1.GroupName, resource, name, verb, ""})
+			}
+		}
+	}
+	for _, resource := range []string{"clusterroles", "roles"} {
+		for _, verb := range []string{"escalate", "bind"} {
+			denied = append(denied, ask{rbacv1.GroupName, resource, "cluster-admin", verb, s.namespace}, ask{rbacv1.GroupName, resource, "admin", verb, s.namespace})
+		}
+	}
+	denied = append(denied, ask{rbacv1.GroupName, "clusterroles", "", "create", ""}, ask{"", "serviceaccounts", "", "impersonate", ""},
+		ask{"", "users", "", "impersonate", ""}, ask{"certificates.k8s.io", "certificatesigningrequests", "", "create", ""})
+	for _, a := range denied {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: operatorUser,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: a.group, Resource: a.resource, Name: a.name, Verb: a.verb, Namespace: a.namespace}}}
+		s.g.Expect(adminClient.Create(s.ctx, review)).To(Succeed())
+		s.g.Expect(review.Status.Allowed).To(BeFalse(), "the operator may %s %s/%s %q in %q", a.verb, a.group, a.resource, a.name, a.namespace)
+	}
+	// It still reads them, and writes its policy's parameters: the check has teeth only if
+	// the allowed asks pass.
+	for _, a := range []ask{
+		{admissionregistrationv1.GroupName, "validatingadmissionpolicies", render.AuthorityPolicyName, "get", ""},
+		{"", "configmaps", render.AuthorityPolicyName, "update", operatorNamespace},
+	} {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: operatorUser,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: a.group, Resource: a.resource, Name: a.name, Verb: a.verb, Namespace: a.namespace}}}
+		s.g.Expect(adminClient.Create(s.ctx, review)).To(Succeed())
+		s.g.Expect(review.Status.Allowed).To(BeTrue(), "the operator may not %s %s/%s %q in %q", a.verb, a.group, a.resource, a.name, a.namespace)
+	}
 }

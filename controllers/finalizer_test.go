@@ -87,7 +87,7 @@ func TestRequeueOnConflict(t *testing.T) {
 // TestAuthorityPolicyGuardsTheFinalizer: the admission policy names the operator's
 // finalizer, whose removal it lets only those who may run schedulers make.
 func TestAuthorityPolicyGuardsTheFinalizer(t *testing.T) {
-	policies, err := render.AdmissionPolicies(nil)
+	policies, err := render.AuthorityAdmission(operatorNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}

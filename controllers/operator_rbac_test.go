@@ -27,12 +27,14 @@ const (
 	schedulerMetricsReaderFile = "scheduler_metrics_reader_role.yaml"
 	monitoringRoleFile         = "monitoring_role.yaml"
 	monitoringRoleBindingFile  = "monitoring_role_binding.yaml"
+	parametersRoleFile         = "admission_parameters_role.yaml"
+	parametersRoleBindingFile  = "admission_parameters_role_binding.yaml"
 )
 
 // grantOperatorRBAC creates through c, an admin's client, the roles in config/rbac that the
 // operator holds, and binds them to user as the installer binds them to the operator's
 // ServiceAccount: the generated ClusterRole cluster-wide, the scheduler namespace
-// ClusterRole and the monitoring Role in operatorNamespace (created when missing), the
+// ClusterRole, the monitoring Role and the admission parameters' Role in operatorNamespace (created when missing), the
 // kube-system Role in kube-system. It also creates the ClusterRole the operator binds load-aware schedulers
 // to, which the operator itself does not hold.
 func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNamespace string) error {
@@ -44,6 +46,8 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 	metricsReader := &rbacv1.ClusterRole{}
 	monitoring := &rbacv1.Role{}
 	monitoringBinding := &rbacv1.RoleBinding{}
+	parameters := &rbacv1.Role{}
+	parametersBinding := &rbacv1.RoleBinding{}
 	for _, shipped := range []struct {
 		file, kind string
 		into       any
@@ -56,6 +60,8 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 		{schedulerMetricsReaderFile, "ClusterRole", metricsReader},
 		{monitoringRoleFile, "Role", monitoring},
 		{monitoringRoleBindingFile, "RoleBinding", monitoringBinding},
+		{parametersRoleFile, "Role", parameters},
+		{parametersRoleBindingFile, "RoleBinding", parametersBinding},
 	} {
 		if err := decodeShipped(shipped.file, shipped.kind, shipped.into); err != nil {
 			return err
@@ -67,14 +73,17 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 	managerBinding.Subjects = userSubjects(user)
 	kubeSystemBinding.Subjects = userSubjects(user)
 	monitoringBinding.Subjects = userSubjects(user)
+	parametersBinding.Subjects = userSubjects(user)
 	monitoring.Namespace, monitoringBinding.Namespace = operatorNamespace, operatorNamespace
+	parameters.Namespace, parametersBinding.Namespace = operatorNamespace, operatorNamespace
 	if err := ensureNamespace(ctx, c, kubeSystem.Namespace); err != nil {
 		return err
 	}
 	if err := ensureNamespace(ctx, c, operatorNamespace); err != nil {
 		return err
 	}
-	for _, obj := range []client.Object{manager, managerBinding, schedulerNamespace, kubeSystem, kubeSystemBinding, metricsReader, monitoring, monitoringBinding} {
+	for _, obj := range []client.Object{manager, managerBinding, schedulerNamespace, kubeSystem, kubeSystemBinding, metricsReader, monitoring, monitoringBinding,
+		parameters, parametersBinding} {
 		if err := c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("create %T %s: %w", obj, client.ObjectKeyFromObject(obj), err)
 		}

@@ -57,11 +57,11 @@ package controllers
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheusrules,verbs=get;list;create;update;patch;delete
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 
-// The admission policies that check, in the API server, who may create or change a
-// SecondaryScheduler (internal/admission): the operator keeps them in place, since an OLM
-// bundle cannot carry them, and watches only its own by label. It may change only the one
-// it names; create cannot be limited to names, and a policy can refuse requests but grant
-// nothing. The policy reads no parameter object: one would need get on every object of
-// its kind in the cluster.
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=update,resourceNames=secondary-scheduler-operator-authority
+// The admission policy that checks, in the API server, who may create or change a
+// SecondaryScheduler (internal/admission), and its binding: the installer ships them, and
+// the operator only reads them (its own, by label) to run no scheduler while they are not
+// in place. It can create or change no admission policy, binding or webhook: RBAC cannot
+// limit create to names, and whoever held that power could change any request the API
+// server admits. It writes the policy's parameters, a ConfigMap in its namespace, with
+// config/rbac/admission_parameters_role.yaml.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;list;watch

@@ -47,10 +47,11 @@ import (
 // (internal/refwatch), so no cache ever holds every ConfigMap or Secret of the cluster.
 // Nodes are cached whole, for their labels, taints and Ready condition, less what a
 // kubelet reports that placement does not need (images, volumes, managed fields).
-// No cached object keeps its managed fields, but for the times of the admission policies':
-// the operator reads nothing else of them, and for an object written with server-side
-// apply they are about as large as the object.
-func CacheOptions(schedulerNamespaces []string, routingSupported bool) cache.Options {
+// No cached object keeps its managed fields, but for the times of the admission policies'
+// and of the ConfigMaps (their parameters among them): the operator reads nothing else of
+// them, and for an object written with server-side apply they are about as large as the
+// object. The ConfigMaps are cached in the operator's namespace too, for the parameters.
+func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routingSupported bool) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedByValue})
 	namespaces := map[string]cache.Config{}
 	for _, namespace := range schedulerNamespaces {
@@ -79,9 +80,16 @@ func CacheOptions(schedulerNamespaces []string, routingSupported bool) cache.Opt
 	options.ByObject[&corev1.Pod{}] = cache.ByObject{Label: ours, Transform: trimPod}
 	for _, kind := range allChildKinds {
 		scope := cache.ByObject{Label: ours}
-		if kind.name == roleBindingKind.name {
+		switch kind.name {
+		case roleBindingKind.name:
 			scope.Namespaces = maps.Clone(namespaces)
 			scope.Namespaces[render.AuthenticationReaderNamespace] = cache.Config{}
+		case configMapKind.name:
+			scope.Transform = keepWriteTimes
+			if operatorNamespace != "" {
+				scope.Namespaces = maps.Clone(namespaces)
+				scope.Namespaces[operatorNamespace] = cache.Config{}
+			}
 		}
 		options.ByObject[kind.object()] = scope
 	}
@@ -178,10 +186,13 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	// A pod that cannot pull its image or crashes changes only its own status.
 	controller = controller.Watches(&corev1.Pod{}, ownerOf)
 	if r.Admission != nil {
-		// Whether any scheduler may run hangs on the admission policies.
+		// Whether any scheduler may run hangs on the admission policies and their
+		// parameters.
 		for _, kind := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
 			controller = controller.Watches(kind, handler.EnqueueRequestsFromMapFunc(r.everySecondaryScheduler))
 		}
+		controller = controller.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.everySecondaryScheduler),
+			builder.WithPredicates(predicate.NewPredicateFuncs(r.Admission.IsParameters)))
 	}
 	if r.Routing != nil && r.Routing.Supported {
 		// What the routing policy carries is each route's Routing condition; and a route

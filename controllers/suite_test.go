@@ -34,6 +34,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 )
 
 // The integration tests run the real operator manager against a real kube-apiserver and
@@ -191,7 +192,7 @@ func operatorIdentity() (*rest.Config, error) {
 const operatorNamespace = "secondary-scheduler-operator"
 
 var schedulerNamespaces = func() []string {
-	names := make([]string, 60)
+	names := make([]string, 80)
 	for i := range names {
 		names[i] = fmt.Sprintf("it-%d", i+1)
 	}
@@ -218,15 +219,19 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  CacheOptions(schedulerNamespaces, true),
+		Cache:                  CacheOptions(schedulerNamespaces, operatorNamespace, true),
 	})
 	if err != nil {
 		return nil, err
 	}
 	clientset := kubernetes.NewForConfigOrDie(config)
-	// As main.go does: the admission policies in place before the controllers start, with
-	// the operator's own permissions, and kept in place after.
-	policies, err := admission.Desired(nil)
+	// As an installation does: the admission policy the installer ships; then, as main.go
+	// does, its parameters written before the controllers start, with the operator's own
+	// permissions, and kept in place after.
+	if err := installer.ApplyAdmissionPolicies(ctx, adminClient, "..", operatorNamespace); err != nil {
+		return nil, err
+	}
+	policies, err := admission.Desired(operatorNamespace, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -235,9 +240,9 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		return nil, err
 	}
 	if err := policies.Ensure(ctx, direct, direct); err != nil {
-		return nil, fmt.Errorf("put the admission policies in place as the operator: %w", err)
+		return nil, fmt.Errorf("write the admission policy's parameters as the operator: %w", err)
 	}
-	if err := (&AdmissionPolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr); err != nil {
+	if err := (&AdmissionParametersReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	reconciler := &SecondarySchedulerReconciler{

@@ -65,10 +65,18 @@ SCHEDULER_NAMESPACES="${SCHEDULER_NAMESPACES:-}"
 # for the operator's default, cluster-monitoring-view.
 METRICS_TOKEN_CLUSTER_ROLES="${METRICS_TOKEN_CLUSTER_ROLES:-}"
 
+# The demo's operator runs as a process of this host, in this namespace as far as the
+# API goes: it writes its admission policy's parameters there.
+operator_namespace=secondary-scheduler-operator
+
 start_operator() {
   SCHEDULER_NAMESPACES="${SCHEDULER_NAMESPACES:-demo}"
+  # As an installation does: the admission policy the installer ships (config/admission
+  # reads its parameters in the default namespace, operator_namespace).
+  kubectl create namespace "${operator_namespace}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl apply --server-side -k "${repo_root}/config/admission" >/dev/null
   printf 'SCHEDULER_NAMESPACES=%q\nMETRICS_TOKEN_CLUSTER_ROLES=%q\n' "${SCHEDULER_NAMESPACES}" "${METRICS_TOKEN_CLUSTER_ROLES}" >"${operator_settings}"
-  start_process operator "${repo_root}/bin/manager" --kubeconfig "${kubeconfig}" \
+  POD_NAMESPACE="${operator_namespace}" start_process operator "${repo_root}/bin/manager" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address=0 --health-probe-bind-address=0 --scheduler-namespaces="${SCHEDULER_NAMESPACES}" \
     ${METRICS_TOKEN_CLUSTER_ROLES:+--metrics-token-cluster-roles="${METRICS_TOKEN_CLUSTER_ROLES}"}
 }

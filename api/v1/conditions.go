@@ -114,6 +114,11 @@ const (
 	// operator's admission policies were in place, so nobody checked that its author may
 	// run schedulers; the operator runs nothing for it until a cluster admin recreates it.
 	ReasonCreatedBeforeAdmissionPolicy ConditionReason = "CreatedBeforeAdmissionPolicy"
+	// ReasonImageNotAllowed: an image of the spec is not among those the operator's
+	// --allowed-scheduler-images allows. The admission policy refuses such a spec; the
+	// operator checks again before it renders, for a spec admitted while the policy's
+	// parameters said otherwise. The running scheduler is left as it is.
+	ReasonImageNotAllowed ConditionReason = "ImageNotAllowed"
 )
 
 // Reasons of Degraded while the scheduler runs as specified but cannot do its job well.

@@ -6,9 +6,12 @@
 // roles OLM generates for the CRD, nor the built-in admin and edit roles, nor the
 // operator's own reach can be borrowed to run one.
 //
-// The operator applies them itself, because an OLM bundle cannot carry them, and fails
-// closed: Check tells the reconciler, which runs no scheduler while they are not as
-// rendered. Check only reads; Ensure writes, and only these objects, by name.
+// The installer ships the policy and its binding (dist/install.yaml; on OLM, whose bundles
+// cannot carry them, the one-time step of the CSV's description): the operator cannot
+// create or change any admission policy, so its account lends no such power. It writes
+// only the policy's parameters, a ConfigMap in its namespace, and fails closed: Check
+// tells the reconciler, which runs no scheduler while the three are not as rendered.
+// Check only reads; EnsureParameters writes, and only that ConfigMap, by name.
 package admission
 
 import (
@@ -17,8 +20,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,27 +31,82 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reach"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
-// Policies are the admission policy and binding an operator keeps in place, as rendered.
+// Policies are admission policies and bindings as rendered, and the parameters the
+// operator writes for them.
 type Policies struct {
 	// objects are *ValidatingAdmissionPolicy, *MutatingAdmissionPolicy and their
-	// bindings, in the order they are written: a binding after its policy.
+	// bindings, in the order they are written: a binding after its policy; then the
+	// parameters (*ConfigMap), if any.
 	objects []client.Object
 	// ownedOnly keeps Ensure from changing an object of the same name that the operator
 	// did not create (it lacks its managed-by label).
 	ownedOnly bool
+	// installed says the policies and bindings are the installer's, which the operator
+	// checks and never writes: Ensure writes the parameters alone.
+	installed bool
+	// allowedImages are the images the parameters allow (none: any).
+	allowedImages []string
 }
 
-// Desired renders the policies, with the scheduler images a cluster admin allows (none:
-// any image).
-func Desired(allowedImages []string) (*Policies, error) {
-	rendered, err := render.AdmissionPolicies(allowedImages)
+// Desired renders the authority policy and binding the installer ships, reading their
+// parameters in operatorNamespace, and those parameters: the scheduler images a cluster
+// admin allows (none: any image).
+func Desired(operatorNamespace string, allowedImages []string) (*Policies, error) {
+	rendered, err := render.AuthorityAdmission(operatorNamespace)
 	if err != nil {
 		return nil, fmt.Errorf("render the admission policies: %w", err)
 	}
-	return of(rendered)
+	parameters, err := render.AuthorityParameters(operatorNamespace, allowedImages)
+	if err != nil {
+		return nil, fmt.Errorf("render the admission policies' parameters: %w", err)
+	}
+	policies, err := of(append(rendered, parameters))
+	if err != nil {
+		return nil, err
+	}
+	policies.installed = true
+	policies.ownedOnly = true // the parameters: a ConfigMap of the operator's namespace
+	policies.allowedImages = slices.Clone(allowedImages)
+	return policies, nil
+}
+
+// DisallowedImageError says which image of a spec the parameters do not allow.
+type DisallowedImageError struct {
+	// Path is where the spec holds it (spec.extenders[].container.image).
+	Path, Image string
+	Allowed     []string
+}
+
+func (e *DisallowedImageError) Error() string {
+	return fmt.Sprintf("%s %s is not among the images a cluster admin allows (%s)", e.Path, e.Image, strings.Join(e.Allowed, ", "))
+}
+
+// CheckImages returns a *DisallowedImageError for the first image of spec, at any place
+// internal/reach finds, that the parameters do not allow. The admission policy refuses
+// such a spec; this is the operator's own check, the same rule in Go
+// (render.ImageAllowed), for a spec admitted while the parameters were changed by
+// someone else.
+func (p *Policies) CheckImages(spec *v1.SecondarySchedulerSpec) error {
+	sinks, err := reach.Sinks()
+	if err != nil {
+		return err
+	}
+	for _, sink := range sinks {
+		if sink.Check != reach.AllowedImage {
+			continue
+		}
+		for _, image := range sink.Values(spec) {
+			if !render.ImageAllowed(p.allowedImages, image) {
+				return &DisallowedImageError{Path: sink.String(), Image: image, Allowed: p.allowedImages}
+			}
+		}
+	}
+	return nil
 }
 
 // Owned are rendered admission policies and bindings, validating or mutating, in the
@@ -89,6 +149,8 @@ func emptyOf(kind string) client.Object {
 		return &admissionregistrationv1.MutatingAdmissionPolicy{}
 	case "MutatingAdmissionPolicyBinding":
 		return &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
+	case "ConfigMap":
+		return &corev1.ConfigMap{}
 	}
 	return nil
 }
@@ -104,6 +166,8 @@ func specOf(object client.Object) any {
 		return &typed.Spec
 	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
 		return &typed.Spec
+	case *corev1.ConfigMap:
+		return &typed.Data
 	}
 	return nil
 }
@@ -134,19 +198,28 @@ func (p *Policies) Names() []string {
 	return names
 }
 
-// NotInPlaceError says which policy or binding is missing or not as rendered.
+// NotInPlaceError says which policy, binding or parameters are missing or not as
+// rendered.
 type NotInPlaceError struct {
 	// Kind and Name are the object's.
 	Kind, Name string
 	// Missing is true when the object does not exist, false when it differs.
 	Missing bool
+	// Installed is true for an object the installer ships, which the operator never
+	// writes: a cluster admin puts it back.
+	Installed bool
 }
 
 func (e *NotInPlaceError) Error() string {
+	what := fmt.Sprintf("%s %s differs from what the operator renders", e.Kind, e.Name)
 	if e.Missing {
-		return fmt.Sprintf("%s %s does not exist", e.Kind, e.Name)
+		what = fmt.Sprintf("%s %s does not exist", e.Kind, e.Name)
 	}
-	return fmt.Sprintf("%s %s differs from what the operator renders (changed by someone else, or not yet updated)", e.Kind, e.Name)
+	if e.Installed {
+		return what + "; the installer ships it and the operator may not write it: a cluster admin applies it again " +
+			"(dist/install.yaml of this release, or on OLM the objects of the CSV's description)"
+	}
+	return what + " (changed by someone else, or not yet written): the operator writes it again"
 }
 
 // InPlace is what Check found: every policy and binding as rendered.
@@ -167,13 +240,13 @@ func (p *Policies) Check(ctx context.Context, reader client.Reader) (*InPlace, e
 		live := emptyOf(kindOf(want))
 		err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
 		if apierrors.IsNotFound(err) {
-			return nil, &NotInPlaceError{Kind: kindOf(want), Name: want.GetName(), Missing: true}
+			return nil, &NotInPlaceError{Kind: kindOf(want), Name: want.GetName(), Missing: true, Installed: p.isInstalled(want)}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read %s %s: %w", kindOf(want), want.GetName(), err)
 		}
 		if !asRendered(live, want) {
-			return nil, &NotInPlaceError{Kind: kindOf(want), Name: want.GetName()}
+			return nil, &NotInPlaceError{Kind: kindOf(want), Name: want.GetName(), Installed: p.isInstalled(want)}
 		}
 		found.Since = newest(found.Since, lastWritten(live))
 	}
@@ -199,8 +272,28 @@ func newest(a, b metav1.Time) metav1.Time {
 	return a
 }
 
-// Ensure creates the policies and bindings that are missing and replaces the spec of
-// those that differ, in order. A whole spec is written, not applied: server-side apply
+// IsParameters reports whether object is the policies' parameters (by kind, namespace
+// and name), which the operator writes.
+func (p *Policies) IsParameters(object client.Object) bool {
+	if _, ok := object.(*corev1.ConfigMap); !ok {
+		return false
+	}
+	for _, want := range p.objects {
+		if _, ok := want.(*corev1.ConfigMap); ok && client.ObjectKeyFromObject(want) == client.ObjectKeyFromObject(object) {
+			return true
+		}
+	}
+	return false
+}
+
+// isInstalled reports whether object is one the installer ships, never written here.
+func (p *Policies) isInstalled(object client.Object) bool {
+	_, parameters := object.(*corev1.ConfigMap)
+	return p.installed && !parameters
+}
+
+// Ensure creates the objects that are missing and replaces the spec of those that differ,
+// in order: of installed policies (Desired), the parameters alone. A whole spec is written, not applied: server-side apply
 // would keep fields someone else added, such as a selector that narrows a binding. The
 // update carries the resourceVersion read, so a change made meanwhile is read again, not
 // overwritten. It reads through reader, which should be the API server rather than a
@@ -209,6 +302,9 @@ func newest(a, b metav1.Time) metav1.Time {
 func (p *Policies) Ensure(ctx context.Context, reader client.Reader, writer client.Writer) error {
 	var failed []error
 	for _, want := range p.objects {
+		if p.isInstalled(want) {
+			continue
+		}
 		if err := ensure(ctx, reader, writer, want, p.ownedOnly); err != nil {
 			failed = append(failed, err)
 		}
@@ -303,6 +399,8 @@ func kindOf(object client.Object) string {
 		return "MutatingAdmissionPolicy"
 	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
 		return "MutatingAdmissionPolicyBinding"
+	case *corev1.ConfigMap:
+		return "ConfigMap"
 	}
 	return "ValidatingAdmissionPolicyBinding"
 }

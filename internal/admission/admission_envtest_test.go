@@ -29,10 +29,17 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reach"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/olminstall"
 )
 
 const tenantNamespace = "team-a"
+
+// operatorNamespace holds the policy's parameters.
+const operatorNamespace = "secondary-scheduler-operator"
+
+// root is the repository's, where config/admission ships the policy.
+const root = "../.."
 
 // The users of the tests, each bound in tenantNamespace as its name says.
 const (
@@ -92,21 +99,8 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		users[name] = clientFor(t, user.Config())
 	}
 
-	policies, err := admission.Desired(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := policies.Check(ctx, admin); !isNotInPlace(err) {
-		t.Fatalf("before Ensure, Check = %v, want a NotInPlaceError", err)
-	}
-	if err := policies.Ensure(ctx, admin, admin); err != nil {
-		t.Fatalf("Ensure: %v", err)
-	}
-	// The API server defaults what the assets leave out: they must say it all, or the
-	// operator would see them differ after every write, and write again.
-	if _, err := policies.Check(ctx, admin); err != nil {
-		t.Fatalf("after Ensure, Check = %v, want nil", err)
-	}
+	mustCreate(ctx, t, admin, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}})
+	policies := installAsTheInstallerDoes(ctx, t, admin)
 	// The admission plugin loads a new policy within a second or so: wait until an editor
 	// is refused, with dry runs that create nothing meanwhile.
 	waitEnforced(ctx, t, users[olmEditor])
@@ -163,7 +157,7 @@ func TestAuthorityAtAdmission(t *testing.T) {
 	}
 
 	t.Run("image policy", func(t *testing.T) {
-		withImages, err := admission.Desired([]string{"registry.k8s.io/scheduler-plugins/kube-scheduler", "example.com/team/",
+		withImages, err := admission.Desired(operatorNamespace, []string{"registry.k8s.io/scheduler-plugins/kube-scheduler", "example.com/team/",
 			"example.com/pinned@sha256:" + strings.Repeat("a", 64)})
 		if err != nil {
 			t.Fatal(err)
@@ -207,18 +201,29 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		expectEverySinkChecked(ctx, t, users[schedulerAdmin])
 	})
 
-	// expectSeenAndRestored: Check reports what was changed, Ensure undoes it, and Check
-	// passes again.
+	// expectSeenAndRestored: Check reports what was changed; the installer's apply (of an
+	// installed object) or Ensure (of the parameters) undoes it, and Check passes again.
 	expectSeenAndRestored := func(t *testing.T, changed string) {
 		t.Helper()
-		if _, err := policies.Check(ctx, admin); !isNotInPlace(err) {
+		var notInPlace *admission.NotInPlaceError
+		if _, err := policies.Check(ctx, admin); !errors.As(err, &notInPlace) {
 			t.Fatalf("Check of %s = %v, want a NotInPlaceError", changed, err)
 		}
-		if err := policies.Ensure(ctx, admin, admin); err != nil {
+		if notInPlace.Installed {
+			if err := policies.Ensure(ctx, admin, admin); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := policies.Check(ctx, admin); !isNotInPlace(err) {
+				t.Fatalf("Ensure restored the installer's %s: Check = %v", changed, err)
+			}
+			if err := installer.ApplyAdmissionPolicies(ctx, admin, root, operatorNamespace); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := policies.Ensure(ctx, admin, admin); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := policies.Check(ctx, admin); err != nil {
-			t.Fatalf("after Ensure, Check = %v, want nil", err)
+			t.Fatalf("after restoring %s, Check = %v, want nil", changed, err)
 		}
 	}
 
@@ -254,6 +259,8 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		}
 	})
 
+	expectParametersGuarded(ctx, t, admin, users[schedulerAdmin], policies, expectSeenAndRestored)
+
 	t.Run("a removed label is restored", func(t *testing.T) {
 		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 		if err := admin.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, policy); err != nil {
@@ -265,6 +272,88 @@ func TestAuthorityAtAdmission(t *testing.T) {
 		}
 		expectSeenAndRestored(t, "an unlabelled policy")
 	})
+}
+
+// installAsTheInstallerDoes puts the authority policy in place as an installation does:
+// the operator's Ensure writes the parameters and nothing else, and the installer's apply
+// the policy and binding, after which Check passes. It returns the operator's rendering.
+func installAsTheInstallerDoes(ctx context.Context, t *testing.T, admin client.Client) *admission.Policies {
+	t.Helper()
+	policies, err := admission.Desired(operatorNamespace, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policies.Check(ctx, admin); !isNotInPlace(err) {
+		t.Fatalf("before anything is installed, Check = %v, want a NotInPlaceError", err)
+	}
+	// The installer ships the policy and binding; the operator writes the parameters,
+	// and only those: Ensure alone puts nothing else in place.
+	if err := policies.Ensure(ctx, admin, admin); err != nil {
+		t.Fatalf("Ensure: %v", err)
+	}
+	var notInPlace *admission.NotInPlaceError
+	if _, err := policies.Check(ctx, admin); !errors.As(err, &notInPlace) || !notInPlace.Installed {
+		t.Fatalf("before the installer's policy is applied, Check = %v, want a NotInPlaceError of an installed object", err)
+	}
+	for _, kind := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
+		if err := admin.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, kind); !apierrors.IsNotFound(err) {
+			t.Fatalf("Ensure wrote %T: %v", kind, err)
+		}
+	}
+	if err := installer.ApplyAdmissionPolicies(ctx, admin, root, operatorNamespace); err != nil {
+		t.Fatal(err)
+	}
+	// The API server defaults what the assets leave out: they must say it all, or the
+	// operator would see what ships differ from what it renders.
+	if _, err := policies.Check(ctx, admin); err != nil {
+		t.Fatalf("after the installer's apply, Check = %v, want nil", err)
+	}
+	return policies
+}
+
+// expectParametersGuarded: parameters widened by someone else are seen and restored, and
+// Check's Since moves past the change; without parameters, the binding denies.
+func expectParametersGuarded(ctx context.Context, t *testing.T, admin, author client.Client, policies *admission.Policies,
+	expectSeenAndRestored func(*testing.T, string)) {
+	t.Helper()
+	t.Run("widened parameters are seen and restored", func(t *testing.T) {
+		before, err := policies.Check(ctx, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(before.Since.Add(time.Second)))
+		parameters := &corev1.ConfigMap{}
+		if err := admin.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: render.AuthorityPolicyName}, parameters); err != nil {
+			t.Fatal(err)
+		}
+		parameters.Data = map[string]string{render.AllowedImagesKey: "evil.example.com/"}
+		if err := admin.Update(ctx, parameters); err != nil {
+			t.Fatal(err)
+		}
+		expectSeenAndRestored(t, "widened parameters")
+		after, err := policies.Check(ctx, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !before.Since.Before(&after.Since) {
+			t.Errorf("after parameters were changed and restored, Since = %v, want after %v", after.Since, before.Since)
+		}
+	})
+
+	t.Run("without parameters, the binding denies", func(t *testing.T) {
+		parameters := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: render.AuthorityPolicyName}}
+		if err := admin.Delete(ctx, parameters); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(ctx, t, "the missing parameters to deny", func() bool {
+			return author.Create(ctx, binPacking("without-parameters", nil), client.DryRunAll) != nil
+		})
+		expectSeenAndRestored(t, "deleted parameters")
+		waitFor(ctx, t, "the parameters to admit again", func() bool {
+			return author.Create(ctx, binPacking("with-parameters", nil), client.DryRunAll) == nil
+		})
+	})
+
 }
 
 // grantRoles binds the tests' users in tenantNamespace: the shipped admin role, and the

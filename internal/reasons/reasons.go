@@ -96,6 +96,7 @@ var table = []Reason{
 	// Refusals: the desired scheduler is not applied, the last good one keeps running.
 	{Name: v1.ReasonNamespaceNotAllowed, Conditions: everyCondition, Severity: Warning},
 	{Name: v1.ReasonAdmissionPolicyMissing, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonImageNotAllowed, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonCreatedBeforeAdmissionPolicy, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonInvalidImage, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonInvalidSpec, Conditions: []v1.ConditionType{v1.ConditionDegraded, v1.ConditionRouting}, Severity: Warning},

@@ -11,59 +11,81 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reach"
 )
 
-// The admission policy the operator keeps in place (bindata/assets/admission): who may
-// create or change a SecondaryScheduler, naming what, with which image. It is a cluster
-// object, one for the whole cluster, not a scheduler's.
+// The admission policy that decides who may run a scheduler (bindata/assets/admission):
+// who may create or change a SecondaryScheduler, naming what, with which image. It is a
+// cluster object, one for the whole cluster, not a scheduler's. The installer ships the
+// policy and its binding (make manifests writes them to config/admission); the operator
+// writes only their parameters, and checks that all three are as rendered here.
 const (
-	// AuthorityPolicyName names the ValidatingAdmissionPolicy, and its binding, that lets
-	// only holders of RunSubresource create or change a SecondaryScheduler, naming only
-	// ConfigMaps and Secrets they may read, and images the admin allows.
+	// AuthorityPolicyName names the ValidatingAdmissionPolicy, its binding and its
+	// parameters (a ConfigMap in the operator's namespace): only holders of
+	// RunSubresource may create or change a SecondaryScheduler, naming only ConfigMaps and
+	// Secrets they may read, and images the admin allows.
 	AuthorityPolicyName = "secondary-scheduler-operator-authority"
 	// RunSubresource is the virtual subresource of secondaryschedulers whose create (for a
 	// new SecondaryScheduler) and update (for a change of spec) verbs the policy asks the
 	// requester's authorizer about. Nothing serves it: RBAC matches subresources exactly,
 	// so only a role naming it (or a wildcard) grants it.
 	RunSubresource = "run"
+	// AllowedImagesKey is the key of the parameters that lists the allowed images,
+	// comma-separated.
+	AllowedImagesKey = "allowedImages"
 )
 
-// admissionAssets are the policy and its binding, in the order they are applied.
-var admissionAssets = []string{"admission/authority-policy.yaml", "admission/authority-binding.yaml"}
+// authorityAssets are the policy and its binding, in the order they are applied.
+var authorityAssets = []string{"admission/authority-policy.yaml", "admission/authority-binding.yaml"}
 
 // allowedImageEntry is what an entry of the allowed images may hold: the characters of an
-// image reference (registry, path, tag, digest). Entries become CEL string literals, and
-// these characters need no escaping there.
+// image reference (registry, path, tag, digest), so no comma, which separates entries.
 var allowedImageEntry = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._:/@-]*$`)
 
-// AdmissionPolicies renders the admission policy and its binding. allowedImages are the
-// scheduler images a cluster admin allows (an entry ending with '/' allows every image
-// under it, one with '@' exactly that image, any other a repository with any tag or
-// digest); none allows any. They carry the operator's managed-by label, which the
-// operator's cache selects them by.
-func AdmissionPolicies(allowedImages []string) ([]*unstructured.Unstructured, error) {
-	literals := make([]string, 0, len(allowedImages))
-	for _, entry := range allowedImages {
-		if !allowedImageEntry.MatchString(entry) {
-			return nil, fmt.Errorf("allowed scheduler image %q: want an image reference, a repository, or a prefix ending with '/'", entry)
-		}
-		literals = append(literals, "'"+entry+"'")
-	}
+// AuthorityAdmission renders the authority policy and its binding as the installer ships
+// them, the binding reading its parameters in operatorNamespace. Nothing in them varies by
+// flag or by resource: the checks of every image and reference come from the API's types
+// (internal/reach). They carry the operator's managed-by label, which the operator's cache
+// selects them by.
+func AuthorityAdmission(operatorNamespace string) ([]*unstructured.Unstructured, error) {
 	sinks, err := reach.Sinks()
 	if err != nil {
 		return nil, err
 	}
-	return renderAssets(admissionAssets, map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}, func(asset string, node *yaml.RNode) error {
-		if node.GetKind() != "ValidatingAdmissionPolicy" {
-			return nil
+	return renderAssets(authorityAssets, ownLabels(), func(asset string, node *yaml.RNode) error {
+		switch node.GetKind() {
+		case "ValidatingAdmissionPolicyBinding":
+			return setValue(node, operatorNamespace, "spec", "paramRef", "namespace")
+		case "ValidatingAdmissionPolicy":
+			return appendSinkChecks(node, sinks)
 		}
-		allowed, err := lookup(node, "spec", "variables", "[name=allowedImages]")
-		if err != nil {
-			return err
-		}
-		if err := setValue(allowed, "["+strings.Join(literals, ", ")+"]", "expression"); err != nil {
-			return err
-		}
-		return appendSinkChecks(node, sinks)
+		return nil
 	})
+}
+
+// AuthorityParameters renders the authority policy's parameters, which the operator
+// writes in its namespace: allowedImages are the scheduler images a cluster admin allows
+// (an entry ending with '/' allows every image under it, one with '@' exactly that image,
+// any other a repository with any tag or digest); none allows any.
+func AuthorityParameters(operatorNamespace string, allowedImages []string) (*unstructured.Unstructured, error) {
+	for _, entry := range allowedImages {
+		if !allowedImageEntry.MatchString(entry) {
+			return nil, fmt.Errorf("allowed scheduler image %q: want an image reference, a repository, or a prefix ending with '/'", entry)
+		}
+	}
+	objects, err := renderAssets([]string{"admission/authority-parameters.yaml"}, ownLabels(), func(_ string, node *yaml.RNode) error {
+		if err := setValue(node, operatorNamespace, "metadata", "namespace"); err != nil {
+			return err
+		}
+		return setValue(node, strings.Join(allowedImages, ","), "data", AllowedImagesKey)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return objects[0], nil
+}
+
+// ownLabels are the labels of the cluster objects the operator checks or writes for the
+// whole installation.
+func ownLabels() map[string]string {
+	return map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}
 }
 
 // A variable of the policy and a validation, as the API server's types name their fields.
@@ -112,10 +134,34 @@ func appendSinkChecks(policy *yaml.RNode, sinks []reach.Sink) error {
 
 // imageAllowed is true when the string value is among variables.allowedImages (or that is
 // empty): an entry ending with '/' allows every image under it, one with '@' exactly that
-// image, any other the repository it names, with any tag or digest.
+// image, any other the repository it names, with any tag or digest. ImageAllowed says the
+// same in Go; TestImageAllowedAsThePolicy holds them together.
 const imageAllowed = "variables.allowedImages.size() == 0 || variables.allowedImages.exists(entry, " +
 	"entry.endsWith('/') ? value.startsWith(entry) : entry.contains('@') ? value == entry : " +
 	"value == entry || value.startsWith(entry + ':') || value.startsWith(entry + '@'))"
+
+// ImageAllowed is imageAllowed in Go, for the operator's own check before it renders: true
+// when image is among allowed (or that is empty).
+func ImageAllowed(allowed []string, image string) bool {
+	if len(allowed) == 0 {
+		return true
+	}
+	for _, entry := range allowed {
+		switch {
+		case strings.HasSuffix(entry, "/"):
+			if strings.HasPrefix(image, entry) {
+				return true
+			}
+		case strings.Contains(entry, "@"):
+			if image == entry {
+				return true
+			}
+		case image == entry || strings.HasPrefix(image, entry+":") || strings.HasPrefix(image, entry+"@"):
+			return true
+		}
+	}
+	return false
+}
 
 // sinkCheck is what the policy accepts at sink (a CEL expression over value) and the
 // validation that says why it refuses the rest (without its expression); false for a

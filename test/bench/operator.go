@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 )
 
 // useOperator runs the operator from binary, starting it when it does not run or runs
@@ -54,7 +55,13 @@ func (e *env) useOperator(ctx context.Context, binary string, fresh bool) error 
 	// A new process counts its reconciles from zero: what waitQuiet found of the last
 	// one says nothing of it.
 	e.atRest = restState{}
-	e.operator, err = startProcess(e.outputDir, "operator", append([]string{binary}, args...)...)
+	// As an installation does: the admission policy the installer ships, applied again
+	// before each start (a baseline binary of an earlier release wrote its own), with its
+	// parameters in the operator's namespace, where the operator writes them.
+	if err := installer.ApplyAdmissionPolicies(ctx, e.client, e.repoRoot, operatorNamespace); err != nil {
+		return err
+	}
+	e.operator, err = startProcess(e.outputDir, "operator", append([]string{"env", "POD_NAMESPACE=" + operatorNamespace, binary}, args...)...)
 	if err != nil {
 		return err
 	}
@@ -69,13 +76,15 @@ func (e *env) useOperator(ctx context.Context, binary string, fresh bool) error 
 	}
 	// A SecondaryScheduler created before the operator's admission policy and binding are
 	// in place is refused (CreatedBeforeAdmissionPolicy): a benchmark that starts by
-	// creating some, on a fresh cluster, waits for them.
+	// creating some, on a fresh cluster, waits for them (a baseline binary of an earlier
+	// release writes its own).
 	return e.poll(ctx, 2*time.Minute, "the operator's admission policy is in place", func() (bool, error) {
 		for _, object := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
 			if err := e.client.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, object); err != nil {
 				return false, client.IgnoreNotFound(err)
 			}
 		}
+		// The operator writes the parameters before its workers start.
 		return true, nil
 	})
 }

@@ -22,9 +22,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -36,6 +36,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 )
 
 var (
@@ -95,7 +96,11 @@ var _ = BeforeSuite(func() {
 			return render.NodeReady(node) && len(node.Spec.Taints) == 0
 		}).Should(BeTrue(), "podrunner's node %s is Ready", name)
 	}
-	operator = startProcess("operator", filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
+	// As an installation does: the admission policy the installer ships, reading its
+	// parameters in the operator's namespace, where the operator writes them.
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostOperatorNamespace}})).To(Succeed())
+	Expect(installer.ApplyAdmissionPolicies(ctx, k8s, repoRoot, hostOperatorNamespace)).To(Succeed())
+	operator = startProcessWithEnv("operator", []string{"POD_NAMESPACE=" + hostOperatorNamespace}, filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug",
 		"--scheduler-namespaces="+strings.Join(schedulerNamespaces, ","),
 		// The discovery spec finds a Prometheus Operator's Prometheus in monitoring, which
@@ -107,15 +112,12 @@ var _ = BeforeSuite(func() {
 		"--extender-probe-interval=2s",
 		// A pod naming a scheduler nobody provides is told within seconds.
 		"--stranded-pod-grace=10s")
-	// The operator runs nothing for a SecondaryScheduler created before its admission
-	// policy and binding exist (CreatedBeforeAdmissionPolicy): no spec may create one
-	// before the operator has put them in place, whichever spec comes first.
+	// The operator runs nothing for a SecondaryScheduler created before the policy's
+	// parameters exist (CreatedBeforeAdmissionPolicy): no spec may create one before the
+	// operator has written them, whichever spec comes first.
 	Eventually(func() error {
-		if err := k8s.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, &admissionregistrationv1.ValidatingAdmissionPolicy{}); err != nil {
-			return err
-		}
-		return k8s.Get(ctx, client.ObjectKey{Name: render.AuthorityPolicyName}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
-	}).Should(Succeed(), "the operator puts its admission policy and binding in place")
+		return k8s.Get(ctx, client.ObjectKey{Namespace: hostOperatorNamespace, Name: render.AuthorityPolicyName}, &corev1.ConfigMap{})
+	}).Should(Succeed(), "the operator writes its admission policy's parameters")
 })
 
 var _ = AfterSuite(func() {
@@ -213,21 +215,33 @@ func runKubectl(kubeconfig string, args ...string) (string, error) {
 // managedProcess is a binary the suite runs, with its log kept as an artifact.
 type managedProcess struct {
 	name, logPath string
-	args          []string
+	args, env     []string
 	command       *exec.Cmd
 	exited        chan struct{}
 }
 
 func startProcess(name string, args ...string) *managedProcess {
-	p := &managedProcess{name: name, args: args, logPath: filepath.Join(outputDir, name+".log")}
+	return startProcessWithEnv(name, nil, args...)
+}
+
+// startProcessWithEnv starts args with env added to the test's environment.
+func startProcessWithEnv(name string, env []string, args ...string) *managedProcess {
+	p := &managedProcess{name: name, args: args, env: env, logPath: filepath.Join(outputDir, name+".log")}
 	p.start()
 	return p
 }
+
+// hostOperatorNamespace is the namespace of the operator the specs share, which runs as
+// a process of this host: where it writes its admission policy's parameters.
+const hostOperatorNamespace = "e2e-operator"
 
 func (p *managedProcess) start() {
 	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	Expect(err).NotTo(HaveOccurred())
 	p.command = exec.Command(p.args[0], p.args[1:]...)
+	if p.env != nil {
+		p.command.Env = append(os.Environ(), p.env...)
+	}
 	p.command.Stdout, p.command.Stderr = logFile, logFile
 	p.command.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	Expect(p.command.Start()).To(Succeed())

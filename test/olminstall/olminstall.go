@@ -133,8 +133,8 @@ func (b *Bundle) Supports(mode string) bool {
 }
 
 // ManualObjects are the objects the CSV's description asks a cluster admin to apply after
-// installing, with their ServiceAccount subjects moved to the operator's namespace as the
-// description says to.
+// installing, with their ServiceAccount subjects, and the parameters of their admission
+// policy bindings, moved to the operator's namespace as the description says to.
 func (b *Bundle) ManualObjects(operatorNamespace string) ([]*unstructured.Unstructured, error) {
 	documents, err := bundle.ManualObjects(b.CSV.Spec.Description)
 	if err != nil {
@@ -154,6 +154,11 @@ func (b *Bundle) ManualObjects(operatorNamespace string) ([]*unstructured.Unstru
 		}
 		if subjects != nil {
 			if err := unstructured.SetNestedSlice(object.Object, subjects, "subjects"); err != nil {
+				return nil, err
+			}
+		}
+		if _, found, _ := unstructured.NestedMap(object.Object, "spec", "paramRef"); found {
+			if err := unstructured.SetNestedField(object.Object, operatorNamespace, "spec", "paramRef", "namespace"); err != nil {
 				return nil, err
 			}
 		}

@@ -3,6 +3,7 @@ package olminstall
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,8 +59,20 @@ func TestRepositoryBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bindings := 0
+	bindings, policies := 0, 0
 	for _, object := range manual {
+		if paramNamespace, found, _ := unstructured.NestedString(object.Object, "spec", "paramRef", "namespace"); found {
+			policies++
+			if paramNamespace != "scheduling" {
+				t.Errorf("%s %s reads its parameters in namespace %s, want the operator's, scheduling", object.GetKind(), object.GetName(), paramNamespace)
+			}
+		}
+		if strings.HasPrefix(object.GetKind(), "ValidatingAdmissionPolicy") {
+			if object.GetNamespace() != "" {
+				t.Errorf("%s %s has a namespace, %s", object.GetKind(), object.GetName(), object.GetNamespace())
+			}
+			continue
+		}
 		if object.GetNamespace() != "kube-system" {
 			t.Errorf("%s %s is not in kube-system", object.GetKind(), object.GetName())
 		}
@@ -76,6 +89,9 @@ func TestRepositoryBundle(t *testing.T) {
 	}
 	if bindings == 0 {
 		t.Errorf("the description's objects bind no ServiceAccount: %v", manual)
+	}
+	if policies == 0 {
+		t.Errorf("the description's objects bind no admission policy to its parameters: %v", manual)
 	}
 }
 

@@ -46,6 +46,7 @@ var (
 	schedulerMetricsReader = clusterRole(render.SchedulerMetricsReaderClusterRole)
 	leaderElectionRole     = role(operatorNamespace, "secondary-scheduler-operator-leader-election-role")
 	monitoringRole         = role(operatorNamespace, "secondary-scheduler-operator-monitoring-role")
+	admissionParameters    = role(operatorNamespace, "secondary-scheduler-operator-admission-parameters-role")
 	metricsAuthRole        = clusterRole("secondary-scheduler-operator-metrics-auth-role")
 	operatorMetricsReader  = clusterRole("secondary-scheduler-operator-metrics-reader")
 	adminRole              = clusterRole("secondary-scheduler-operator-secondaryscheduler-admin-role")
@@ -95,10 +96,8 @@ var allowedRules = []allowedRule{
 	{managerRole, monitoring, []string{"prometheuses"}, nil, []string{"list"}},
 	{managerRole, monitoring, []string{"prometheusrules"}, nil, []string{"get", "list", "create", "update", "patch", "delete"}},
 	{managerRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
-	{managerRole, "admissionregistration.k8s.io", []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}, nil,
-		[]string{"get", "list", "watch", "create"}},
-	{managerRole, "admissionregistration.k8s.io", []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
-		[]string{render.AuthorityPolicyName}, []string{"update"}},
+	// The authority policy and binding, shipped by the installer: read, never written.
+	{managerRole, "admissionregistration.k8s.io", []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}, nil, readVerbs},
 	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, nil,
 		[]string{"get", "list", "watch", "create"}},
 	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
@@ -122,6 +121,8 @@ var allowedRules = []allowedRule{
 
 	// The operator's own leader election and /metrics endpoint.
 	{leaderElectionRole, "coordination.k8s.io", []string{"leases"}, nil, allVerbs},
+	{admissionParameters, core, []string{"configmaps"}, nil, []string{"get", "list", "watch", "create"}},
+	{admissionParameters, core, []string{"configmaps"}, []string{render.AuthorityPolicyName}, []string{"update"}},
 	{monitoringRole, monitoring, []string{"servicemonitors"}, nil, []string{"create"}},
 	{monitoringRole, monitoring, []string{"servicemonitors"}, []string{"secondary-scheduler-operator", "secondary-schedulers"}, []string{"get", "patch"}},
 	{metricsAuthRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
@@ -145,6 +146,8 @@ var allowedBindings = []string{
 	"ClusterRoleBinding secondary-scheduler-operator-metrics-auth-rolebinding grants ClusterRole secondary-scheduler-operator-metrics-auth-role to " + operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-leader-election-rolebinding grants Role secondary-scheduler-operator-leader-election-role to " + operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-monitoring-rolebinding grants Role secondary-scheduler-operator-monitoring-role to " + operatorServiceAccount,
+	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-admission-parameters-rolebinding grants Role secondary-scheduler-operator-admission-parameters-role to " +
+		operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/" + tenancy.SchedulerNamespaceClusterRole + " grants ClusterRole " + tenancy.SchedulerNamespaceClusterRole + " to " + operatorServiceAccount,
 	"RoleBinding kube-system/secondary-scheduler-operator-kube-system grants Role secondary-scheduler-operator-kube-system to " + operatorServiceAccount,
 }

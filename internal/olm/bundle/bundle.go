@@ -70,6 +70,11 @@ var Annotations = map[string]string{
 	"operators.operatorframework.io.bundle.channel.default.v1": Channel,
 }
 
+// AdmissionKinds are the kinds of the admission policies the installer ships
+// (config/admission): a bundle cannot carry them, so the CSV's description lists them for
+// a cluster admin to apply.
+var AdmissionKinds = []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"}
+
 // LooseKinds are the kinds, besides the CSV and CRDs, that a registry+v1 bundle may
 // carry (operator-registry's supported kinds).
 var LooseKinds = []string{
@@ -335,11 +340,18 @@ func manualObjectsSection(objects []*unstructured.Unstructured) (string, error) 
 		return "", nil
 	}
 	var b strings.Builder
-	b.WriteString("\n## Apply in kube-system after installing\n\n")
-	b.WriteString("Each scheduler reads the request-header CA in kube-system, so the operator manages\n")
-	b.WriteString("RoleBindings there. OLM creates a bundle's Roles and RoleBindings only in the operator's\n")
-	b.WriteString("namespace, so a cluster admin applies these (change the subject's namespace if the\n")
-	b.WriteString("operator is not installed in secondary-scheduler-operator):\n\n```yaml\n")
+	b.WriteString("\n" + manualObjectsHeading + "\n\n")
+	b.WriteString("OLM creates a bundle's Roles and RoleBindings only in the operator's namespace, and no\n")
+	b.WriteString("admission policy at all, so a cluster admin applies these once, before subscribing,\n")
+	b.WriteString("and again with each upgrade (change the ServiceAccount subject's namespace and the\n")
+	b.WriteString("binding's paramRef.namespace if the operator is not installed in\n")
+	b.WriteString("secondary-scheduler-operator):\n\n")
+	b.WriteString("- the Role and RoleBinding in kube-system: each scheduler reads the request-header CA\n")
+	b.WriteString("  there, so the operator manages RoleBindings there;\n")
+	b.WriteString("- the ValidatingAdmissionPolicy and its binding that check who may create or change a\n")
+	b.WriteString("  SecondaryScheduler. The operator cannot create or change admission policies, so that\n")
+	b.WriteString("  its account lends no such power; it writes only their parameters (a ConfigMap in its\n")
+	b.WriteString("  namespace) and runs no scheduler until they are in place as this release ships them.\n\n```yaml\n")
 	for i, object := range objects {
 		data, err := marshalObject(object.Object)
 		if err != nil {
@@ -354,11 +366,15 @@ func manualObjectsSection(objects []*unstructured.Unstructured) (string, error) 
 	return b.String(), nil
 }
 
+// manualObjectsHeading opens the section of the description that lists the objects a
+// cluster admin applies.
+const manualObjectsHeading = "## Apply before installing, as a cluster admin"
+
 // ManualObjects extracts the YAML objects that manualObjectsSection put into a CSV
 // description.
 func ManualObjects(description string) ([][]byte, error) {
 	const fence = "```yaml\n"
-	start := strings.Index(description, "\n## Apply in kube-system after installing\n")
+	start := strings.Index(description, "\n"+manualObjectsHeading+"\n")
 	if start < 0 {
 		return nil, nil
 	}
@@ -366,7 +382,7 @@ func ManualObjects(description string) ([][]byte, error) {
 	open := strings.Index(rest, fence)
 	end := strings.LastIndex(rest, "```\n")
 	if open < 0 || end <= open {
-		return nil, fmt.Errorf("the kube-system section of the description has no YAML block")
+		return nil, fmt.Errorf("the section %q of the description has no YAML block", manualObjectsHeading)
 	}
 	var documents [][]byte
 	for _, doc := range strings.Split(rest[open+len(fence):end], "---\n") {

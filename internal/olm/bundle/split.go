@@ -21,8 +21,9 @@ type parts struct {
 	permissions, clusterPermissions []csv.StrategyDeploymentPermissions
 	// loose are the other objects, shipped as they are.
 	loose []*unstructured.Unstructured
-	// manual are the Role and RoleBinding in another namespace (kube-system), which
-	// neither the CSV nor a loose object can express: see manualObjectsSection.
+	// manual are the Role and RoleBinding in another namespace (kube-system) and the
+	// admission policies and bindings, which neither the CSV nor a loose object can
+	// express: see manualObjectsSection.
 	manual []*unstructured.Unstructured
 }
 
@@ -138,6 +139,9 @@ func (out *parts) sortObjects(objects []*unstructured.Unstructured, operatorName
 		case consumed[key]:
 		case slices.Contains(manualRoles, key):
 			out.manual = append([]*unstructured.Unstructured{object}, out.manual...)
+		case slices.Contains(AdmissionKinds, kind):
+			// A bundle carries no admission policy, and the operator may write none.
+			out.manual = append(out.manual, object)
 		case slices.Contains(LooseKinds, kind):
 			out.loose = append(out.loose, looseObject(object))
 		default:

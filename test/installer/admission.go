@@ -1,0 +1,86 @@
+// Package installer puts in place, for tests, what the installer ships beside the operator
+// and the operator may not write itself: the admission policies of config/admission, read
+// from the files that ship, as config/default builds them.
+package installer
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
+)
+
+// AdmissionPolicies are the objects config/admission under root lists in its
+// kustomization, with the bindings reading their parameters in operatorNamespace, as
+// config/default sets it.
+func AdmissionPolicies(root, operatorNamespace string) ([]*unstructured.Unstructured, error) {
+	dir := filepath.Join(root, "config", "admission")
+	documents, err := manifests.Documents(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(documents) != 1 {
+		return nil, fmt.Errorf("%s/kustomization.yaml holds %d documents, want 1", dir, len(documents))
+	}
+	var kustomization struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(documents[0], &kustomization); err != nil {
+		return nil, fmt.Errorf("parse %s/kustomization.yaml: %w", dir, err)
+	}
+	var objects []*unstructured.Unstructured
+	for _, file := range kustomization.Resources {
+		documents, err := manifests.Documents(filepath.Join(dir, file))
+		if err != nil {
+			return nil, err
+		}
+		for _, document := range documents {
+			object := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(document, &object.Object); err != nil {
+				return nil, fmt.Errorf("parse %s: %w", file, err)
+			}
+			if _, found, _ := unstructured.NestedMap(object.Object, "spec", "paramRef"); found {
+				if err := unstructured.SetNestedField(object.Object, operatorNamespace, "spec", "paramRef", "namespace"); err != nil {
+					return nil, err
+				}
+			}
+			objects = append(objects, object)
+		}
+	}
+	if len(objects) == 0 {
+		return nil, fmt.Errorf("%s ships no object", dir)
+	}
+	return objects, nil
+}
+
+// ApplyAdmissionPolicies creates the admission policies through c, an admin's client, or
+// replaces them with what ships when they exist: what an admin's apply of the installer
+// does.
+func ApplyAdmissionPolicies(ctx context.Context, c client.Client, root, operatorNamespace string) error {
+	objects, err := AdmissionPolicies(root, operatorNamespace)
+	if err != nil {
+		return err
+	}
+	for _, object := range objects {
+		err := c.Create(ctx, object.DeepCopy())
+		if apierrors.IsAlreadyExists(err) {
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(object.GroupVersionKind())
+			if err = c.Get(ctx, client.ObjectKeyFromObject(object), live); err == nil {
+				replacement := object.DeepCopy()
+				replacement.SetResourceVersion(live.GetResourceVersion())
+				err = c.Update(ctx, replacement)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("apply %s %s: %w", object.GetKind(), object.GetName(), err)
+		}
+	}
+	return nil
+}
