@@ -45,7 +45,39 @@ func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.S
 			}
 		}
 	}
-	return r.requestToken(ctx, cr, access.Auth)
+	keeper, err := r.tokenSecret(ctx, cr, rendered)
+	if err != nil {
+		return nil, err
+	}
+	return r.requestToken(ctx, cr, access.Auth, keeper)
+}
+
+// tokenSecret is the Secret that keeps cr's metrics token, which the token is bound to:
+// deleting it (or cr, which owns it) ends the token at once, rather than at its expiry.
+// When it does not exist yet, it is applied as rendered, without a token; one that exists
+// is left as it is, since it may still hold a token the scheduler uses while a new one is
+// requested.
+func (r *SecondarySchedulerReconciler) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result) (*corev1.Secret, error) {
+	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsTokenSecretName(cr)}
+	secret := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, key, secret)
+	if apierrors.IsNotFound(err) {
+		for _, object := range rendered.Objects {
+			if render.IsMetricsTokenSecret(cr, object) {
+				if err := r.applyObject(ctx, object); err != nil {
+					return nil, err
+				}
+			}
+		}
+		err = r.APIReader.Get(ctx, key, secret)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read Secret %s, which keeps the metrics token: %w", key, err)
+	}
+	if !ownership.OwnedBy(secret, cr) {
+		return nil, fmt.Errorf("secret %s was replaced by someone else's: %w", key, errWaiting)
+	}
+	return secret, nil
 }
 
 // keepToken applies the token Secret of rendered, which holds a token just requested, at
@@ -66,9 +98,12 @@ func (r *SecondarySchedulerReconciler) keepToken(ctx context.Context, cr *v1.Sec
 const defaultTokenExpiration = 24 * time.Hour
 
 // requestToken asks the TokenRequest API for a token of cr's metrics ServiceAccount,
-// which must exist (the credentials step applied it).
+// which must exist (the credentials step applied it), bound to keeper, the Secret that
+// keeps it. It asks for the API server's own audiences: the providers that read metrics
+// behind kube-rbac-proxy or OpenShift's thanos-querier authenticate the token with a
+// TokenReview of those.
 func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
-	auth v1.ServiceAccountTokenAuth) (*render.BoundToken, error) {
+	auth v1.ServiceAccountTokenAuth, keeper *corev1.Secret) (*render.BoundToken, error) {
 	account := &corev1.ServiceAccount{}
 	accountKey := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}
 	if err := r.APIReader.Get(ctx, accountKey, account); err != nil {
@@ -78,7 +113,8 @@ func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.
 		return nil, fmt.Errorf("ServiceAccount %s was replaced by someone else's: %w", accountKey, errWaiting)
 	}
 	expiration := ptr.Deref(auth.ExpirationSeconds, int64(defaultTokenExpiration/time.Second))
-	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration}}
+	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration,
+		BoundObjectRef: &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Secret", Name: keeper.Name, UID: keeper.UID}}}
 	issued := r.now()
 	if err := r.SubResource("token").Create(ctx, account, request); err != nil {
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {

@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -737,8 +738,28 @@ func TestBoundMetricsTokenAndCABundle(t *testing.T) {
 	s.update(bundle, func() { bundle.Data["ca.crt"] = string(proxy.CAPEM) + string(testCAPEM(t)) })
 	s.g.Eventually(func() string { return s.deployment(cr).Spec.Template.Annotations[render.TrustedCAHashAnnotation] }).ShouldNot(Equal(caHash))
 
+	// The token is bound to the Secret that keeps it: deleted, the token stops working at
+	// once, not at its expiry, and the operator requests another.
+	s.g.Expect(s.get(tokenSecret)).To(Succeed())
+	kept := string(tokenSecret.Data["token"])
+	s.g.Expect(tokenAuthenticates(s, kept)).To(BeTrue(), "the kept token authenticates")
+	s.g.Expect(adminClient.Delete(s.ctx, tokenSecret)).To(Succeed())
+	s.g.Eventually(func() bool { return tokenAuthenticates(s, kept) }).Should(BeFalse(), "a token whose Secret is gone is refused")
+	s.g.Eventually(func() string {
+		_ = s.get(tokenSecret)
+		return string(tokenSecret.Data["token"])
+	}).Should(And(Not(Equal(kept)), Not(BeEmpty())))
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+
 	// The binding is the operator's to delete: it goes with the SecondaryScheduler.
 	s.g.Expect(s.clusterScopedChildren(cr)).To(ContainElement("ClusterRoleBinding/" + render.ClusterBindingName(cr, "metrics-token")))
+}
+
+// tokenAuthenticates reports whether the API server authenticates token.
+func tokenAuthenticates(s *scenario, token string) bool {
+	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}
+	s.g.Expect(adminClient.Create(s.ctx, review)).To(Succeed())
+	return review.Status.Authenticated
 }
 
 // The recording rules the operator installs, loaded into a real Prometheus the way the

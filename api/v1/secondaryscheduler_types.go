@@ -390,10 +390,12 @@ type ServiceAccountTokenAuth struct {
 	ClusterRole string `json:"clusterRole,omitempty"`
 
 	// ExpirationSeconds is the token's requested lifetime (default 86400, one day; at
-	// least 600, at most a year). It is renewed at 80% of the lifetime the API server grants.
+	// least 600, at most 604800, a week). It is renewed at 80% of the lifetime the API
+	// server grants. The token is bound to the Secret that keeps it, so it stops working
+	// when that Secret (or the SecondaryScheduler, which owns it) is deleted.
 	// +kubebuilder:default=86400
 	// +kubebuilder:validation:Minimum=600
-	// +kubebuilder:validation:Maximum=31536000
+	// +kubebuilder:validation:Maximum=604800
 	// +optional
 	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
 }
