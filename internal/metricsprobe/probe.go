@@ -271,23 +271,27 @@ const (
 	maxHostInMessage    = 64
 )
 
-// statusError is an answer other than 200 OK. It keeps no byte of the answer: its
-// status text is Go's for the code, not the reason phrase the server sent.
+// statusError is an answer other than 200 OK. It keeps no byte of the answer, and its
+// text names the kind of answer, not its status code: the address is the author's to
+// choose, and status is no oracle for what hosts the author could not reach themselves
+// answer (the extender probe says as little).
 type statusError struct {
 	code int
 	host string
 }
 
 func (e *statusError) Error() string {
-	text := fmt.Sprintf("HTTP %d", e.code)
-	if name := http.StatusText(e.code); name != "" {
-		text += " " + name
+	switch {
+	case e.code == http.StatusUnauthorized || e.code == http.StatusForbidden:
+		return e.host + " refused the request's credentials"
+	case e.code >= 300 && e.code < 400:
+		return e.host + " answered with a redirect, which the probe does not follow: give the API's own address"
+	case e.code == http.StatusNotFound:
+		return e.host + " answered that the API's path does not exist: give the address of a Prometheus HTTP API"
+	case e.code >= 400 && e.code < 500:
+		return e.host + " refused the request"
 	}
-	text += " from " + e.host
-	if e.code >= 300 && e.code < 400 {
-		text += " (a redirect, which the probe does not follow: give the API's own address)"
-	}
-	return text
+	return e.host + " answered with an error of its own"
 }
 
 // answerError is a 200 OK whose body is no usable Prometheus API answer; its text is

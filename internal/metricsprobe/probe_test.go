@@ -202,7 +202,7 @@ func TestProbeHostileEndpoints(t *testing.T) {
 			serve:       answer(http.StatusInternalServerError, "text/plain", "upstream said:\nAuthorization: Bearer "+hostileToken+"\r\n\x1b[31mred\x00"),
 			hostile:     "upstream said:\nAuthorization: Bearer " + hostileToken + "\r\n\x1b[31mred\x00",
 			wantReason:  v1.ReasonPrometheusUnreachable,
-			wantSummary: "failed: HTTP 500 Internal Server Error from 127.0.0.1:",
+			wantSummary: "failed: 127.0.0.1:",
 		},
 		{
 			name: "a reason phrase of its own in the status line",
@@ -218,21 +218,21 @@ func TestProbeHostileEndpoints(t *testing.T) {
 			},
 			hostile:     "502 token " + hostileToken,
 			wantReason:  v1.ReasonPrometheusUnreachable,
-			wantSummary: "failed: HTTP 502 Bad Gateway from 127.0.0.1:",
+			wantSummary: "failed: 127.0.0.1:",
 		},
 		{
 			name:        "401 with a body",
 			serve:       answer(http.StatusUnauthorized, "text/plain", "token "+hostileToken+" is not valid for audience https://kubernetes.default.svc\n"),
 			hostile:     "token " + hostileToken + " is not valid for audience https://kubernetes.default.svc\n",
 			wantReason:  v1.ReasonUnauthorized,
-			wantSummary: "refused the scheduler's credentials (HTTP 401 Unauthorized from 127.0.0.1:",
+			wantSummary: "refused the scheduler's credentials (127.0.0.1:",
 		},
 		{
 			name:        "403 with a body",
 			serve:       answer(http.StatusForbidden, "text/plain", `User "system:serviceaccount:team:reader" cannot get path "/api/v1/query"`),
 			hostile:     `User "system:serviceaccount:team:reader" cannot get path "/api/v1/query"`,
 			wantReason:  v1.ReasonUnauthorized,
-			wantSummary: "(HTTP 403 Forbidden from 127.0.0.1:",
+			wantSummary: "refused the request's credentials)",
 		},
 		{
 			name:        "200 with HTML",
@@ -281,7 +281,7 @@ func TestProbeHostileEndpoints(t *testing.T) {
 			},
 			hostile:     redirect,
 			wantReason:  v1.ReasonPrometheusUnreachable,
-			wantSummary: "failed: HTTP 302 Found from 127.0.0.1:",
+			wantSummary: "answered with a redirect, which the probe does not follow",
 		},
 		{
 			name:        "TLS with a certificate of an unknown CA",
@@ -324,7 +324,7 @@ func TestProbeHostileEndpoints(t *testing.T) {
 			// The address is the user's, but its secrets must not reach status either.
 			hostile:     "admin:hunter2-password token=" + hostileToken,
 			wantReason:  v1.ReasonPrometheusUnreachable,
-			wantSummary: "failed: HTTP 502 Bad Gateway from 127.0.0.1:",
+			wantSummary: "failed: 127.0.0.1:",
 		},
 		{
 			// Two jobs recording the same series: node-a has no memory series all the same.
@@ -388,7 +388,9 @@ func TestProbeHostileEndpoints(t *testing.T) {
 			if i := strings.IndexFunc(result.Message, unicode.IsControl); i >= 0 {
 				t.Errorf("message has a control character at %d: %q", i, result.Message)
 			}
-			for _, secret := range []string{hostileToken, "the-scheduler-token", "hunter2"} {
+			// No status code: the address is the author's to choose, and status is no
+			// oracle for what a host they could not reach answers.
+			for _, secret := range []string{hostileToken, "the-scheduler-token", "hunter2", "HTTP 3", "HTTP 4", "HTTP 5", " 401", " 403", " 500", " 502"} {
 				if strings.Contains(result.Message, secret) {
 					t.Errorf("message quotes %q: %q", secret, result.Message)
 				}
