@@ -364,6 +364,10 @@ type applied struct {
 // ownership check has passed, and nothing at all unless the admission policy checked who
 // created or changed cr.
 func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*applied, error) {
+	if err := cr.Spec.Undecodable(); err != nil {
+		return nil, refusal.New(v1.ReasonInvalidSpec, "the operator did not read this spec: %v; correct that field "+
+			"(this resource was stored before the API refused such values)", err)
+	}
 	if err := r.checkAdmission(ctx, cr); err != nil {
 		return nil, err
 	}

@@ -641,6 +641,11 @@ type SecondarySchedulerSpec struct {
 	// +listMapKey=name
 	// +optional
 	Extenders []Extender `json:"extenders,omitempty"`
+
+	// DecodeRefusal is why the stored spec was not decoded (UnmarshalJSON), nil when it
+	// was. It is no field of the API: never serialized, set by decoding only. Exported,
+	// for the unstructured converter sets every field it finds.
+	DecodeRefusal *QuantityError `json:"-"`
 }
 
 // RoutingMode says what a route does to the pods it selects.

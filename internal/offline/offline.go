@@ -272,6 +272,29 @@ func stringAt(object map[string]any, key string) string {
 	return value
 }
 
+// specFields are a SecondaryScheduler spec's fields without its UnmarshalJSON, which
+// checks quantities before it decodes, and so decodes leniently: the converter hands a
+// type with its own UnmarshalJSON the JSON as it is, and checks no field name in it.
+type specFields v1.SecondarySchedulerSpec
+
+// strictSpec refuses a SecondaryScheduler whose spec holds a quantity out of bounds, or a
+// field the API lacks, as the API server would: the first found by the quantity check
+// before any quantity is parsed, the second by a strict conversion of the spec alone.
+func strictSpec(cr *v1.SecondaryScheduler, content map[string]any) error {
+	if err := cr.Spec.Undecodable(); err != nil {
+		return fmt.Errorf("spec.%w", err)
+	}
+	spec, ok := content["spec"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	var fields specFields
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(spec, &fields, true); err != nil {
+		return errors.New(strings.Replace(err.Error(), `unknown field "`, `unknown field "spec.`, 1))
+	}
+	return nil
+}
+
 // clusterScoped are the kinds of cluster-scoped objects gathering reads.
 var clusterScoped = []string{"Node", "PriorityClass", "Namespace"}
 
@@ -330,6 +353,9 @@ func admit(content map[string]any, namespace string) (*v1.SecondaryScheduler, er
 	}
 	cr := &v1.SecondaryScheduler{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(content, cr, true); err != nil {
+		return nil, &InvalidError{Name: name, Causes: []string{err.Error()}}
+	}
+	if err := strictSpec(cr, content); err != nil {
 		return nil, &InvalidError{Name: name, Causes: []string{err.Error()}}
 	}
 	if cr.Namespace == "" {
