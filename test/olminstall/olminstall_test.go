@@ -216,3 +216,25 @@ func TestApplyProvidedAPIRoles(t *testing.T) {
 		})
 	}
 }
+
+// The previous release's description opens its section with another heading: its
+// objects are still found, so that an upgrade test installs that release as an admin
+// following its own description would.
+func TestPreviousBundleManualObjects(t *testing.T) {
+	b, err := Read(filepath.Join("..", "e2e", "testdata", "previous-bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manual, err := b.ManualObjects("scheduling")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(manual) == 0 {
+		t.Fatal("no objects found in the previous release's description")
+	}
+	for _, object := range manual {
+		if object.GetNamespace() != "kube-system" {
+			t.Errorf("%s %s is not in kube-system", object.GetKind(), object.GetName())
+		}
+	}
+}

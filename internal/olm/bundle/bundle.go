@@ -367,14 +367,21 @@ func manualObjectsSection(objects []*unstructured.Unstructured) (string, error) 
 }
 
 // manualObjectsHeading opens the section of the description that lists the objects a
-// cluster admin applies.
-const manualObjectsHeading = "## Apply before installing, as a cluster admin"
+// cluster admin applies; earlier releases' descriptions open it with
+// legacyManualObjectsHeading (the kube-system Role and RoleBinding only).
+const (
+	manualObjectsHeading       = "## Apply before installing, as a cluster admin"
+	legacyManualObjectsHeading = "## Apply in kube-system after installing"
+)
 
 // ManualObjects extracts the YAML objects that manualObjectsSection put into a CSV
 // description.
 func ManualObjects(description string) ([][]byte, error) {
 	const fence = "```yaml\n"
 	start := strings.Index(description, "\n"+manualObjectsHeading+"\n")
+	if start < 0 {
+		start = strings.Index(description, "\n"+legacyManualObjectsHeading+"\n")
+	}
 	if start < 0 {
 		return nil, nil
 	}
