@@ -33,6 +33,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
@@ -120,6 +121,11 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, err
 	}
 
+	// As the installer does: the routing policy and its binding are fixed, shipped beside
+	// the operator, which writes only the routing table they read.
+	if err := installRoutingPolicy(context.Background()); err != nil {
+		return 0, err
+	}
 	operatorConfig, err := operatorIdentity()
 	if err != nil {
 		return 0, err
@@ -143,6 +149,21 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, fmt.Errorf("operator manager: %w", err)
 	}
 	return code, nil
+}
+
+// installRoutingPolicy creates the routing policy and its binding as the installer
+// ships them (render.RoutingAdmission), as an admin.
+func installRoutingPolicy(ctx context.Context) error {
+	shipped, err := render.RoutingAdmission()
+	if err != nil {
+		return err
+	}
+	for _, object := range shipped {
+		if err := adminClient.Create(ctx, object.DeepCopy()); err != nil {
+			return fmt.Errorf("install %s %s: %w", object.GetKind(), object.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // clusterNodeName is the node every cluster has and envtest, which runs no kubelet, lacks.
@@ -191,7 +212,7 @@ func operatorIdentity() (*rest.Config, error) {
 const operatorNamespace = "secondary-scheduler-operator"
 
 var schedulerNamespaces = func() []string {
-	names := make([]string, 60)
+	names := make([]string, 64)
 	for i := range names {
 		names[i] = fmt.Sprintf("it-%d", i+1)
 	}
