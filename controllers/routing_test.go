@@ -62,6 +62,15 @@ func (s *scenario) expectRoutedTo(namespace, scheduler string) *corev1.Pod {
 	return last
 }
 
+// carried reports whether the routing table in the API server carries cr's route.
+func (s *scenario) carried(cr *v1.SecondaryScheduler) bool {
+	s.t.Helper()
+	routes, err := CarriedRoutes(s.ctx, adminClient)
+	s.g.Expect(err).NotTo(HaveOccurred())
+	_, found := routes[client.ObjectKeyFromObject(cr)]
+	return found
+}
+
 func routeTo(cr *v1.SecondaryScheduler, route *v1.Routing) *v1.SecondaryScheduler {
 	cr.Spec.Routing = route
 	return cr
@@ -211,12 +220,7 @@ func TestRoutingWaitsForASchedulerThatRan(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonConfigMapNotFound)
 	notAvailable := s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonSchedulerNotAvailable)
 	s.g.Expect(notAvailable.Message).To(ContainSubstring("default scheduler"))
-	s.g.Consistently(func() bool {
-		carried, err := CarriedRoutes(s.ctx, adminClient)
-		s.g.Expect(err).NotTo(HaveOccurred())
-		_, found := carried[client.ObjectKeyFromObject(cr)]
-		return found
-	}).Should(BeFalse(), "the routing policy carries no route to a scheduler that never ran")
+	s.g.Consistently(func() bool { return s.carried(cr) }).Should(BeFalse(), "the routing table carries no route to a scheduler that never ran")
 	s.g.Expect(s.newPod(selected).Spec.SchedulerName).To(Equal(corev1.DefaultSchedulerName))
 
 	s.create(configMap("waiter-config", map[string]string{"config.yaml": goodConfig(cr.Name, 1)}))
@@ -364,12 +368,7 @@ func TestRoutingReportsAMissingPolicy(t *testing.T) {
 	missing := s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonRoutingPolicyMissing)
 	s.g.Expect(missing.Message).To(ContainSubstring("MutatingAdmissionPolicyBinding " + render.RoutingPolicyName + " does not exist"))
 	s.g.Expect(missing.Message).To(ContainSubstring("dist/install.yaml"))
-	s.g.Eventually(func() bool {
-		carried, err := CarriedRoutes(s.ctx, adminClient)
-		s.g.Expect(err).NotTo(HaveOccurred())
-		_, found := carried[client.ObjectKeyFromObject(cr)]
-		return found
-	}).Should(BeTrue(), "the routing table carries the route, ready for the policy")
+	s.g.Eventually(func() bool { return s.carried(cr) }).Should(BeTrue(), "the routing table carries the route, ready for the policy")
 	s.g.Consistently(func() bool { return apierrors.IsNotFound(s.get(binding)) }).Should(BeTrue(), "the operator makes no binding")
 	s.g.Expect(s.newPod(selected).Spec.SchedulerName).To(Equal(corev1.DefaultSchedulerName))
 

@@ -1,7 +1,6 @@
 package v1
 
 import (
-	"os"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -13,15 +12,7 @@ const routingTableCRDPath = "../../config/crd/bases/operator.secondary-scheduler
 
 func loadRoutingTableCRD(t *testing.T) *apiextensions.CustomResourceDefinition {
 	t.Helper()
-	data, err := os.ReadFile(routingTableCRDPath)
-	if err != nil {
-		t.Fatalf("read the CRD (make manifests writes it): %v", err)
-	}
-	crd, err := crdschema.Decode(data)
-	if err != nil {
-		t.Fatalf("%s: %v", routingTableCRDPath, err)
-	}
-	return crd
+	return loadCRDFile(t, routingTableCRDPath)
 }
 
 func TestRoutingTableCRDIsValid(t *testing.T) {
