@@ -42,7 +42,7 @@ help: ## Show the targets.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD, the operator's ClusterRole, the admission policies the installer ships (config/admission), config/prometheus/alert-rules.yaml (a copy of the alert rules the operator ships) and bindata's copy of the CRD (the offline renderer validates with it).
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases
-	go run ./hack/admissiongen -out config/admission
+	go run ./hack/admissiongen -admission config/admission -routing config/routing
 	cp bindata/assets/monitoring/alert-rules.yaml config/prometheus/alert-rules.yaml
 	cp config/crd/bases/operator.secondary-scheduler.io_secondaryschedulers.yaml bindata/assets/crd/secondaryschedulers.yaml
 
@@ -148,6 +148,7 @@ SCHEDULER_NAMESPACES ?= default
 run: manifests generate fmt vet $(KUBECTL) ## Run the operator against the current kubeconfig, running schedulers in SCHEDULER_NAMESPACES (comma-separated), with the admission policy of config/admission applied and its parameters in namespace secondary-scheduler-operator.
 	$(KUBECTL) create namespace secondary-scheduler-operator --dry-run=client -o yaml | $(KUBECTL) apply -f -
 	$(KUBECTL) apply --server-side -k config/admission
+	-$(KUBECTL) apply --server-side -k config/routing # for spec.routing; a cluster before 1.36 refuses it
 	POD_NAMESPACE=secondary-scheduler-operator go run . --metrics-bind-address=0 --health-probe-bind-address=:8081 --scheduler-namespaces=$(SCHEDULER_NAMESPACES)
 
 ##@ Deployment
@@ -173,9 +174,10 @@ undeploy: manifests $(KUBECTL) ## Remove the operator. ignore-not-found=true ign
 	$(call installer) | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: build-installer
-build-installer: manifests $(KUBECTL) ## Write dist/install.yaml: CRD, RBAC and the operator, for one kubectl apply.
+build-installer: manifests $(KUBECTL) ## Write dist/install.yaml (CRDs, RBAC, the authority admission policy and the operator, for one kubectl apply) and dist/routing.yaml (the routing policy, for Kubernetes 1.36 and later).
 	mkdir -p dist
 	$(call installer) > dist/install.yaml
+	$(KUBECTL) kustomize config/routing > dist/routing.yaml
 
 # installer writes to stdout what config/default builds, with the operator's image IMG (its
 # tag or digest goes at the end of config/manager/kustomization.yaml, which its images entry ends).

@@ -108,8 +108,8 @@ func TestAdmissionParametersRestored(t *testing.T) {
 // bind. The API server's authorizer answers, with the shipped roles in place.
 func TestOperatorCannotBeBorrowed(t *testing.T) {
 	s := newScenario(t)
-	admissionKinds := []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings",
-		"validatingwebhookconfigurations", "mutatingwebhookconfigurations"}
+	admissionKinds := []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies",
+		"mutatingadmissionpolicybindings", "validatingwebhookconfigurations", "mutatingwebhookconfigurations"}
 	type ask struct {
 		group, resource, name, verb, namespace string
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -99,7 +100,7 @@ func (s *scenario) createRunning(cr *v1.SecondaryScheduler) {
 func isClusterScoped(object client.Object) bool {
 	switch object.(type) {
 	case *corev1.Namespace, *corev1.Node, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *apiextensionsv1.CustomResourceDefinition,
-		*schedulingv1.PriorityClass:
+		*schedulingv1.PriorityClass, *v1.RoutingTable, *admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding:
 		return true
 	}
 	return false

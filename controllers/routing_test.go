@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -16,6 +18,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/routing"
 )
 
 // workloadNamespace creates a namespace where workloads run (schedulers run in the
@@ -59,8 +62,17 @@ func (s *scenario) expectRoutedTo(namespace, scheduler string) *corev1.Pod {
 	return last
 }
 
-func routeTo(cr *v1.SecondaryScheduler, routing *v1.Routing) *v1.SecondaryScheduler {
-	cr.Spec.Routing = routing
+// carried reports whether the routing table in the API server carries cr's route.
+func (s *scenario) carried(cr *v1.SecondaryScheduler) bool {
+	s.t.Helper()
+	routes, err := CarriedRoutes(s.ctx, adminClient)
+	s.g.Expect(err).NotTo(HaveOccurred())
+	_, found := routes[client.ObjectKeyFromObject(cr)]
+	return found
+}
+
+func routeTo(cr *v1.SecondaryScheduler, route *v1.Routing) *v1.SecondaryScheduler {
+	cr.Spec.Routing = route
 	return cr
 }
 
@@ -68,7 +80,7 @@ func routeTo(cr *v1.SecondaryScheduler, routing *v1.Routing) *v1.SecondarySchedu
 // their scheduler name, the route's tolerations and a label; pods of other namespaces,
 // naming another scheduler, owned by a DaemonSet or opted out are left alone. A
 // scheduler unavailable past failoverAfter gets no new pod until it is back, with an
-// Event each way; removing spec.routing removes the policy.
+// Event each way; removing spec.routing removes the route from the routing table.
 func TestRoutingSendsSelectedPodsAndFailsOver(t *testing.T) {
 	s := newScenario(t)
 	team := s.namespace + "-team"
@@ -136,7 +148,7 @@ func TestRoutingSendsSelectedPodsAndFailsOver(t *testing.T) {
 		return routedEvents
 	}).Should(BeNumerically(">=", 1), "an Event when routing resumes")
 
-	// Without spec.routing: no condition, and no policy once no route is left.
+	// Without spec.routing: no condition, and no route in the table.
 	s.update(cr, func() { cr.Spec.Routing = nil })
 	s.g.Eventually(func() *metav1.Condition { return s.condition(cr, v1.ConditionRouting) }).Should(BeNil())
 	s.expectRoutedTo(selected, corev1.DefaultSchedulerName)
@@ -180,19 +192,22 @@ func TestRoutingAuditsAndRefusesConflicts(t *testing.T) {
 	s.expectCondition(rival, v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted)
 	s.expectRoutedTo(selected, rival.Name)
 
-	// A policy the operator writes is its own, by label, and carries what it says.
-	policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
-	s.g.Expect(adminClient.Get(s.ctx, client.ObjectKey{Name: render.RoutingPolicyName}, policy)).To(Succeed())
-	s.g.Expect(policy.Labels).To(HaveKeyWithValue(render.LabelManagedBy, render.ManagedByValue))
-	s.g.Expect(*policy.Spec.FailurePolicy).To(Equal(admissionregistrationv1.Ignore))
-	s.g.Expect(policy.Annotations[render.AnnotationRoutes]).To(ContainSubstring(s.namespace + "/rival"))
+	// The table the operator writes is its own, by label, carries what it says, and names
+	// the namespaces never routed.
+	table := &v1.RoutingTable{}
+	s.g.Expect(adminClient.Get(s.ctx, client.ObjectKey{Name: v1.RoutingTableName}, table)).To(Succeed())
+	s.g.Expect(table.Labels).To(HaveKeyWithValue(render.LabelManagedBy, render.ManagedByValue))
+	s.g.Expect(table.Spec.Routes).To(ContainElement(And(HaveField("SecondaryScheduler", s.namespace+"/rival"), HaveField("SchedulerName", rival.Name),
+		HaveField("Mode", v1.RoutingEnforce))))
+	s.g.Expect(table.Spec.Routes).NotTo(ContainElement(HaveField("SecondaryScheduler", s.namespace+"/auditor")))
+	s.g.Expect(table.Spec.NeverRoutedNamespaces).To(ContainElements(operatorNamespace, s.namespace))
 }
 
 // A route routes nothing to a scheduler that has not run, not even within failoverAfter:
 // a resource refused before its scheduler ever ran (a ConfigMap that does not exist)
 // leaves new pods to the default scheduler, and routes them once its scheduler is
-// Available. The policy and its binding are owned by the SecondaryScheduler CRD, so that
-// uninstalling the API deletes them; one that lost its owner gets it back.
+// Available. The routing table is owned by the SecondaryScheduler CRD, so that
+// uninstalling the API deletes it; a table that lost its owner gets it back.
 func TestRoutingWaitsForASchedulerThatRan(t *testing.T) {
 	s := newScenario(t)
 	team := s.namespace + "-team"
@@ -205,12 +220,7 @@ func TestRoutingWaitsForASchedulerThatRan(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonConfigMapNotFound)
 	notAvailable := s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonSchedulerNotAvailable)
 	s.g.Expect(notAvailable.Message).To(ContainSubstring("default scheduler"))
-	s.g.Consistently(func() bool {
-		carried, err := CarriedRoutes(s.ctx, adminClient)
-		s.g.Expect(err).NotTo(HaveOccurred())
-		_, found := carried[client.ObjectKeyFromObject(cr)]
-		return found
-	}).Should(BeFalse(), "the routing policy carries no route to a scheduler that never ran")
+	s.g.Consistently(func() bool { return s.carried(cr) }).Should(BeFalse(), "the routing table carries no route to a scheduler that never ran")
 	s.g.Expect(s.newPod(selected).Spec.SchedulerName).To(Equal(corev1.DefaultSchedulerName))
 
 	s.create(configMap("waiter-config", map[string]string{"config.yaml": goodConfig(cr.Name, 1)}))
@@ -221,18 +231,189 @@ func TestRoutingWaitsForASchedulerThatRan(t *testing.T) {
 
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	s.g.Expect(adminClient.Get(s.ctx, client.ObjectKey{Name: render.SecondarySchedulerCRDName}, crd)).To(Succeed())
-	owner := render.RoutingPolicyOwner(crd.UID)
-	named := metav1.ObjectMeta{Name: render.RoutingPolicyName}
-	for _, object := range []client.Object{&admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: named},
-		&admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: named}} {
-		s.g.Eventually(func() []metav1.OwnerReference {
-			s.g.Expect(s.get(object)).To(Succeed())
-			return object.GetOwnerReferences()
-		}).Should(ContainElement(owner), "%T is owned by the CRD", object)
-		s.update(object, func() { object.SetOwnerReferences(nil) })
-		s.g.Eventually(func() []metav1.OwnerReference {
-			s.g.Expect(s.get(object)).To(Succeed())
-			return object.GetOwnerReferences()
-		}).Should(ContainElement(owner), "%T without its owner, as an older operator wrote it, gets it back", object)
+	owner := render.RoutingTableOwner(crd.UID)
+	table := &v1.RoutingTable{ObjectMeta: metav1.ObjectMeta{Name: v1.RoutingTableName}}
+	s.g.Eventually(func() []metav1.OwnerReference {
+		s.g.Expect(s.get(table)).To(Succeed())
+		return table.OwnerReferences
+	}).Should(ContainElement(owner), "the routing table is owned by the CRD")
+	s.update(table, func() { table.OwnerReferences = nil })
+	s.g.Eventually(func() []metav1.OwnerReference {
+		s.g.Expect(s.get(table)).To(Succeed())
+		return table.OwnerReferences
+	}).Should(ContainElement(owner), "the routing table without its owner gets it back")
+}
+
+// The routing policy the installer ships selects pods as Kubernetes' label selectors do,
+// whatever selectors the table holds: matchLabels, In, NotIn, Exists and DoesNotExist,
+// for pods and for namespaces, with real pods created through the API server. The test
+// binds the policy a second time, to a table of its own and to its own namespaces alone,
+// so that the operator's table is left as it is.
+func TestRoutingPolicySelectsAsLabelSelectorsDo(t *testing.T) {
+	s := newScenario(t)
+	suite := s.namespace + "-semantics"
+	requirement := func(key string, operator metav1.LabelSelectorOperator, values ...string) metav1.LabelSelectorRequirement {
+		return metav1.LabelSelectorRequirement{Key: key, Operator: operator, Values: values}
 	}
+	type pod struct {
+		labels map[string]string
+		routed bool
+	}
+	podSelectors := []struct {
+		name     string
+		selector *metav1.LabelSelector
+		pods     []pod
+	}{
+		{"none: every pod", nil, []pod{{nil, true}, {map[string]string{"tier": "gold"}, true}}},
+		{"matchLabels", &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold", "team": "a"}}, []pod{
+			{map[string]string{"tier": "gold", "team": "a"}, true}, {map[string]string{"tier": "gold", "team": "a", "app": "x"}, true},
+			{map[string]string{"tier": "gold"}, false}, {map[string]string{"tier": "silver", "team": "a"}, false}, {nil, false}}},
+		{"In", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{requirement("tier", metav1.LabelSelectorOpIn, "gold", "silver")}}, []pod{
+			{map[string]string{"tier": "gold"}, true}, {map[string]string{"tier": "silver"}, true}, {map[string]string{"tier": "bronze"}, false}, {nil, false}}},
+		{"NotIn", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{requirement("tier", metav1.LabelSelectorOpNotIn, "bronze")}}, []pod{
+			{map[string]string{"tier": "gold"}, true}, {nil, true}, {map[string]string{"tier": "bronze"}, false}}},
+		{"Exists", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{requirement("example.com/batch", metav1.LabelSelectorOpExists)}}, []pod{
+			{map[string]string{"example.com/batch": ""}, true}, {map[string]string{"example.com/batch": "yes"}, true}, {map[string]string{"batch": "yes"}, false}}},
+		{"DoesNotExist", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{requirement("legacy", metav1.LabelSelectorOpDoesNotExist)}}, []pod{
+			{nil, true}, {map[string]string{"legacy": "yes"}, false}}},
+		{"matchLabels and every operator", &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}, MatchExpressions: []metav1.LabelSelectorRequirement{
+			requirement("tier", metav1.LabelSelectorOpIn, "gold"), requirement("zone", metav1.LabelSelectorOpNotIn, "east"),
+			requirement("owner", metav1.LabelSelectorOpExists), requirement("legacy", metav1.LabelSelectorOpDoesNotExist)}}, []pod{
+			{map[string]string{"team": "a", "tier": "gold", "owner": "x"}, true}, {map[string]string{"team": "a", "tier": "gold", "owner": "x", "zone": "west"}, true},
+			{map[string]string{"team": "a", "tier": "gold", "owner": "x", "zone": "east"}, false},
+			{map[string]string{"team": "a", "tier": "gold", "owner": "x", "legacy": "1"}, false},
+			{map[string]string{"team": "a", "tier": "gold"}, false}, {map[string]string{"team": "b", "tier": "gold", "owner": "x"}, false}}},
+	}
+	// One route for each pod selector, each selecting a namespace of its own; and a route
+	// whose namespace selector is under test, selecting namespaces labelled suite=NS-ns.
+	routes := make([]routing.Route, 0, len(podSelectors)+1)
+	namespaces := make([]string, len(podSelectors))
+	for i, selector := range podSelectors {
+		name := fmt.Sprint("case-", i)
+		namespaces[i] = s.workloadNamespace(name, map[string]string{"suite": suite, "case": name})
+		routes = append(routes, routing.Route{Owner: types.NamespacedName{Namespace: s.namespace, Name: name}, SchedulerName: name, Mode: v1.RoutingEnforce,
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"case": name}}, PodSelector: selector.selector})
+	}
+	routes = append(routes, routing.Route{Owner: types.NamespacedName{Namespace: s.namespace, Name: "namespaces"}, SchedulerName: "namespaces",
+		Mode: v1.RoutingEnforce, NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"suite": suite + "-ns"},
+			MatchExpressions: []metav1.LabelSelectorRequirement{requirement("tier", metav1.LabelSelectorOpIn, "gold", "silver"),
+				requirement("zone", metav1.LabelSelectorOpNotIn, "east"), requirement("team", metav1.LabelSelectorOpExists),
+				requirement("legacy", metav1.LabelSelectorOpDoesNotExist)}}})
+	table, err := render.RoutingTable(routes, nil, nil)
+	s.g.Expect(err).NotTo(HaveOccurred())
+	table.Name, table.Labels = suite, nil
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: suite},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: render.RoutingPolicyName,
+			ParamRef: &admissionregistrationv1.ParamRef{Name: suite, ParameterNotFoundAction: ptr.To(admissionregistrationv1.AllowAction)},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchExpressions: []metav1.LabelSelectorRequirement{requirement("suite", metav1.LabelSelectorOpIn, suite, suite+"-ns")}}}}}
+	s.create(table, binding)
+	t.Cleanup(func() { _ = adminClient.Delete(s.ctx, binding) })
+	s.expectRoutedTo(namespaces[0], "case-0")
+
+	for i, selector := range podSelectors {
+		for _, p := range selector.pods {
+			want := corev1.DefaultSchedulerName
+			if p.routed {
+				want = fmt.Sprint("case-", i)
+			}
+			created := s.newPod(namespaces[i], func(pod *corev1.Pod) { pod.Labels = p.labels })
+			s.g.Expect(created.Spec.SchedulerName).To(Equal(want), "pod selector %s, pod labels %v", selector.name, p.labels)
+		}
+	}
+	namespaceCases := []struct {
+		labels map[string]string
+		routed bool
+	}{
+		{map[string]string{"tier": "gold", "team": "a"}, true},
+		{map[string]string{"tier": "silver", "team": "a", "zone": "west"}, true},
+		{map[string]string{"tier": "bronze", "team": "a"}, false},
+		{map[string]string{"tier": "gold", "team": "a", "legacy": "yes"}, false},
+		{map[string]string{"tier": "silver", "team": "a", "zone": "east"}, false},
+		{map[string]string{"tier": "gold"}, false},
+	}
+	for i, c := range namespaceCases {
+		labels := map[string]string{"suite": suite + "-ns"}
+		maps.Copy(labels, c.labels)
+		namespace := s.workloadNamespace(fmt.Sprint("ns-", i), labels)
+		want := corev1.DefaultSchedulerName
+		if c.routed {
+			want = "namespaces"
+		}
+		s.g.Expect(s.newPod(namespace).Spec.SchedulerName).To(Equal(want), "namespace labels %v", c.labels)
+	}
+}
+
+// The routing policy is the installer's: when it, or its binding, is missing or differs
+// from what the installer ships, each route says so (RoutingPolicyMissing) and pods are
+// not routed; the operator writes the routing table all the same, and nothing else, so
+// that routing starts when a cluster admin applies the policy.
+func TestRoutingReportsAMissingPolicy(t *testing.T) {
+	s := newScenario(t)
+	team := s.namespace + "-team"
+	selected := s.workloadNamespace("selected", map[string]string{"team": team})
+	shipped, err := render.RoutingAdmission()
+	s.g.Expect(err).NotTo(HaveOccurred())
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: render.RoutingPolicyName}}
+	s.g.Expect(adminClient.Delete(s.ctx, binding)).To(Succeed())
+	restore := func() {
+		if err := adminClient.Create(s.ctx, shipped[1].DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Errorf("restore the routing policy's binding: %v", err)
+		}
+	}
+	t.Cleanup(restore)
+
+	cr := routeTo(binPacking("unbound"), &v1.Routing{NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": team}}})
+	s.createRunning(cr)
+	missing := s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonRoutingPolicyMissing)
+	s.g.Expect(missing.Message).To(ContainSubstring("MutatingAdmissionPolicyBinding " + render.RoutingPolicyName + " does not exist"))
+	s.g.Expect(missing.Message).To(ContainSubstring("dist/routing.yaml"))
+	s.g.Eventually(func() bool { return s.carried(cr) }).Should(BeTrue(), "the routing table carries the route, ready for the policy")
+	s.g.Consistently(func() bool { return apierrors.IsNotFound(s.get(binding)) }).Should(BeTrue(), "the operator makes no binding")
+	s.g.Expect(s.newPod(selected).Spec.SchedulerName).To(Equal(corev1.DefaultSchedulerName))
+
+	// The admin applies it: routed.
+	restore()
+	s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted)
+	s.expectRoutedTo(selected, cr.Name)
+
+	// A policy changed by someone is not the installer's: reported, and left as it is.
+	policy := &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: render.RoutingPolicyName}}
+	s.update(policy, func() { policy.Spec.ReinvocationPolicy = admissionregistrationv1.IfNeededReinvocationPolicy })
+	t.Cleanup(func() {
+		s.update(policy, func() { policy.Spec.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy })
+	})
+	differs := s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonRoutingPolicyMissing)
+	s.g.Expect(differs.Message).To(ContainSubstring("MutatingAdmissionPolicy " + render.RoutingPolicyName + " differs"))
+	s.g.Consistently(func() admissionregistrationv1.ReinvocationPolicyType {
+		s.g.Expect(s.get(policy)).To(Succeed())
+		return policy.Spec.ReinvocationPolicy
+	}).Should(Equal(admissionregistrationv1.IfNeededReinvocationPolicy), "the operator leaves the policy alone")
+	s.update(policy, func() { policy.Spec.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy })
+	s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted)
+}
+
+// The operator cannot be borrowed to change pods: under the RBAC it is shipped with, it
+// can neither create a mutating admission policy or binding, nor change or delete the
+// routing policy; it may write the routing table only.
+func TestRoutingOperatorCannotWriteMutatingPolicies(t *testing.T) {
+	s := newScenario(t)
+	operator, err := client.New(operatorRESTConfig, client.Options{Scheme: testScheme})
+	s.g.Expect(err).NotTo(HaveOccurred())
+	shipped, err := render.RoutingAdmission()
+	s.g.Expect(err).NotTo(HaveOccurred())
+	borrowed := shipped[0].DeepCopy()
+	borrowed.SetName(s.namespace + "-borrowed")
+	s.g.Expect(apierrors.IsForbidden(operator.Create(s.ctx, borrowed))).To(BeTrue(), "create a MutatingAdmissionPolicy")
+	borrowedBinding := shipped[1].DeepCopy()
+	borrowedBinding.SetName(s.namespace + "-borrowed")
+	s.g.Expect(apierrors.IsForbidden(operator.Create(s.ctx, borrowedBinding))).To(BeTrue(), "create a MutatingAdmissionPolicyBinding")
+
+	policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
+	s.g.Expect(operator.Get(s.ctx, client.ObjectKey{Name: render.RoutingPolicyName}, policy)).To(Succeed(), "the operator reads the policy")
+	policy.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+	s.g.Expect(apierrors.IsForbidden(operator.Update(s.ctx, policy))).To(BeTrue(), "update the routing policy")
+	s.g.Expect(apierrors.IsForbidden(operator.Delete(s.ctx, policy))).To(BeTrue(), "delete the routing policy")
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: render.RoutingPolicyName}}
+	s.g.Expect(apierrors.IsForbidden(operator.Delete(s.ctx, binding))).To(BeTrue(), "delete the routing policy's binding")
 }

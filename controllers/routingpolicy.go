@@ -1,15 +1,18 @@
 package controllers
 
-// Routing (spec.routing) happens in the API server: one MutatingAdmissionPolicy, which the
-// operator renders from every route that internal/routing keeps, sets the scheduler name
-// of the new pods a route selects. The controller here writes that policy and its binding,
-// and only those, by name; each SecondaryScheduler's reconcile reads the policy back to
-// report its Routing condition.
+// Routing (spec.routing) happens in the API server: one MutatingAdmissionPolicy, fixed,
+// which the installer ships, sets the scheduler name of the new pods a route selects, as
+// its parameters say: the RoutingTable that the controller here writes from every route
+// internal/routing keeps. The operator writes that table only, by name, and only reads
+// the policy and its binding: a right to create a mutating policy would be a right to
+// change any pod of the cluster. Each SecondaryScheduler's reconcile reads the table and
+// the policy back to report its Routing condition.
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +20,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,41 +44,56 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
-// The routing policy and its binding: the operator may change and delete those two
-// names only; create cannot be limited to names. A mutating policy could change any pod
-// of the cluster, so the operator holds no other write on mutating policies.
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=update;delete,resourceNames=secondary-scheduler-operator-routing
-// The SecondaryScheduler CRD, read for its UID: it owns the policy and the binding, so
-// that the garbage collector deletes them when the API is uninstalled.
+// The routing policy and its binding are the installer's: the operator reads them, to
+// tell whether they are in place, and holds no write on any mutating policy.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingadmissionpolicies;mutatingadmissionpolicybindings,verbs=get;list;watch
+// The routing table: the operator may change and delete that one name only; create
+// cannot be limited to names, but a table of another name is read by no policy.
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=routingtables,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=routingtables,verbs=update;delete,resourceNames=secondary-scheduler-operator-routing
+// The SecondaryScheduler CRD, read for its UID: it owns the routing table, so that the
+// garbage collector deletes it when the API is uninstalled.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=secondaryschedulers.operator.secondary-scheduler.io
 
-// routingPolicyRetry is how soon the operator tries again to write the routing policy
-// after it could not (its permissions, or a same-named object of someone else, change
-// with no event it would see).
-const routingPolicyRetry = 30 * time.Second
+// routingTableRetry is how soon the operator tries again to write the routing table after
+// it could not (its permissions, or a same-named object of someone else, change with no
+// event it would see).
+const routingTableRetry = 30 * time.Second
 
-// RoutingSupported reports whether the API server serves MutatingAdmissionPolicy v1.
-// The manager's cache must know before it starts: it may hold that kind only where the
-// API server serves it.
+// RoutingSupported reports whether the API server serves MutatingAdmissionPolicy v1,
+// through which pods are routed. The manager's cache must know before it starts: it may
+// hold that kind, and the RoutingTable kind, only where the API server serves them. It
+// fails when the API server serves the policy but not the RoutingTable API, which the
+// installer ships beside the SecondaryScheduler API: the installation is incomplete.
 func RoutingSupported(discoverer discovery.DiscoveryInterface) (bool, error) {
-	served, err := discoverer.ServerResourcesForGroupVersion(admissionregistrationv1.SchemeGroupVersion.String())
+	served, err := serves(discoverer, admissionregistrationv1.SchemeGroupVersion.String(), "mutatingadmissionpolicies")
+	if !served || err != nil {
+		return false, err
+	}
+	if served, err = serves(discoverer, v1.GroupVersion.String(), "routingtables"); err != nil {
+		return false, err
+	}
+	if !served {
+		return false, fmt.Errorf("the API server serves no %s routingtables: apply the CustomResourceDefinition "+
+			"routingtables.operator.secondary-scheduler.io, which the installer ships with the operator", v1.GroupVersion)
+	}
+	return true, nil
+}
+
+// serves reports whether the API server serves resource in groupVersion.
+func serves(discoverer discovery.DiscoveryInterface, groupVersion, resource string) (bool, error) {
+	served, err := discoverer.ServerResourcesForGroupVersion(groupVersion)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("discover %s: %w", admissionregistrationv1.SchemeGroupVersion, err)
+		return false, fmt.Errorf("discover %s: %w", groupVersion, err)
 	}
-	for _, resource := range served.APIResources {
-		if resource.Name == "mutatingadmissionpolicies" {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.ContainsFunc(served.APIResources, func(r metav1.APIResource) bool { return r.Name == resource }), nil
 }
 
 // RoutingFacts are what routing decisions depend on besides the SecondarySchedulers:
-// shared by the controller that writes the routing policy and the reconciler that
+// shared by the controller that writes the routing table and the reconciler that
 // reports each route, so that both decide alike.
 type RoutingFacts struct {
 	// Supported is whether the API server serves MutatingAdmissionPolicy v1.
@@ -83,13 +102,16 @@ type RoutingFacts struct {
 	// NeverRouted are the namespaces whose pods are never routed besides the cluster's
 	// system ones: the operator's and the schedulers'.
 	NeverRouted []string
+	// Policy is the routing policy and its binding as the installer ships them
+	// (render.RoutingAdmission), which the operator checks and never writes.
+	Policy *admission.Policies
 
 	// audited holds the pods routes in mode Audit labelled (auditedPods); nil until
 	// the reconciler is set up.
 	audited toolscache.Indexer
 
 	mu sync.Mutex
-	// writeError is why the policy could not be written the last time, nil when it was.
+	// writeError is why the table could not be written the last time, nil when it was.
 	writeError error
 }
 
@@ -104,7 +126,7 @@ func (f *RoutingFacts) setWriteError(err error) {
 	f.writeError = err
 }
 
-// WriteError is why the routing policy could not be written the last time, nil when it
+// WriteError is why the routing table could not be written the last time, nil when it
 // was.
 func (f *RoutingFacts) WriteError() error {
 	f.mu.Lock()
@@ -112,27 +134,30 @@ func (f *RoutingFacts) WriteError() error {
 	return f.writeError
 }
 
-// RoutingPolicyReconciler keeps the routing policy as the routes of every
+// RoutingTableReconciler keeps the routing table as the routes of every
 // SecondaryScheduler decide: rendered from those carried, deleted when none is.
-type RoutingPolicyReconciler struct {
+type RoutingTableReconciler struct {
 	client.Client
-	// APIReader reads the policy as the API server has it (see admission.Policies.Ensure).
+	// APIReader reads the table as the API server has it: one of the same name without
+	// the operator's label is missing from the cache, and yet in the way of a create.
 	APIReader client.Reader
 	Facts     *RoutingFacts
 	// Now is the time; nil for the real clock.
 	Now func() time.Time
 }
 
-func (r *RoutingPolicyReconciler) now() time.Time {
+func (r *RoutingTableReconciler) now() time.Time {
 	if r.Now == nil {
 		return time.Now()
 	}
 	return r.Now()
 }
 
-// Reconcile writes the routing policy for the routes decided now, and looks again when a
-// decision changes with time (a failover coming due).
-func (r *RoutingPolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+// Reconcile writes the routing table for the routes decided now, and looks again when a
+// decision changes with time (a failover coming due). It writes the table whether or not
+// the routing policy is in place: the policy routes as soon as a cluster admin applies
+// it, and each route's condition says meanwhile that it is missing.
+func (r *RoutingTableReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	if !r.Facts.Supported {
 		return ctrl.Result{}, nil // each route says RoutingUnsupported
 	}
@@ -153,144 +178,186 @@ func (r *RoutingPolicyReconciler) Reconcile(ctx context.Context, _ ctrl.Request)
 	err := r.write(ctx, routes)
 	r.Facts.setWriteError(err)
 	if err != nil {
-		logf.FromContext(ctx).Error(err, "cannot write the routing policy; the SecondarySchedulers' Routing conditions say so", "policy", render.RoutingPolicyName,
-			"retryAfter", routingPolicyRetry)
-		recheck = routingPolicyRetry
+		logf.FromContext(ctx).Error(err, "cannot write the routing table; the SecondarySchedulers' Routing conditions say so", "routingTable", v1.RoutingTableName,
+			"retryAfter", routingTableRetry)
+		recheck = routingTableRetry
 	}
 	return ctrl.Result{RequeueAfter: recheck}, nil
 }
 
-// write makes the routing policy carry routes, or deletes it when there is none (the
-// binding first, so that no pod meets a policy half gone). It reads the cache first,
-// which holds the operator's policy and binding only, so that a reconcile that changes
-// nothing costs no request. The policy and binding are owned by the SecondaryScheduler
-// CRD (render.RoutingPolicyOwner); when the operator cannot read the CRD, it writes the
-// routes all the same, since a route that stays after its scheduler failed over would
-// strand pods, and reports the error.
-func (r *RoutingPolicyReconciler) write(ctx context.Context, routes []routing.Route) error {
-	named := metav1.ObjectMeta{Name: render.RoutingPolicyName}
+// write makes the routing table carry routes, or deletes it when there is none: the
+// policy then evaluates nothing (its binding allows a missing table). It reads the cache
+// first, which holds the operator's table only, so that a reconcile that changes nothing
+// costs no request. The table is owned by the SecondaryScheduler CRD
+// (render.RoutingTableOwner); when the operator cannot read the CRD, it writes the routes
+// all the same, since a route that stays after its scheduler failed over would strand
+// pods, and reports the error.
+func (r *RoutingTableReconciler) write(ctx context.Context, routes []routing.Route) error {
 	if len(routes) == 0 {
-		return admission.DeleteOwned(ctx, r.Client, r.Client,
-			&admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: named},
-			&admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: named})
+		return r.deleteTable(ctx)
 	}
-	rendered, err := render.RoutingPolicy(routes, r.Facts.NeverRouted)
+	want, err := render.RoutingTable(routes, r.Facts.NeverRouted, nil)
 	if err != nil {
 		return err
 	}
-	policies, err := admission.Owned(rendered)
-	if err != nil {
-		return err
-	}
-	if _, err := policies.Check(ctx, r.Client); err == nil && r.ownedByAPI(ctx) {
+	cached := &v1.RoutingTable{}
+	if err := r.Get(ctx, client.ObjectKey{Name: v1.RoutingTableName}, cached); err == nil && tableAsRendered(cached, want) && hasAPIOwner(cached) {
 		return nil
 	}
 	owner, ownerErr := r.apiOwner(ctx)
 	if ownerErr == nil {
-		for _, object := range rendered {
-			object.SetOwnerReferences([]metav1.OwnerReference{owner})
-		}
-		if policies, err = admission.Owned(rendered); err != nil {
-			return err
-		}
+		want.OwnerReferences = []metav1.OwnerReference{owner}
 	}
-	if err := policies.Ensure(ctx, r.APIReader, r.Client); err != nil {
+	if err := r.ensureTable(ctx, want); err != nil {
 		return err
 	}
 	if ownerErr != nil {
-		return fmt.Errorf("the routing policy carries the routes, but nothing deletes it on uninstall: %w", ownerErr)
-	}
-	return r.adopt(ctx, owner)
-}
-
-// routingObjects are the routing policy and its binding, named, empty.
-func routingObjects() []client.Object {
-	named := metav1.ObjectMeta{Name: render.RoutingPolicyName}
-	return []client.Object{&admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: named},
-		&admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: named}}
-}
-
-// ownedByAPI reports whether the routing policy and binding in the cache are owned by the
-// SecondaryScheduler CRD (one of another UID would have been deleted by the garbage
-// collector).
-func (r *RoutingPolicyReconciler) ownedByAPI(ctx context.Context) bool {
-	for _, object := range routingObjects() {
-		if err := r.Get(ctx, client.ObjectKeyFromObject(object), object); err != nil || !hasAPIOwner(object) {
-			return false
-		}
-	}
-	return true
-}
-
-func hasAPIOwner(object client.Object) bool {
-	want := render.RoutingPolicyOwner("")
-	return slices.ContainsFunc(object.GetOwnerReferences(), func(owner metav1.OwnerReference) bool {
-		return owner.APIVersion == want.APIVersion && owner.Kind == want.Kind && owner.Name == want.Name
-	})
-}
-
-// apiOwner is the owner reference of the routing policy: the SecondaryScheduler CRD, read
-// from the API server (by metadata only) for its UID.
-func (r *RoutingPolicyReconciler) apiOwner(ctx context.Context) (metav1.OwnerReference, error) {
-	crd := &metav1.PartialObjectMetadata{}
-	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: render.SecondarySchedulerCRDName}, crd); err != nil {
-		return metav1.OwnerReference{}, fmt.Errorf("read CustomResourceDefinition %s, which owns the routing policy: %w", render.SecondarySchedulerCRDName, err)
-	}
-	return render.RoutingPolicyOwner(crd.UID), nil
-}
-
-// adopt gives owner to the routing policy and binding that lack it: Ensure leaves one
-// that is as rendered alone, and those an older operator wrote have no owner. Only the
-// operator's are changed, and the update carries the resourceVersion read.
-func (r *RoutingPolicyReconciler) adopt(ctx context.Context, owner metav1.OwnerReference) error {
-	for _, object := range routingObjects() {
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(object), object); err != nil {
-			return fmt.Errorf("read %T %s: %w", object, object.GetName(), err)
-		}
-		if hasAPIOwner(object) || object.GetLabels()[render.LabelManagedBy] != render.ManagedByValue {
-			continue
-		}
-		object.SetOwnerReferences(append(object.GetOwnerReferences(), owner))
-		if err := r.Update(ctx, object); err != nil {
-			return fmt.Errorf("set the owner of %T %s: %w", object, object.GetName(), err)
-		}
+		return fmt.Errorf("the routing table carries the routes, but nothing deletes it on uninstall: %w", ownerErr)
 	}
 	return nil
 }
 
-// CarriedRoutes are the routes the routing policy in reader carries, by owner; none when
-// there is no policy (or it is not the operator's: its cache holds only its own).
-func CarriedRoutes(ctx context.Context, reader client.Reader) (map[types.NamespacedName]render.CarriedRoute, error) {
-	policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
-	err := reader.Get(ctx, client.ObjectKey{Name: render.RoutingPolicyName}, policy)
+// tableNotOursError says that a RoutingTable of the table's name exists that the operator
+// did not create.
+type tableNotOursError struct{}
+
+func (tableNotOursError) Error() string {
+	return fmt.Sprintf("RoutingTable %s exists and was not created by the operator (it lacks the label %s=%s): the operator leaves it alone; "+
+		"delete it for the operator to write its own", v1.RoutingTableName, render.LabelManagedBy, render.ManagedByValue)
+}
+
+// isOurs reports whether the operator created object: it carries the managed-by label.
+func isOurs(object client.Object) bool {
+	return object.GetLabels()[render.LabelManagedBy] == render.ManagedByValue
+}
+
+// tableAsRendered reports whether live has want's spec and labels, and each of its owners.
+func tableAsRendered(live, want *v1.RoutingTable) bool {
+	for key, value := range want.Labels {
+		if live.Labels[key] != value {
+			return false // the operator's cache, which selects by label, would miss it
+		}
+	}
+	for _, owner := range want.OwnerReferences {
+		if !slices.Contains(live.OwnerReferences, owner) {
+			return false
+		}
+	}
+	return equality.Semantic.DeepEqual(live.Spec, want.Spec)
+}
+
+// ensureTable creates the table as want, or writes want's spec, labels and owner over the
+// operator's own table when it differs. The update carries the resourceVersion read, so
+// that a table changed, or deleted and made again, meanwhile is read again, not
+// overwritten; a same-named table of someone else is reported, never touched.
+func (r *RoutingTableReconciler) ensureTable(ctx context.Context, want *v1.RoutingTable) error {
+	live := &v1.RoutingTable{}
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), live)
+	if apierrors.IsNotFound(err) {
+		if err := r.Create(ctx, want.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create RoutingTable %s: %w", want.Name, err)
+		}
+		return nil
+	}
 	if err != nil {
+		return fmt.Errorf("read RoutingTable %s: %w", want.Name, err)
+	}
+	if !isOurs(live) {
+		return tableNotOursError{}
+	}
+	if tableAsRendered(live, want) {
+		return nil
+	}
+	updated := live.DeepCopy()
+	updated.Spec = want.Spec
+	if updated.Labels == nil {
+		updated.Labels = map[string]string{}
+	}
+	maps.Copy(updated.Labels, want.Labels)
+	for _, owner := range want.OwnerReferences {
+		if !slices.Contains(updated.OwnerReferences, owner) {
+			// An owner of another UID (a CRD since deleted and made again) goes: the
+			// garbage collector would delete the table for it.
+			updated.OwnerReferences = slices.DeleteFunc(updated.OwnerReferences, isAPIOwner)
+			updated.OwnerReferences = append(updated.OwnerReferences, owner)
+		}
+	}
+	if err := r.Update(ctx, updated); err != nil {
+		return fmt.Errorf("update RoutingTable %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+// deleteTable deletes the operator's routing table, if there is one, on the condition
+// that it is still the object read (its UID): a table someone else made, or made again
+// meanwhile, is left alone.
+func (r *RoutingTableReconciler) deleteTable(ctx context.Context) error {
+	table := &v1.RoutingTable{}
+	if err := r.Get(ctx, client.ObjectKey{Name: v1.RoutingTableName}, table); err != nil {
+		return client.IgnoreNotFound(err) // the cache holds the operator's alone
+	}
+	if !isOurs(table) {
+		return nil
+	}
+	uid := table.UID
+	err := r.Delete(ctx, table, client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete RoutingTable %s: %w", v1.RoutingTableName, err)
+	}
+	return nil
+}
+
+func hasAPIOwner(object client.Object) bool {
+	return slices.ContainsFunc(object.GetOwnerReferences(), isAPIOwner)
+}
+
+// isAPIOwner reports whether owner is the SecondaryScheduler CRD, of any UID.
+func isAPIOwner(owner metav1.OwnerReference) bool {
+	want := render.RoutingTableOwner("")
+	return owner.APIVersion == want.APIVersion && owner.Kind == want.Kind && owner.Name == want.Name
+}
+
+// apiOwner is the owner reference of the routing table: the SecondaryScheduler CRD, read
+// from the API server (by metadata only) for its UID.
+func (r *RoutingTableReconciler) apiOwner(ctx context.Context) (metav1.OwnerReference, error) {
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: render.SecondarySchedulerCRDName}, crd); err != nil {
+		return metav1.OwnerReference{}, fmt.Errorf("read CustomResourceDefinition %s, which owns the routing table: %w", render.SecondarySchedulerCRDName, err)
+	}
+	return render.RoutingTableOwner(crd.UID), nil
+}
+
+// CarriedRoutes are the routes the routing table in reader carries, by owner; none when
+// there is no table (or it is not the operator's: its cache holds only its own).
+func CarriedRoutes(ctx context.Context, reader client.Reader) (map[types.NamespacedName]v1.TableRoute, error) {
+	table := &v1.RoutingTable{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: v1.RoutingTableName}, table); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	var entries []render.CarriedRoute
-	listed, found := policy.Annotations[render.AnnotationRoutes]
-	if !found {
-		return nil, nil // its next write lists them again
-	}
-	if err := json.Unmarshal([]byte(listed), &entries); err != nil {
-		return nil, fmt.Errorf("read the routes MutatingAdmissionPolicy %s carries: %w", render.RoutingPolicyName, err)
-	}
-	carried := make(map[types.NamespacedName]render.CarriedRoute, len(entries))
-	for _, entry := range entries {
-		namespace, name, found := cutOwner(entry.SecondaryScheduler)
+	carried := make(map[types.NamespacedName]v1.TableRoute, len(table.Spec.Routes))
+	for _, route := range table.Spec.Routes {
+		namespace, name, found := strings.Cut(route.SecondaryScheduler, "/")
 		if found {
-			carried[types.NamespacedName{Namespace: namespace, Name: name}] = entry
+			carried[types.NamespacedName{Namespace: namespace, Name: name}] = route
 		}
 	}
 	return carried, nil
 }
 
-func cutOwner(owner string) (namespace, name string, found bool) {
-	return strings.Cut(owner, "/")
+// policyProblem is why the routing policy and its binding in the cache are not as the
+// installer ships them, nil when they are: a *admission.NotInPlaceError, or the error of
+// reading them.
+func (f *RoutingFacts) policyProblem(ctx context.Context, reader client.Reader) error {
+	if f.Policy == nil {
+		return nil
+	}
+	_, err := f.Policy.Check(ctx, reader)
+	return err
 }
 
 // SetUpRouting gives reconciler the facts routing is decided by and registers the
-// controller that writes the routing policy. supported says whether the API server
+// controller that writes the routing table. supported says whether the API server
 // serves MutatingAdmissionPolicy v1 (RoutingSupported); the pods of neverRouted (the
 // operator's namespace) and of the namespaces where schedulers run are never routed.
 func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, supported bool, neverRouted ...string) error {
@@ -300,8 +367,17 @@ func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, su
 			facts.NeverRouted = append(facts.NeverRouted, namespace)
 		}
 	}
+	if supported {
+		shipped, err := render.RoutingAdmission()
+		if err != nil {
+			return fmt.Errorf("render the routing policy: %w", err)
+		}
+		if facts.Policy, err = admission.Owned(shipped); err != nil {
+			return fmt.Errorf("read the routing policy: %w", err)
+		}
+	}
 	reconciler.Routing = facts
-	return (&RoutingPolicyReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Facts: facts, Now: reconciler.now}).SetupWithManager(mgr)
+	return (&RoutingTableReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Facts: facts, Now: reconciler.now}).SetupWithManager(mgr)
 }
 
 // reportRouting reports cr's route in the Routing condition (report.Routing), deciding
@@ -310,7 +386,7 @@ func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, su
 func (r *SecondarySchedulerReconciler) reportRouting(ctx context.Context, cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus,
 	conditions *report.Conditions) (time.Duration, error) {
 	if r.Routing == nil || cr.Spec.Routing == nil {
-		report.Routing(cr, status, conditions, routing.Verdict{}, nil, -1)
+		report.Routing(cr, status, conditions, report.RoutingFacts{Audited: -1})
 		return 0, nil
 	}
 	list := &v1.SecondarySchedulerList{}
@@ -323,55 +399,58 @@ func (r *SecondarySchedulerReconciler) reportRouting(ctx context.Context, cr *v1
 			list.Items[i].Status = *status
 		}
 	}
-	verdict := r.Routing.decide(list.Items, r.now())[key]
-	var carried *render.CarriedRoute
+	facts := report.RoutingFacts{Verdict: r.Routing.decide(list.Items, r.now())[key], Audited: -1}
 	if r.Routing.Supported {
 		routes, err := CarriedRoutes(ctx, r.Client)
 		if err != nil {
 			return 0, err
 		}
 		if route, found := routes[key]; found {
-			carried = &route
+			facts.Carried = &route
+		}
+		facts.PolicyProblem = r.Routing.policyProblem(ctx, r.Client)
+		var notInPlace *admission.NotInPlaceError
+		if facts.PolicyProblem != nil && !errors.As(facts.PolicyProblem, &notInPlace) {
+			return 0, facts.PolicyProblem
 		}
 	}
-	audited := -1
+	verdict := facts.Verdict
 	if verdict.Route != nil && verdict.Route.Mode == v1.RoutingAudit && r.Routing.audited != nil {
 		var err error
-		if audited, err = countAudited(r.Routing.audited, verdict.Route.SchedulerName); err != nil {
+		if facts.Audited, err = countAudited(r.Routing.audited, verdict.Route.SchedulerName); err != nil {
 			return 0, err
 		}
 	}
-	report.Routing(cr, status, conditions, verdict, carried, audited)
-	if err := r.Routing.WriteError(); err != nil && verdict.Route != nil && (carried == nil || carried.Generation != verdict.Route.Generation) {
-		conditions.AppendToMessage(v1.ConditionRouting, "The operator could not write the routing policy: "+err.Error())
+	report.Routing(cr, status, conditions, facts)
+	if err := r.Routing.WriteError(); err != nil && verdict.Route != nil && (facts.Carried == nil || facts.Carried.Generation != verdict.Route.Generation) {
+		conditions.AppendToMessage(v1.ConditionRouting, "The operator could not write the routing table: "+err.Error())
 	}
 	return verdict.RecheckAfter, nil
 }
 
-// SetupWithManager reconciles the routing policy as one, on any change of a
-// SecondaryScheduler (its route, or its availability) and of the policy or binding the
-// cache holds (the operator's, by label), and once at start.
-func (r *RoutingPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	atStart := make(chan event.GenericEvent, 1)
-	atStart <- event.GenericEvent{Object: &admissionregistrationv1.MutatingAdmissionPolicy{}}
-	named := predicate.NewPredicateFuncs(func(object client.Object) bool { return object.GetName() == render.RoutingPolicyName })
-	one := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: "routing-policy"}}}
-	})
+// SetupWithManager reconciles the routing table as one, on any change of a
+// SecondaryScheduler (its route, or its availability) and of the table the cache holds
+// (the operator's, by label), and once at start.
+func (r *RoutingTableReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if !r.Facts.Supported {
 		return nil
 	}
-	// Only a resource that has, or had, a route changes what the policy carries.
+	atStart := make(chan event.GenericEvent, 1)
+	atStart <- event.GenericEvent{Object: &v1.RoutingTable{}}
+	named := predicate.NewPredicateFuncs(func(object client.Object) bool { return object.GetName() == v1.RoutingTableName })
+	one := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: "routing-table"}}}
+	})
+	// Only a resource that has, or had, a route changes what the table carries.
 	routed := predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return hasRoute(e.Object) },
 		UpdateFunc: func(e event.UpdateEvent) bool { return hasRoute(e.ObjectOld) || hasRoute(e.ObjectNew) },
 		DeleteFunc: func(e event.DeleteEvent) bool { return hasRoute(e.Object) },
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("routingpolicy").
+		Named("routingtable").
 		Watches(&v1.SecondaryScheduler{}, one, builder.WithPredicates(routed)).
-		Watches(&admissionregistrationv1.MutatingAdmissionPolicy{}, one, builder.WithPredicates(named)).
-		Watches(&admissionregistrationv1.MutatingAdmissionPolicyBinding{}, one, builder.WithPredicates(named)).
+		Watches(&v1.RoutingTable{}, one, builder.WithPredicates(named)).
 		WatchesRawSource(source.Channel(atStart, one)).
 		Complete(r)
 }

@@ -70,11 +70,13 @@ func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routin
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Label: ours, Transform: keepWriteTimes},
 		},
 	}
-	// The routing policy, where the API server serves its kind: the cache fails to start
+	// The routing policy the installer ships, which the operator checks, and the routing
+	// table it writes, where the API server serves their kinds: the cache fails to start
 	// with a kind it does not.
 	if routingSupported {
 		options.ByObject[&admissionregistrationv1.MutatingAdmissionPolicy{}] = cache.ByObject{Label: ours}
 		options.ByObject[&admissionregistrationv1.MutatingAdmissionPolicyBinding{}] = cache.ByObject{Label: ours}
+		options.ByObject[&v1.RoutingTable{}] = cache.ByObject{Label: ours}
 	}
 	// The scheduler's pods, for observe: few, and each change of theirs worth a look.
 	options.ByObject[&corev1.Pod{}] = cache.ByObject{Label: ours, Transform: trimPod}
@@ -195,9 +197,12 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 			builder.WithPredicates(predicate.NewPredicateFuncs(r.Admission.IsParameters)))
 	}
 	if r.Routing != nil && r.Routing.Supported {
-		// What the routing policy carries is each route's Routing condition; and a route
-		// changed or gone may end another's conflict with it.
-		named := predicate.NewPredicateFuncs(func(object client.Object) bool { return object.GetName() == render.RoutingPolicyName })
+		// What the routing table carries, and whether the routing policy and its binding
+		// are in place, is each route's Routing condition; and a route changed or gone may
+		// end another's conflict with it.
+		named := predicate.NewPredicateFuncs(func(object client.Object) bool {
+			return object.GetName() == render.RoutingPolicyName || object.GetName() == v1.RoutingTableName
+		})
 		routeChanged := predicate.Funcs{
 			CreateFunc: func(e event.CreateEvent) bool { return hasRoute(e.Object) },
 			UpdateFunc: func(e event.UpdateEvent) bool {
@@ -205,9 +210,11 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 			},
 			DeleteFunc: func(e event.DeleteEvent) bool { return hasRoute(e.Object) },
 		}
+		for _, kind := range []client.Object{&admissionregistrationv1.MutatingAdmissionPolicy{}, &admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+			&v1.RoutingTable{}} {
+			controller = controller.Watches(kind, handler.EnqueueRequestsFromMapFunc(r.everyRoutedSecondaryScheduler), builder.WithPredicates(named))
+		}
 		controller = controller.
-			Watches(&admissionregistrationv1.MutatingAdmissionPolicy{}, handler.EnqueueRequestsFromMapFunc(r.everyRoutedSecondaryScheduler),
-				builder.WithPredicates(named)).
 			Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.everyRoutedSecondaryScheduler), builder.WithPredicates(routeChanged))
 	}
 	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))

@@ -121,6 +121,11 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, err
 	}
 
+	// As the installer does: the routing policy and its binding are fixed, shipped beside
+	// the operator, which writes only the routing table they read.
+	if err := installRoutingPolicy(context.Background()); err != nil {
+		return 0, err
+	}
 	operatorConfig, err := operatorIdentity()
 	if err != nil {
 		return 0, err
@@ -144,6 +149,12 @@ func runSuite(m *testing.M) (int, error) {
 		return 0, fmt.Errorf("operator manager: %w", err)
 	}
 	return code, nil
+}
+
+// installRoutingPolicy applies the routing policy and its binding as the installer ships
+// them (config/routing), as an admin.
+func installRoutingPolicy(ctx context.Context) error {
+	return installer.ApplyRoutingPolicy(ctx, adminClient, "..")
 }
 
 // clusterNodeName is the node every cluster has and envtest, which runs no kubelet, lacks.

@@ -71,10 +71,12 @@ operator_namespace=secondary-scheduler-operator
 
 start_operator() {
   SCHEDULER_NAMESPACES="${SCHEDULER_NAMESPACES:-demo}"
-  # As an installation does: the admission policy the installer ships (config/admission
-  # reads its parameters in the default namespace, operator_namespace).
+  # As an installation does: the admission policies the installer ships (config/admission
+  # reads its parameters in the default namespace, operator_namespace; config/routing is
+  # dist/routing.yaml, for spec.routing).
   kubectl create namespace "${operator_namespace}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl apply --server-side -k "${repo_root}/config/admission" >/dev/null
+  kubectl apply --server-side -k "${repo_root}/config/routing" >/dev/null
   printf 'SCHEDULER_NAMESPACES=%q\nMETRICS_TOKEN_CLUSTER_ROLES=%q\n' "${SCHEDULER_NAMESPACES}" "${METRICS_TOKEN_CLUSTER_ROLES}" >"${operator_settings}"
   POD_NAMESPACE="${operator_namespace}" start_process operator "${repo_root}/bin/manager" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address=0 --health-probe-bind-address=0 --scheduler-namespaces="${SCHEDULER_NAMESPACES}" \

@@ -9,7 +9,7 @@
 #   component logs, which down deletes)
 #   CLUSTER_NAME (default secondary-scheduler), OUTPUT_DIR (default _output/<name>),
 #   FAKE_NODES (default 4; 0 for none), FAKE_NODE_CPU (default 4), FAKE_NODE_MEMORY (default 16Gi),
-#   APPLY_CRD (default true; false leaves installing the CRD to the test, as an installer would)
+#   APPLY_CRD (default true; false leaves installing the CRDs to the test, as an installer would)
 #   KUBE_APISERVER_ARGS (space-separated key=value flags added to kube-apiserver's, for a
 #   cluster that lacks an API, as an older one does)
 #   KUBE_CONTROLLER_MANAGER_ARGS (the same for kube-controller-manager's)
@@ -185,6 +185,7 @@ up() {
   if [ "${APPLY_CRD}" = true ]; then
     kubectl apply --server-side -f "${repo_root}/config/crd/bases" >/dev/null
     wait_condition Established crd/secondaryschedulers.operator.secondary-scheduler.io
+    wait_condition Established crd/routingtables.operator.secondary-scheduler.io
   fi
   log "cluster ${CLUSTER_NAME} is up with ${FAKE_NODES} fake nodes; KUBECONFIG=${kubeconfig}"
 }

@@ -270,8 +270,8 @@ const (
 )
 
 // ConditionRouting is True while new pods are routed to the scheduler (spec.routing in
-// mode Enforce, carried by the API server's routing policy); the reason says why they
-// are not. It is absent without spec.routing.
+// mode Enforce, carried by the routing table that the API server's routing policy
+// reads); the reason says why they are not. It is absent without spec.routing.
 const ConditionRouting ConditionType = "Routing"
 
 // Reasons of the Routing condition.
@@ -281,9 +281,14 @@ const (
 	// ReasonAuditing: the route is in mode Audit: the policy only labels the pods it
 	// would route (routing.secondary-scheduler.io/would-route-to).
 	ReasonAuditing ConditionReason = "Auditing"
-	// ReasonRoutingPolicyPending: the route is accepted, but the routing policy in the API
-	// server does not carry it yet (the message says what it carries).
+	// ReasonRoutingPolicyPending: the route is accepted, but the routing table does not
+	// carry it yet (the message says what it carries).
 	ReasonRoutingPolicyPending ConditionReason = "RoutingPolicyPending"
+	// ReasonRoutingPolicyMissing: the route is accepted, but the routing policy and its
+	// binding, which the installer ships and the operator never writes, are missing or
+	// differ from what the installer ships, so no pod is provably routed; a cluster admin
+	// applies them.
+	ReasonRoutingPolicyMissing ConditionReason = "RoutingPolicyMissing"
 	// ReasonFailedOver: the scheduler has not been Available for spec.routing.failoverAfter,
 	// so new pods go to the default scheduler until it is back.
 	ReasonFailedOver ConditionReason = "FailedOver"

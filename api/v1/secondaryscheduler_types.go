@@ -622,7 +622,8 @@ type SecondarySchedulerSpec struct {
 
 	// Routing sends new pods to this scheduler without changing their manifests: the
 	// API server sets their spec.schedulerName when they are created (a
-	// MutatingAdmissionPolicy the operator keeps, which never blocks a pod). Pods that
+	// MutatingAdmissionPolicy the installer ships, which never blocks a pod, reading the
+	// routes from a RoutingTable the operator writes). Pods that
 	// exist already keep the scheduler they have: spec.schedulerName cannot change.
 	// The Routing condition says whether pods are routed now, and why not.
 	// +optional
@@ -1011,7 +1012,7 @@ type SecondarySchedulerList struct {
 }
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &SecondaryScheduler{}, &SecondarySchedulerList{})
+	scheme.AddKnownTypes(GroupVersion, &SecondaryScheduler{}, &SecondarySchedulerList{}, &RoutingTable{}, &RoutingTableList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

@@ -19,13 +19,19 @@ const crdPath = "../../config/crd/bases/operator.secondary-scheduler.io_secondar
 
 func loadCRD(t *testing.T) *apiextensions.CustomResourceDefinition {
 	t.Helper()
-	data, err := os.ReadFile(crdPath)
+	return loadCRDFile(t, crdPath)
+}
+
+// loadCRDFile reads the generated CRD at path.
+func loadCRDFile(t *testing.T, path string) *apiextensions.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read the CRD (make manifests writes it): %v", err)
 	}
 	crd, err := crdschema.Decode(data)
 	if err != nil {
-		t.Fatalf("%s: %v", crdPath, err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	return crd
 }

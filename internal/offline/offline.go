@@ -102,10 +102,10 @@ type Rendered struct {
 	// Found is what gathering found; Result the scheduler rendered from it.
 	Found  *gather.Facts
 	Result *render.Result
-	// RoutingPolicy is the routing policy for spec.routing, as it would be with this
-	// resource's route alone (the operator's one policy carries every route); empty
+	// RoutingTable is the routing table for spec.routing, as it would be with this
+	// resource's route alone (the operator's one table carries every route); nil
 	// without spec.routing, or when the route would not be carried.
-	RoutingPolicy []*unstructured.Unstructured
+	RoutingTable *unstructured.Unstructured
 	// Notes are what the operator would say beside: a version skew, recording rules it
 	// cannot install, a route it would not carry.
 	Notes []string
@@ -179,7 +179,7 @@ func Render(ctx context.Context, in Input) (*Rendered, error) {
 	return rendered, nil
 }
 
-// route renders the routing policy of spec.routing, decided as the operator decides it
+// route renders the routing table of spec.routing, decided as the operator decides it
 // once the scheduler serves its name and is Available, with this resource's route alone.
 func (r *Rendered) route(kubernetesMinor int, policy tenancy.Policy) error {
 	if r.Scheduler.Spec.Routing == nil {
@@ -198,11 +198,15 @@ func (r *Rendered) route(kubernetesMinor int, policy tenancy.Policy) error {
 		r.Notes = append(r.Notes, fmt.Sprintf("spec.routing is not carried (Routing %s): %s", verdict.Reason, verdict.Message))
 		return nil
 	}
-	objects, err := render.RoutingPolicy([]routing.Route{*verdict.Route}, policy.Namespaces)
+	table, err := render.RoutingTable([]routing.Route{*verdict.Route}, policy.Namespaces, nil)
 	if err != nil {
-		return fmt.Errorf("render the routing policy: %w", err)
+		return err
 	}
-	r.RoutingPolicy = objects
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(table)
+	if err != nil {
+		return fmt.Errorf("convert the routing table: %w", err)
+	}
+	r.RoutingTable = &unstructured.Unstructured{Object: content}
 	return nil
 }
 

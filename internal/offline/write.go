@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -31,12 +32,13 @@ func Write(w io.Writer, r *Rendered) error {
 	}
 	tokens := r.tokens()
 	objects := result.Objects
-	if len(r.RoutingPolicy) > 0 {
-		if _, err := fmt.Fprintf(w, "# Last, the routing policy %s, as it would be with this resource's route alone:\n"+
-			"# the operator keeps one policy that carries the routes of every SecondaryScheduler.\n", render.RoutingPolicyName); err != nil {
+	if r.RoutingTable != nil {
+		if _, err := fmt.Fprintf(w, "# Last, the routing table %s, as it would be with this resource's route alone: the operator\n"+
+			"# keeps one table that carries the routes of every SecondaryScheduler. The routing policy %s,\n"+
+			"# which reads it, is fixed, and ships with the installer.\n", v1.RoutingTableName, render.RoutingPolicyName); err != nil {
 			return err
 		}
-		objects = append(slices.Clip(objects), r.RoutingPolicy...)
+		objects = append(slices.Clip(objects), r.RoutingTable)
 	}
 	for _, object := range objects {
 		shown, err := readable(object, tokens)

@@ -153,6 +153,7 @@ var table = []Reason{
 	{Name: v1.ReasonRouted, Conditions: routed, Severity: Normal},
 	{Name: v1.ReasonAuditing, Conditions: routed, Severity: Normal},
 	{Name: v1.ReasonRoutingPolicyPending, Conditions: routed, Severity: Normal},
+	{Name: v1.ReasonRoutingPolicyMissing, Conditions: routed, Severity: Warning},
 	{Name: v1.ReasonFailedOver, Conditions: routed, Severity: Warning},
 	{Name: v1.ReasonSchedulerNotAvailable, Conditions: routed, Severity: Normal},
 	{Name: v1.ReasonRoutingConflict, Conditions: routed, Severity: Warning},

@@ -12,25 +12,40 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/routing"
 )
 
+// RoutingFacts are what the Routing condition of one SecondaryScheduler is reported from.
+type RoutingFacts struct {
+	// Verdict is what internal/routing decided of its route.
+	Verdict routing.Verdict
+	// Carried is the routing table's entry for it, nil when the table has none.
+	Carried *v1.TableRoute
+	// PolicyProblem says why the routing policy and its binding are not in place as the
+	// installer ships them; nil when they are.
+	PolicyProblem error
+	// Audited is how many pods a route in mode Audit labelled (status.routing.auditedPods),
+	// negative when not counted.
+	Audited int
+}
+
 // Routing reports cr's route in the Routing condition: what the routing policy in the
-// API server does for it (carried: the policy's entry for cr, nil when it has none), and
-// when that is not what the verdict wants, why. Pods are routed (True) exactly while the
-// policy carries the route in mode Enforce, whichever generation of it. Without
-// spec.routing the condition is removed. audited is how many pods a route in mode
-// Audit labelled (status.routing.auditedPods), negative when not counted.
-func Routing(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, verdict routing.Verdict,
-	carried *render.CarriedRoute, audited int) {
+// API server does for it (the table's entry for cr, and whether the policy is in place),
+// and when that is not what the verdict wants, why. Pods are routed (True) exactly while
+// the policy is in place and the table carries the route in mode Enforce, whichever
+// generation of it. Without spec.routing the condition is removed.
+func Routing(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, facts RoutingFacts) {
 	status.Routing = nil
 	if cr.Spec.Routing == nil {
 		meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionRouting))
 		return
 	}
+	audited, carried, verdict := facts.Audited, facts.Carried, facts.Verdict
 	if audited >= 0 {
 		status.Routing = &v1.RoutingStatus{AuditedPods: ptr.To(int32(audited))}
 	}
 	routes := carried != nil && carried.Mode == v1.RoutingEnforce
 	wanted := verdict.Route
 	switch {
+	case wanted != nil && facts.PolicyProblem != nil:
+		conditions.Set(v1.ConditionRouting, false, v1.ReasonRoutingPolicyMissing, policyMissingMessage(facts.PolicyProblem, carried, wanted))
 	case wanted != nil && carried != nil && carried.Generation == wanted.Generation && carried.Mode == wanted.Mode:
 		if wanted.Mode == v1.RoutingAudit {
 			message := verdict.Message
@@ -43,15 +58,29 @@ func Routing(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, con
 		conditions.Set(v1.ConditionRouting, true, v1.ReasonRouted, routedMessage(wanted))
 	case wanted != nil:
 		conditions.Set(v1.ConditionRouting, routes, v1.ReasonRoutingPolicyPending, fmt.Sprintf(
-			"the routing policy (MutatingAdmissionPolicy %s) does not carry this route as of generation %d yet; it %s",
-			render.RoutingPolicyName, wanted.Generation, carriedSentence(carried)))
-	case carried != nil:
+			"the routing table (RoutingTable %s) does not carry this route as of generation %d yet; it %s",
+			v1.RoutingTableName, wanted.Generation, carriedSentence(carried)))
+	case carried != nil && facts.PolicyProblem == nil:
 		conditions.Set(v1.ConditionRouting, routes, v1.ReasonRoutingPolicyPending, fmt.Sprintf(
-			"the routing policy (MutatingAdmissionPolicy %s) still %s, and is being changed because %s",
-			render.RoutingPolicyName, carriedSentence(carried), verdict.Message))
+			"the routing table (RoutingTable %s) still %s, and is being changed because %s",
+			v1.RoutingTableName, carriedSentence(carried), verdict.Message))
 	default:
 		conditions.Set(v1.ConditionRouting, false, verdict.Reason, verdict.Message)
 	}
+}
+
+// policyMissingMessage says that the routing policy is not in place (problem says how),
+// so that the route, carried or about to be, routes nothing, and what a cluster admin does.
+func policyMissingMessage(problem error, carried *v1.TableRoute, wanted *routing.Route) string {
+	table := "the routing table carries this route"
+	if carried == nil || carried.Generation != wanted.Generation || carried.Mode != wanted.Mode {
+		table = "the routing table is being written with this route"
+	}
+	return fmt.Sprintf("the routing policy is not in place (%v), so no pod is provably routed (a policy that differs may route as an "+
+		"older release's did); %s meanwhile. The operator neither creates nor changes a MutatingAdmissionPolicy: a cluster admin "+
+		"applies the MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding %s that the installer ships (dist/routing.yaml, or, "+
+		"installed with OLM, the objects the ClusterServiceVersion's description lists), as they are, labels included",
+		problem, table, render.RoutingPolicyName)
 }
 
 // routedMessage says which new pods route sends to its scheduler.
@@ -73,8 +102,8 @@ func routedMessage(route *routing.Route) string {
 		v1.LabelRoutedTo, route.SchedulerName)
 }
 
-// carriedSentence says what the policy does for a route, as a predicate.
-func carriedSentence(carried *render.CarriedRoute) string {
+// carriedSentence says what the table carries for a route, as a predicate.
+func carriedSentence(carried *v1.TableRoute) string {
 	if carried == nil {
 		return "carries no route of this SecondaryScheduler"
 	}

@@ -1,27 +1,30 @@
-// Package routing decides which SecondarySchedulers' routes the API server's routing
-// policy carries, and why the others are left out: a route sends the new pods it selects
-// to its scheduler (spec.routing), so a route to a scheduler that does not run would
-// strand them, and two routes selecting the same pods would race. Decide is a pure
-// function of the SecondarySchedulers (their spec, and their observed Available and
-// Routing conditions), the cluster's facts and the time: the controller that writes the
-// policy and the reconciler that reports each route's condition both call it, and agree.
+// Package routing decides which SecondarySchedulers' routes the routing table (the
+// parameters of the API server's routing policy) carries, and why the others are left
+// out: a route sends the new pods it selects to its scheduler (spec.routing), so a route
+// to a scheduler that does not run would strand them, and two routes selecting the same
+// pods would race. Decide is a pure function of the SecondarySchedulers (their spec, and
+// their observed Available and Routing conditions), the cluster's facts and the time: the
+// controller that writes the table and the reconciler that reports each route's
+// condition both call it, and agree.
 package routing
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
 
-// Route is one SecondaryScheduler's route, as the routing policy carries it.
+// Route is one SecondaryScheduler's route, as the routing table carries it.
 type Route struct {
 	// Owner is the SecondaryScheduler, and Generation the generation whose spec.routing
 	// this is.
@@ -38,7 +41,7 @@ type Route struct {
 
 // Verdict is what Decide says of one SecondaryScheduler's route.
 type Verdict struct {
-	// Route is what the policy should carry for it; nil when it carries nothing.
+	// Route is what the routing table should carry for it; nil when it carries nothing.
 	Route *Route
 	// Reason and Message say why, for the Routing condition.
 	Reason  v1.ConditionReason
@@ -95,7 +98,7 @@ func Decide(secondarySchedulers []v1.SecondaryScheduler, facts Facts) map[types.
 	return verdicts
 }
 
-// refuse gives the verdict of a route that no policy can carry whatever the others are;
+// refuse gives the verdict of a route that no table can carry whatever the others are;
 // refused is false when the route is a candidate.
 func refuse(cr *v1.SecondaryScheduler, facts Facts) (verdict Verdict, refused bool) {
 	switch {
@@ -117,6 +120,13 @@ func refuse(cr *v1.SecondaryScheduler, facts Facts) (verdict Verdict, refused bo
 	}
 	if err := checkRoute(cr.Spec.Routing); err != nil {
 		return Verdict{Reason: v1.ReasonInvalidSpec, Message: err.Error()}, true
+	}
+	if errs := validation.IsValidLabelValue(cr.Status.SchedulerName); len(errs) > 0 {
+		// The pods routed are labelled with the name: a pod the API server would refuse
+		// is not created at all, failurePolicy Ignore notwithstanding.
+		return Verdict{Reason: v1.ReasonInvalidSpec, Message: "the scheduler name " + cr.Status.SchedulerName + " cannot route pods: " +
+			"they are labelled with it, and it is no label value (" + strings.Join(errs, "; ") + "); give spec.schedulerName a name of " +
+			"at most 63 characters"}, true
 	}
 	return Verdict{}, false
 }
@@ -182,7 +192,7 @@ func stoppedWhileRouted(conditions []metav1.Condition) (stopped time.Time, wasRo
 	return time.Time{}, false
 }
 
-// routeOf is cr's route, as the policy carries it.
+// routeOf is cr's route, as the routing table carries it.
 func routeOf(cr *v1.SecondaryScheduler) *Route {
 	routing := cr.Spec.Routing
 	return &Route{

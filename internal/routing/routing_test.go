@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,21 @@ func TestDecide(t *testing.T) {
 			return cr
 		}(), routed("packer", time.Hour, time.Hour, "a")},
 			want: map[string]v1.ConditionReason{"broken": v1.ReasonInvalidSpec, "packer": v1.ReasonRouted}, carried: []string{"packer"}},
+		{name: "a selector larger than a routing table carries: refused", crs: []v1.SecondaryScheduler{func() v1.SecondaryScheduler {
+			cr := routed("packer", time.Hour, time.Hour, "a")
+			cr.Spec.Routing.PodSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: make([]string, v1.MaxRouteSelectorValues+1)}}}
+			for i := range cr.Spec.Routing.PodSelector.MatchExpressions[0].Values {
+				cr.Spec.Routing.PodSelector.MatchExpressions[0].Values[i] = fmt.Sprint("app-", i)
+			}
+			return cr
+		}()}, want: map[string]v1.ConditionReason{"packer": v1.ReasonInvalidSpec}},
+		{name: "a scheduler name that is no label value: refused", crs: []v1.SecondaryScheduler{func() v1.SecondaryScheduler {
+			cr := routed("packer", time.Hour, time.Hour, "a")
+			cr.Name = strings.Repeat("p", 64)
+			cr.Status.SchedulerName = cr.Name
+			return cr
+		}()}, want: map[string]v1.ConditionReason{strings.Repeat("p", 64): v1.ReasonInvalidSpec}},
 		{name: "without spec.routing: no verdict", crs: []v1.SecondaryScheduler{func() v1.SecondaryScheduler {
 			cr := routed("packer", time.Hour, time.Hour, "a")
 			cr.Spec.Routing = nil

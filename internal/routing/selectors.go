@@ -27,9 +27,36 @@ func checkRoute(routing *v1.Routing) error {
 	if _, err := metav1.LabelSelectorAsSelector(routing.PodSelector); err != nil {
 		return fmt.Errorf("spec.routing.podSelector: %w", err)
 	}
+	if err := CheckSelectorBounds(&routing.NamespaceSelector); err != nil {
+		return fmt.Errorf("spec.routing.namespaceSelector: %w", err)
+	}
+	if err := CheckSelectorBounds(routing.PodSelector); err != nil {
+		return fmt.Errorf("spec.routing.podSelector: %w", err)
+	}
 	for i := range routing.Tolerations {
 		if problem := tolerationProblem(&routing.Tolerations[i]); problem != "" {
 			return fmt.Errorf("spec.routing.tolerations[%d]: %s", i, problem)
+		}
+	}
+	return nil
+}
+
+// CheckSelectorBounds refuses a selector (nil selects everything) larger than a
+// RoutingTable carries: the bounds keep what the routing policy evaluates for each pod
+// created small.
+func CheckSelectorBounds(selector *metav1.LabelSelector) error {
+	if selector == nil {
+		return nil
+	}
+	if len(selector.MatchLabels) > v1.MaxRouteSelectorLabels {
+		return fmt.Errorf("%d matchLabels, more than the %d a route may have", len(selector.MatchLabels), v1.MaxRouteSelectorLabels)
+	}
+	if len(selector.MatchExpressions) > v1.MaxRouteSelectorRequirements {
+		return fmt.Errorf("%d matchExpressions, more than the %d a route may have", len(selector.MatchExpressions), v1.MaxRouteSelectorRequirements)
+	}
+	for i, requirement := range selector.MatchExpressions {
+		if len(requirement.Values) > v1.MaxRouteSelectorValues {
+			return fmt.Errorf("matchExpressions[%d]: %d values, more than the %d a route may have", i, len(requirement.Values), v1.MaxRouteSelectorValues)
 		}
 	}
 	return nil

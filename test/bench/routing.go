@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 const (
@@ -67,6 +68,9 @@ func runRouting(ctx context.Context, e *env) (*section, error) {
 		if err := e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: labels}}); client.IgnoreAlreadyExists(err) != nil {
 			return s, fmt.Errorf("create namespace %s: %w", namespace, err)
 		}
+	}
+	if err := e.installRoutingPolicy(ctx); err != nil {
+		return s, err
 	}
 	router := binPacking(routingNamespace, "router")
 	router.Spec.Routing = &v1.Routing{NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{routedLabel: "true"}}}
@@ -136,9 +140,23 @@ const routingMissed = "A pod the route selects costs the API server's MutatingAd
 	"the policy's evaluation and its JSON patch. The minimal policy's rows are that machinery's floor: at p50 it added 1.0 ms where the " +
 	"route added 1.16 ms (run at 15e7496), and in a control run on envtest's API server alone, 0.67 ms at p50 and 20 % at p99; the p99 of " +
 	"2,000 creates on two shared cores moves by 10 points or more between runs (12.6, 30.8 and 56.0 % in three runs of 2026-11-26, when the " +
-	"minimal policy added 3.2 to 50.6 %), so one run's figure is a sample: BENCH=routing BENCH_COUNT=3 gives the median of three. A pod no route selects costs nothing: the policy's label " +
-	"selectors, which the API server matches before any CEL, are narrowed to what every route requires. So 10 % at p99 is out of reach of " +
-	"any MutatingAdmissionPolicy here, however small; only a cheaper mutation in the API server would meet it."
+	"minimal policy added 3.2 to 50.6 %), so one run's figure is a sample: BENCH=routing BENCH_COUNT=3 gives the median of three. So 10 % " +
+	"at p99 is out of reach of any MutatingAdmissionPolicy here, however small; only a cheaper mutation in the API server would meet it."
+
+// installRoutingPolicy applies the routing policy and its binding as the installer ships
+// them (render.RoutingAdmission): the operator writes only the routing table they read.
+func (e *env) installRoutingPolicy(ctx context.Context) error {
+	shipped, err := render.RoutingAdmission()
+	if err != nil {
+		return err
+	}
+	for _, object := range shipped {
+		if err := e.client.Create(ctx, object); client.IgnoreAlreadyExists(err) != nil {
+			return fmt.Errorf("create %s %s: %w", object.GetKind(), object.GetName(), err)
+		}
+	}
+	return nil
+}
 
 // createMinimalPolicy makes minimalPolicy and its binding: the scheduler name of the pods
 // of minimalNamespace set to schedulerName, the least a MutatingAdmissionPolicy does.

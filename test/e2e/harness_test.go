@@ -96,10 +96,12 @@ var _ = BeforeSuite(func() {
 			return render.NodeReady(node) && len(node.Spec.Taints) == 0
 		}).Should(BeTrue(), "podrunner's node %s is Ready", name)
 	}
-	// As an installation does: the admission policy the installer ships, reading its
-	// parameters in the operator's namespace, where the operator writes them.
+	// As an installation does: the admission policies the installer ships (the authority
+	// policy reading its parameters in the operator's namespace, where the operator writes
+	// them; the routing policy reading the RoutingTable the operator writes).
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostOperatorNamespace}})).To(Succeed())
 	Expect(installer.ApplyAdmissionPolicies(ctx, k8s, repoRoot, hostOperatorNamespace)).To(Succeed())
+	Expect(installer.ApplyRoutingPolicy(ctx, k8s, repoRoot)).To(Succeed())
 	operator = startProcessWithEnv("operator", []string{"POD_NAMESPACE=" + hostOperatorNamespace}, filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug",
 		"--scheduler-namespaces="+strings.Join(schedulerNamespaces, ","),

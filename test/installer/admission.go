@@ -1,6 +1,7 @@
 // Package installer puts in place, for tests, what the installer ships beside the operator
-// and the operator may not write itself: the admission policies of config/admission, read
-// from the files that ship, as config/default builds them.
+// and the operator may not write itself: the admission policies of config/admission
+// (dist/install.yaml) and config/routing (dist/routing.yaml), read from the files that
+// ship, as config/default builds them.
 package installer
 
 import (
@@ -16,11 +17,20 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
 )
 
-// AdmissionPolicies are the objects config/admission under root lists in its
-// kustomization, with the bindings reading their parameters in operatorNamespace, as
-// config/default sets it.
-func AdmissionPolicies(root, operatorNamespace string) ([]*unstructured.Unstructured, error) {
-	dir := filepath.Join(root, "config", "admission")
+// The directories of the repository that hold what the installer ships besides the
+// operator.
+const (
+	// AdmissionDir holds the authority policy and its binding.
+	AdmissionDir = "config/admission"
+	// RoutingDir holds the routing policy and its binding.
+	RoutingDir = "config/routing"
+)
+
+// Objects are the objects dir under root lists in its kustomization, with the bindings
+// whose parameters are namespaced reading them in operatorNamespace, as config/default
+// sets it.
+func Objects(root, dir, operatorNamespace string) ([]*unstructured.Unstructured, error) {
+	dir = filepath.Join(root, dir)
 	documents, err := manifests.Documents(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		return nil, err
@@ -45,7 +55,7 @@ func AdmissionPolicies(root, operatorNamespace string) ([]*unstructured.Unstruct
 			if err := yaml.Unmarshal(document, &object.Object); err != nil {
 				return nil, fmt.Errorf("parse %s: %w", file, err)
 			}
-			if _, found, _ := unstructured.NestedMap(object.Object, "spec", "paramRef"); found {
+			if _, found, _ := unstructured.NestedString(object.Object, "spec", "paramRef", "namespace"); found {
 				if err := unstructured.SetNestedField(object.Object, operatorNamespace, "spec", "paramRef", "namespace"); err != nil {
 					return nil, err
 				}
@@ -59,11 +69,10 @@ func AdmissionPolicies(root, operatorNamespace string) ([]*unstructured.Unstruct
 	return objects, nil
 }
 
-// ApplyAdmissionPolicies creates the admission policies through c, an admin's client, or
-// replaces them with what ships when they exist: what an admin's apply of the installer
-// does.
-func ApplyAdmissionPolicies(ctx context.Context, c client.Client, root, operatorNamespace string) error {
-	objects, err := AdmissionPolicies(root, operatorNamespace)
+// Apply creates the objects of dir through c, an admin's client, or replaces them with
+// what ships when they exist: what an admin's apply of the installer does.
+func Apply(ctx context.Context, c client.Client, root, dir, operatorNamespace string) error {
+	objects, err := Objects(root, dir, operatorNamespace)
 	if err != nil {
 		return err
 	}
@@ -83,4 +92,15 @@ func ApplyAdmissionPolicies(ctx context.Context, c client.Client, root, operator
 		}
 	}
 	return nil
+}
+
+// ApplyAdmissionPolicies applies the authority policy and its binding (AdmissionDir),
+// reading their parameters in operatorNamespace.
+func ApplyAdmissionPolicies(ctx context.Context, c client.Client, root, operatorNamespace string) error {
+	return Apply(ctx, c, root, AdmissionDir, operatorNamespace)
+}
+
+// ApplyRoutingPolicy applies the routing policy and its binding (RoutingDir).
+func ApplyRoutingPolicy(ctx context.Context, c client.Client, root string) error {
+	return Apply(ctx, c, root, RoutingDir, "")
 }

@@ -157,7 +157,9 @@ func (b *Bundle) ManualObjects(operatorNamespace string) ([]*unstructured.Unstru
 				return nil, err
 			}
 		}
-		if _, found, _ := unstructured.NestedMap(object.Object, "spec", "paramRef"); found {
+		// Only a binding whose parameters are namespaced names a namespace (the routing
+		// binding's RoutingTable is cluster-scoped).
+		if _, found, _ := unstructured.NestedString(object.Object, "spec", "paramRef", "namespace"); found {
 			if err := unstructured.SetNestedField(object.Object, operatorNamespace, "spec", "paramRef", "namespace"); err != nil {
 				return nil, err
 			}

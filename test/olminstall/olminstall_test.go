@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -67,7 +68,7 @@ func TestRepositoryBundle(t *testing.T) {
 				t.Errorf("%s %s reads its parameters in namespace %s, want the operator's, scheduling", object.GetKind(), object.GetName(), paramNamespace)
 			}
 		}
-		if strings.HasPrefix(object.GetKind(), "ValidatingAdmissionPolicy") {
+		if strings.Contains(object.GetKind(), "AdmissionPolicy") {
 			if object.GetNamespace() != "" {
 				t.Errorf("%s %s has a namespace, %s", object.GetKind(), object.GetName(), object.GetNamespace())
 			}
@@ -102,7 +103,7 @@ func TestRepositoryBundleProvidedAPIRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roles, err := b.ProvidedAPIRoles()
+	all, err := b.ProvidedAPIRoles()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +136,15 @@ func TestRepositoryBundleProvidedAPIRoles(t *testing.T) {
 		{ProvidedAPICRDView, role(crd+"-v1-crdview", "view",
 			rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: []string{crd}})},
 	}
-	if len(roles) != len(tests) {
-		t.Errorf("%d ClusterRoles, want %d: one of each kind for the one owned CRD", len(roles), len(tests))
+	// Two owned CRDs: SecondarySchedulers and the RoutingTable the operator writes.
+	if len(all) != 2*len(tests) {
+		t.Errorf("%d ClusterRoles, want %d: one of each kind for each of the two owned CRDs", len(all), 2*len(tests))
+	}
+	var roles []ProvidedAPIRole
+	for _, role := range all {
+		if role.CRD == crd {
+			roles = append(roles, role)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.suffix, func(t *testing.T) {
@@ -166,7 +174,7 @@ func TestApplyProvidedAPIRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const crdName = "secondaryschedulers.operator.secondary-scheduler.io"
+	crdNames := []string{"secondaryschedulers.operator.secondary-scheduler.io", "routingtables.operator.secondary-scheduler.io"}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -179,7 +187,10 @@ func TestApplyProvidedAPIRoles(t *testing.T) {
 		objects []client.Object
 		wantErr bool
 	}{
-		{"the CRD exists", []client.Object{&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName, UID: "crd-uid"}}}, false},
+		{"the CRDs exist", []client.Object{
+			&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdNames[0], UID: types.UID(crdNames[0] + "-uid")}},
+			&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdNames[1], UID: types.UID(crdNames[1] + "-uid")}},
+		}, false},
 		{"no CRD", nil, true},
 	}
 	for _, tt := range tests {
@@ -200,12 +211,13 @@ func TestApplyProvidedAPIRoles(t *testing.T) {
 				}
 				return
 			}
-			if len(roles.Items) != 4 {
-				t.Errorf("%d ClusterRoles, want 4", len(roles.Items))
+			if len(roles.Items) != 4*len(crdNames) {
+				t.Errorf("%d ClusterRoles, want %d", len(roles.Items), 4*len(crdNames))
 			}
-			want := []metav1.OwnerReference{{APIVersion: "apiextensions.k8s.io/v1", Kind: "customresourcedefinition",
-				Name: crdName, UID: "crd-uid", BlockOwnerDeletion: new(false), Controller: new(false)}}
 			for _, role := range roles.Items {
+				crdName, _, _ := strings.Cut(role.Name, "-v1-")
+				want := []metav1.OwnerReference{{APIVersion: "apiextensions.k8s.io/v1", Kind: "customresourcedefinition",
+					Name: crdName, UID: types.UID(crdName + "-uid"), BlockOwnerDeletion: new(false), Controller: new(false)}}
 				if diff := cmp.Diff(want, role.OwnerReferences); diff != "" {
 					t.Errorf("%s owner references (-want +got):\n%s", role.Name, diff)
 				}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
@@ -98,12 +99,15 @@ var allowedRules = []allowedRule{
 	{managerRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
 	// The authority policy and binding, shipped by the installer: read, never written.
 	{managerRole, "admissionregistration.k8s.io", []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}, nil, readVerbs},
-	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, nil,
-		[]string{"get", "list", "watch", "create"}},
-	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
-		[]string{render.RoutingPolicyName}, []string{"update", "delete"}},
-	// The SecondaryScheduler CRD, read for its UID: it owns the routing policy and binding,
-	// so that uninstalling the API deletes them.
+	// The routing policy and its binding, which the installer ships: read only, since a
+	// mutating policy could change any pod. The operator writes the routing table they
+	// read, that one by name (create cannot be limited to names: a table of another name
+	// is read by no policy).
+	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, nil, readVerbs},
+	{managerRole, ourGroup, []string{"routingtables"}, nil, []string{"get", "list", "watch", "create"}},
+	{managerRole, ourGroup, []string{"routingtables"}, []string{v1.RoutingTableName}, []string{"update", "delete"}},
+	// The SecondaryScheduler CRD, read for its UID: it owns the routing table, so that
+	// uninstalling the API deletes it.
 	{managerRole, "apiextensions.k8s.io", []string{"customresourcedefinitions"}, []string{render.SecondarySchedulerCRDName}, []string{"get"}},
 
 	// The operator, in each namespace where it runs schedulers.

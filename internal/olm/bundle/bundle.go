@@ -51,6 +51,8 @@ const (
 	CSVFile = PackageName + ".clusterserviceversion.yaml"
 
 	defaultConfigDir = "config/default"
+	// routingConfigDir builds the routing policy and its binding (dist/routing.yaml).
+	routingConfigDir = "config/routing"
 	samplesDir       = "config/samples"
 	managerContainer = "manager"
 	watchNamespace   = "WATCH_NAMESPACE"
@@ -124,6 +126,18 @@ func Generate(opts Options) (*Bundle, error) {
 	parts, err := split(objects)
 	if err != nil {
 		return nil, err
+	}
+	// The routing policy ships beside config/default (dist/routing.yaml): a bundle cannot
+	// carry it either, so the description lists it with the others.
+	routing, err := kustomizeBuild(filepath.Join(opts.Root, routingConfigDir))
+	if err != nil {
+		return nil, err
+	}
+	for _, object := range routing {
+		if !slices.Contains(AdmissionKinds, object.GetKind()) {
+			return nil, fmt.Errorf("%s builds %s %s, which is no admission policy", routingConfigDir, object.GetKind(), object.GetName())
+		}
+		parts.manual = append(parts.manual, object)
 	}
 	base, err := readCSVBase(filepath.Join(opts.Root, CSVBasePath))
 	if err != nil {
@@ -351,7 +365,10 @@ func manualObjectsSection(objects []*unstructured.Unstructured) (string, error) 
 	b.WriteString("- the ValidatingAdmissionPolicy and its binding that check who may create or change a\n")
 	b.WriteString("  SecondaryScheduler. The operator cannot create or change admission policies, so that\n")
 	b.WriteString("  its account lends no such power; it writes only their parameters (a ConfigMap in its\n")
-	b.WriteString("  namespace) and runs no scheduler until they are in place as this release ships them.\n\n```yaml\n")
+	b.WriteString("  namespace) and runs no scheduler until they are in place as this release ships them;\n")
+	b.WriteString("- on Kubernetes 1.36 and later, for spec.routing, the MutatingAdmissionPolicy and its\n")
+	b.WriteString("  binding that route pods, whose parameters are the RoutingTable the operator writes\n")
+	b.WriteString("  (older clusters refuse these two, and the operator runs there without routing).\n\n```yaml\n")
 	for i, object := range objects {
 		data, err := marshalObject(object.Object)
 		if err != nil {

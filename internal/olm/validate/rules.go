@@ -2,6 +2,7 @@ package validate
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/mail"
@@ -350,8 +351,13 @@ func checkALMExamples(b *Bundle) []Finding {
 		return append(out, errorf("alm-examples is not a JSON list of objects: %v", err))
 	}
 	owned := map[string]bool{}
+	internal, err := internalObjects(b)
+	if err != nil {
+		out = append(out, errorf("%v", err))
+	}
 	for _, d := range b.CSV.Spec.CustomResourceDefinitions.Owned {
-		owned[ownedGVK(d)] = false
+		// An internal object (the operator's own) needs no example; one may still be given.
+		owned[ownedGVK(d)] = slices.Contains(internal, d.Name)
 	}
 	for i, example := range examples {
 		apiVersion, _ := example["apiVersion"].(string)
@@ -373,6 +379,23 @@ func checkALMExamples(b *Bundle) []Finding {
 		}
 	}
 	return out
+}
+
+// internalObjectsAnnotation lists, as a JSON list of CRD names, the owned APIs that only
+// the operator uses: consoles hide them.
+const internalObjectsAnnotation = "operators.operatorframework.io/internal-objects"
+
+// internalObjects are the CRD names the CSV marks internal.
+func internalObjects(b *Bundle) ([]string, error) {
+	listed, found := b.CSV.Annotations[internalObjectsAnnotation]
+	if !found {
+		return nil, nil
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(listed), &names); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON list of CRD names: %w", internalObjectsAnnotation, err)
+	}
+	return names, nil
 }
 
 func ownedGVK(d csv.CRDDescription) string {

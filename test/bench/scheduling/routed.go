@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,21 +20,21 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/routing"
 )
 
-// The OursRouted runs' pods name no scheduler: the routing policy internal/render renders
-// for a route of the benchmark's namespace gives them the scheduler's name as the API
-// server creates them, as spec.routing does (the benchmark applies the policy itself: no
-// operator runs here).
+// The OursRouted runs' pods name no scheduler: the routing policy the installer ships
+// (render.RoutingAdmission), with a routing table internal/render renders for a route of
+// the benchmark's namespace, gives them the scheduler's name as the API server creates
+// them, as spec.routing does (the benchmark applies both itself: no operator runs here).
 
-// benchRoutingPolicy names the benchmark's routing policy and its binding.
+// benchRoutingPolicy names the benchmark's routing policy, its binding and its table.
 const benchRoutingPolicy = "scheduling-bench-routing"
 
-// routePods puts in place the routing policy and its binding for a route of
-// benchNamespace to schedulerName, and waits until the API server applies it.
+// routePods puts in place the routing policy, its binding and a table with a route of
+// benchNamespace to schedulerName, and waits until the API server applies them.
 func routePods(ctx context.Context, client kubernetes.Interface) error {
 	route := routing.Route{Owner: types.NamespacedName{Namespace: benchNamespace, Name: schedulerName}, Generation: 1,
 		SchedulerName: schedulerName, Mode: v1.RoutingEnforce,
 		NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: benchNamespace}}}
-	rendered, err := render.RoutingPolicy([]routing.Route{route}, nil)
+	rendered, err := render.RoutingAdmission()
 	if err != nil {
 		return err
 	}
@@ -44,16 +45,29 @@ func routePods(ctx context.Context, client kubernetes.Interface) error {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(rendered[1].Object, binding); err != nil {
 		return fmt.Errorf("convert the routing policy's binding: %w", err)
 	}
-	// A name and labels of the benchmark's own: an operator running in the same cluster
-	// keeps the policy of its name as its routes say, and would delete this one.
+	table, err := render.RoutingTable([]routing.Route{route}, nil, nil)
+	if err != nil {
+		return err
+	}
+	// Names and labels of the benchmark's own: an operator running in the same cluster
+	// keeps the table of its name as its routes say, and would delete this one.
 	policy.Name, policy.Labels = benchRoutingPolicy, nil
-	binding.Name, binding.Labels, binding.Spec.PolicyName = benchRoutingPolicy, nil, benchRoutingPolicy
+	binding.Name, binding.Labels, binding.Spec.PolicyName, binding.Spec.ParamRef.Name = benchRoutingPolicy, nil, benchRoutingPolicy, benchRoutingPolicy
+	table.Name, table.Labels = benchRoutingPolicy, nil
 	admission := client.AdmissionregistrationV1()
 	if _, err := admission.MutatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create the routing policy: %w", err)
 	}
 	if _, err := admission.MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create the routing policy's binding: %w", err)
+	}
+	body, err := json.Marshal(table)
+	if err != nil {
+		return fmt.Errorf("encode the routing table: %w", err)
+	}
+	err = client.Discovery().RESTClient().Post().AbsPath(routingTablesPath).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create the routing table: %w", err)
 	}
 	// The API server loads a new policy within a second or so: a probe pod shows when.
 	pods := client.CoreV1().Pods(benchNamespace)
@@ -76,9 +90,17 @@ func routePods(ctx context.Context, client kubernetes.Interface) error {
 	return nil
 }
 
-// unroutePods deletes the routing policy and its binding. The other runs' pods name the
-// scheduler themselves, which the policy leaves alone while the API server still has it.
+// routingTablesPath is where the API server serves RoutingTables.
+var routingTablesPath = "/apis/" + v1.GroupVersion.String() + "/routingtables"
+
+// unroutePods deletes the routing policy, its binding and its table. The other runs'
+// pods name the scheduler themselves, which the policy leaves alone while the API server
+// still has it.
 func unroutePods(ctx context.Context, client kubernetes.Interface) error {
+	err := client.Discovery().RESTClient().Delete().AbsPath(routingTablesPath, benchRoutingPolicy).Do(ctx).Error()
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete the routing table: %w", err)
+	}
 	admission := client.AdmissionregistrationV1()
 	if err := admission.MutatingAdmissionPolicyBindings().Delete(ctx, benchRoutingPolicy, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete the routing policy's binding: %w", err)

@@ -1,0 +1,62 @@
+package report
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/routing"
+)
+
+// The Routing condition says what the routing policy in the API server does: a route the
+// table carries routes only while the policy the installer ships is in place.
+func TestRoutingCondition(t *testing.T) {
+	route := &routing.Route{Owner: types.NamespacedName{Namespace: "s", Name: "packer"}, Generation: 2, SchedulerName: "packer", Mode: v1.RoutingEnforce}
+	carried := &v1.TableRoute{SecondaryScheduler: "s/packer", Generation: 2, SchedulerName: "packer", Mode: v1.RoutingEnforce}
+	older := &v1.TableRoute{SecondaryScheduler: "s/packer", Generation: 1, SchedulerName: "packer", Mode: v1.RoutingEnforce}
+	missing := errors.New("MutatingAdmissionPolicy secondary-scheduler-operator-routing does not exist")
+	failedOver := routing.Verdict{Reason: v1.ReasonFailedOver, Message: "the scheduler has not been Available"}
+	tests := []struct {
+		name       string
+		facts      RoutingFacts
+		wantStatus metav1.ConditionStatus
+		wantReason v1.ConditionReason
+		// wantInMessage is part of the message.
+		wantInMessage string
+	}{
+		{"carried, policy in place: routed", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried},
+			metav1.ConditionTrue, v1.ReasonRouted, "spec.schedulerName packer"},
+		{"carried, policy missing: nothing routed, the admin applies it", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried, PolicyProblem: missing},
+			metav1.ConditionFalse, v1.ReasonRoutingPolicyMissing, "does not exist"},
+		{"not carried yet, policy missing: the installer's policy named", RoutingFacts{Verdict: routing.Verdict{Route: route}, PolicyProblem: missing},
+			metav1.ConditionFalse, v1.ReasonRoutingPolicyMissing, "dist/routing.yaml"},
+		{"an older generation carried: still routed, pending", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: older},
+			metav1.ConditionTrue, v1.ReasonRoutingPolicyPending, "RoutingTable secondary-scheduler-operator-routing"},
+		{"failed over, still carried: pending its removal", RoutingFacts{Verdict: failedOver, Carried: carried},
+			metav1.ConditionTrue, v1.ReasonRoutingPolicyPending, "is being changed because the scheduler has not been Available"},
+		{"failed over, policy missing: why it routes nothing", RoutingFacts{Verdict: failedOver, Carried: carried, PolicyProblem: missing},
+			metav1.ConditionFalse, v1.ReasonFailedOver, "the scheduler has not been Available"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "s", Name: "packer", Generation: 2},
+				Spec: v1.SecondarySchedulerSpec{Routing: &v1.Routing{}}}
+			status := &v1.SecondarySchedulerStatus{}
+			tt.facts.Audited = -1
+			Routing(cr, status, NewConditions(cr, status), tt.facts)
+			condition := meta.FindStatusCondition(status.Conditions, string(v1.ConditionRouting))
+			if condition == nil {
+				t.Fatal("no Routing condition")
+			}
+			if condition.Status != tt.wantStatus || condition.Reason != string(tt.wantReason) || !strings.Contains(condition.Message, tt.wantInMessage) {
+				t.Errorf("Routing %s %s %q, want %s %s with %q", condition.Status, condition.Reason, condition.Message, tt.wantStatus, tt.wantReason,
+					tt.wantInMessage)
+			}
+		})
+	}
+}
