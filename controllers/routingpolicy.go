@@ -372,7 +372,7 @@ func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, su
 		if err != nil {
 			return fmt.Errorf("render the routing policy: %w", err)
 		}
-		if facts.Policy, err = admission.Owned(shipped); err != nil {
+		if facts.Policy, err = admission.Installed(shipped); err != nil {
 			return fmt.Errorf("read the routing policy: %w", err)
 		}
 	}

@@ -17,8 +17,8 @@ import (
 
 // decoders are the ways a SecondaryScheduler reaches the operator: the API machinery's
 // codec (what the cache and clients decode with), and the unstructured converter.
-var decoders = map[string]func(t *testing.T, data []byte) *SecondaryScheduler{
-	"codec": func(t *testing.T, data []byte) *SecondaryScheduler {
+var decoders = map[string]func(t testing.TB, data []byte) *SecondaryScheduler{
+	"codec": func(t testing.TB, data []byte) *SecondaryScheduler {
 		scheme := k8sruntime.NewScheme()
 		if err := AddToScheme(scheme); err != nil {
 			t.Fatal(err)
@@ -29,7 +29,7 @@ var decoders = map[string]func(t *testing.T, data []byte) *SecondaryScheduler{
 		}
 		return object.(*SecondaryScheduler)
 	},
-	"unstructured": func(t *testing.T, data []byte) *SecondaryScheduler {
+	"unstructured": func(t testing.TB, data []byte) *SecondaryScheduler {
 		object := &unstructured.Unstructured{}
 		if err := object.UnmarshalJSON(data); err != nil {
 			t.Fatal(err)
@@ -114,5 +114,24 @@ func TestSpecDecodesAsBefore(t *testing.T) {
 	}
 	if !strings.Contains(string(data), `"defaultRequests":{"cpu":"100m"}`) {
 		t.Errorf("the test's data lacks the quantity it means to decode: %s", data)
+	}
+}
+
+// BenchmarkDecodeSecondaryScheduler is what the operator's cache spends on one resource
+// it lists or watches: one within bounds, and one stored with a hostile quantity, which
+// costs no more (parsed, that one took about 400 MB).
+func BenchmarkDecodeSecondaryScheduler(b *testing.B) {
+	decode := decoders["codec"]
+	for name, spec := range map[string]string{
+		"within-bounds":    `{"profile":{"type":"TargetLoadPacking","targetLoadPacking":{"defaultRequests":{"cpu":"100m","memory":"1Gi"}}}}`,
+		"hostile-quantity": `{"profile":{"type":"TargetLoadPacking","targetLoadPacking":{"defaultRequests":{"cpu":"1e-99999999","memory":"1Gi"}}}}`,
+	} {
+		data := []byte(`{"apiVersion":"operator.secondary-scheduler.io/v1","kind":"SecondaryScheduler","metadata":{"name":"x","namespace":"y"},"spec":` + spec + `}`)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				decode(b, data)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-// Package admission keeps in place the admission policies that decide, in the API
+// Package admission checks that the admission policies are in place that decide, in the API
 // server, who may run a secondary scheduler: a SecondaryScheduler makes the operator run a
 // process that binds and deletes pods in every namespace, and read the ConfigMaps and
 // Secret it names. The policies (internal/render renders them from bindata) check each
@@ -43,9 +43,6 @@ type Policies struct {
 	// bindings, in the order they are written: a binding after its policy; then the
 	// parameters (*ConfigMap), if any.
 	objects []client.Object
-	// ownedOnly keeps Ensure from changing an object of the same name that the operator
-	// did not create (it lacks its managed-by label).
-	ownedOnly bool
 	// installed says the policies and bindings are the installer's, which the operator
 	// checks and never writes: Ensure writes the parameters alone.
 	installed bool
@@ -70,7 +67,6 @@ func Desired(operatorNamespace string, allowedImages []string) (*Policies, error
 		return nil, err
 	}
 	policies.installed = true
-	policies.ownedOnly = true // the parameters: a ConfigMap of the operator's namespace
 	policies.allowedImages = slices.Clone(allowedImages)
 	return policies, nil
 }
@@ -109,17 +105,15 @@ func (p *Policies) CheckImages(spec *v1.SecondarySchedulerSpec) error {
 	return nil
 }
 
-// Owned are rendered admission policies and bindings, validating or mutating, in the
-// order they are written, which Ensure creates, or changes when they carry the
-// operator's managed-by label: a same-named object of someone else is reported
-// (NotOursError), never touched. The authority policies, by contrast, are the operator's
-// by their name alone: it restores them whoever changed them.
-func Owned(rendered []*unstructured.Unstructured) (*Policies, error) {
+// Installed are rendered admission policies and bindings, validating or mutating, that
+// the installer ships and the operator only checks (Check), such as the routing policy:
+// Ensure writes none of them.
+func Installed(rendered []*unstructured.Unstructured) (*Policies, error) {
 	policies, err := of(rendered)
 	if err != nil {
 		return nil, err
 	}
-	policies.ownedOnly = true
+	policies.installed = true
 	return policies, nil
 }
 
@@ -292,9 +286,9 @@ func (p *Policies) isInstalled(object client.Object) bool {
 	return p.installed && !parameters
 }
 
-// Ensure creates the objects that are missing and replaces the spec of those that differ,
-// in order: of installed policies (Desired), the parameters alone. A whole spec is written, not applied: server-side apply
-// would keep fields someone else added, such as a selector that narrows a binding. The
+// Ensure writes the parameters (Desired): it creates them when missing and replaces their
+// data when it differs, but leaves a same-named object the operator did not create alone
+// (NotOursError). The policies and bindings are the installer's: it writes none. The
 // update carries the resourceVersion read, so a change made meanwhile is read again, not
 // overwritten. It reads through reader, which should be the API server rather than a
 // cache selecting by label: an object whose label was removed would be missing from the
@@ -305,7 +299,7 @@ func (p *Policies) Ensure(ctx context.Context, reader client.Reader, writer clie
 		if p.isInstalled(want) {
 			continue
 		}
-		if err := ensure(ctx, reader, writer, want, p.ownedOnly); err != nil {
+		if err := ensure(ctx, reader, writer, want); err != nil {
 			failed = append(failed, err)
 		}
 	}
@@ -328,31 +322,7 @@ func isOurs(object client.Object) bool {
 	return object.GetLabels()[render.LabelManagedBy] == render.ManagedByValue
 }
 
-// DeleteOwned deletes each of objects (typed, named, empty) that exists and that the
-// operator created, in order, on the condition that it is still the object read (its
-// UID): what someone else made, or made again meanwhile, is left alone.
-func DeleteOwned(ctx context.Context, reader client.Reader, writer client.Writer, objects ...client.Object) error {
-	for _, object := range objects {
-		err := reader.Get(ctx, client.ObjectKeyFromObject(object), object)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read %s %s: %w", kindOf(object), object.GetName(), err)
-		}
-		if !isOurs(object) {
-			continue
-		}
-		uid := object.GetUID()
-		err = writer.Delete(ctx, object, client.Preconditions{UID: &uid})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("delete %s %s: %w", kindOf(object), object.GetName(), err)
-		}
-	}
-	return nil
-}
-
-func ensure(ctx context.Context, reader client.Reader, writer client.Writer, want client.Object, ownedOnly bool) error {
+func ensure(ctx context.Context, reader client.Reader, writer client.Writer, want client.Object) error {
 	live := emptyOf(kindOf(want))
 	err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
 	if apierrors.IsNotFound(err) {
@@ -364,7 +334,7 @@ func ensure(ctx context.Context, reader client.Reader, writer client.Writer, wan
 	if err != nil {
 		return fmt.Errorf("read %s %s: %w", kindOf(want), want.GetName(), err)
 	}
-	if ownedOnly && !isOurs(live) {
+	if !isOurs(live) {
 		return &NotOursError{Kind: kindOf(want), Name: want.GetName()}
 	}
 	if asRendered(live, want) {
