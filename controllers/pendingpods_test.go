@@ -84,13 +84,15 @@ func TestPendingPodsAreCountedAndExplained(t *testing.T) {
 const ignoredSchedulerName = "volcano"
 
 // A pod that waits for a scheduler name no SecondaryScheduler provides gets one Warning
-// Event naming those provided, and is counted in the operator's metrics; pods of the
-// default scheduler and of a name another scheduler serves are left alone.
+// Event naming those provided, and the nearest of them, and is counted in the operator's
+// metrics; pods of the default scheduler and of a name another scheduler serves are left
+// alone.
 func TestPodNamingAnUnprovidedSchedulerIsTold(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("provided")
 	s.create(cr)
-	typo := waitingPod(s.namespace, "typo", "binpackng-"+s.namespace)
+	// A typo of "provided", which no other test's SecondaryScheduler is near.
+	typo := waitingPod(s.namespace, "typo", "provdied")
 	volcano := waitingPod(s.namespace, "gang", ignoredSchedulerName)
 	defaulted := waitingPod(s.namespace, "defaulted", corev1.DefaultSchedulerName)
 	s.create(typo, volcano, defaulted)
@@ -105,9 +107,9 @@ func TestPodNamingAnUnprovidedSchedulerIsTold(t *testing.T) {
 	s.g.Expect(told[0].ReportingInstance).To(HavePrefix(EventReporter + "-"))
 	// Other tests' SecondarySchedulers run beside it: which names the Event lists is
 	// TestProvidedSentence's.
-	s.g.Expect(told[0].Note).To(And(ContainSubstring(`"binpackng-`+s.namespace+`"`), ContainSubstring("those provided are")))
+	s.g.Expect(told[0].Note).To(And(ContainSubstring(`"provdied"`), ContainSubstring("those provided are"), ContainSubstring(`did you mean "provided"`)))
 
-	s.g.Expect(unknownSchedulerPods("binpackng-" + s.namespace)).To(Equal(1.0))
+	s.g.Expect(unknownSchedulerPods("provdied")).To(Equal(1.0))
 	s.g.Expect(unknownSchedulerPods(ignoredSchedulerName)).To(BeZero())
 	// Told once, whatever wakes it again (here: an update of the pod's labels, and time).
 	s.update(typo, func() { typo.Labels = map[string]string{"touched": "yes"} })

@@ -169,9 +169,9 @@ func (s *strandedPods) Reconcile(ctx context.Context, req reconcile.Request) (re
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	note := fmt.Sprintf("no SecondaryScheduler provides scheduler %q, which this pod names in spec.schedulerName: %s; "+
+	note := fmt.Sprintf("no SecondaryScheduler provides scheduler %q, which this pod names in spec.schedulerName: %s%s; "+
 		"recreate the pod naming one of them (spec.schedulerName cannot be changed), or create the SecondaryScheduler it names",
-		pod.SchedulerName(), providedSentence(provided))
+		pod.SchedulerName(), providedSentence(provided), nearestSentence(pod.SchedulerName(), provided))
 	if err := s.events.Create(ctx, s.warning(pod, note)); err != nil {
 		// Not told yet: told when the retry succeeds.
 		return reconcile.Result{}, fmt.Errorf("tell pod %s that its scheduler is not provided: %w", pod.Key(), err)
@@ -254,6 +254,15 @@ func providedSentence(names []string) string {
 		return fmt.Sprintf("those provided are %s and %d more (kubectl get secondaryschedulers -A)", strings.Join(names[:shown], ", "), len(names)-shown)
 	}
 	return "those provided are " + strings.Join(names, ", ") + " (kubectl get secondaryschedulers -A)"
+}
+
+// nearestSentence suggests the provided name nearest to name, a typo of it perhaps; ""
+// when none is near.
+func nearestSentence(name string, provided []string) string {
+	if nearest := usertext.Nearest(name, provided); nearest != "" {
+		return fmt.Sprintf("; did you mean %q", nearest)
+	}
+	return ""
 }
 
 var unknownSchedulerPodsDesc = prometheus.NewDesc("secondary_scheduler_operator_pods_naming_unknown_scheduler",

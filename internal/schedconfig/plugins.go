@@ -1,10 +1,12 @@
 package schedconfig
 
 import (
+	"maps"
 	"slices"
-	"strings"
 
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
 // inTreePlugins are the plugins Kubernetes' own kube-scheduler has in some version from
@@ -95,43 +97,11 @@ func UnknownPlugins(config *schedulerconfigv1.KubeSchedulerConfiguration, schedu
 }
 
 // NearestPlugin is the plugin name, of those a kube-scheduler of the kind given has,
-// nearest to name by edit distance, when it is near enough to be what was meant (at most
-// a third of name's letters differ, at least 2 allowed); "" when none is.
+// nearest to name (usertext.Nearest); "" when none is near enough.
 func NearestPlugin(name string, schedulerPlugins bool) string {
-	best, bestDistance := "", max(2, len(name)/3)+1
-	consider := func(known map[string]bool) {
-		for candidate := range known {
-			if distance := editDistance(strings.ToLower(name), strings.ToLower(candidate)); distance < bestDistance ||
-				(distance == bestDistance && candidate < best) {
-				best, bestDistance = candidate, distance
-			}
-		}
-	}
-	consider(inTreePlugins)
+	known := slices.Collect(maps.Keys(inTreePlugins))
 	if schedulerPlugins {
-		consider(schedulerPluginsPlugins)
+		known = slices.AppendSeq(known, maps.Keys(schedulerPluginsPlugins))
 	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes: plugin names are ASCII.
-// Written here rather than imported: a dozen lines, for names of a few dozen bytes.
-func editDistance(a, b string) int {
-	previous := make([]int, len(b)+1)
-	current := make([]int, len(b)+1)
-	for j := range previous {
-		previous[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		current[0] = i
-		for j := 1; j <= len(b); j++ {
-			substitution := previous[j-1]
-			if a[i-1] != b[j-1] {
-				substitution++
-			}
-			current[j] = min(previous[j]+1, current[j-1]+1, substitution)
-		}
-		previous, current = current, previous
-	}
-	return previous[len(b)]
+	return usertext.Nearest(name, known)
 }
