@@ -40,8 +40,9 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD, the operator's ClusterRole, the admission policies the installer ships (config/admission), config/prometheus/alert-rules.yaml (a copy of the alert rules the operator ships) and bindata's copy of the CRD (the offline renderer validates with it).
+manifests: $(CONTROLLER_GEN) ## Generate the CRDs (their descriptions' paragraphs on one line each, for kubectl explain), the operator's ClusterRole, the admission policies the installer ships (config/admission), config/prometheus/alert-rules.yaml (a copy of the alert rules the operator ships) and bindata's copy of the CRD (the offline renderer validates with it).
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crddescriptions config/crd/bases/*.yaml
 	go run ./hack/admissiongen -admission config/admission -routing config/routing
 	cp bindata/assets/monitoring/alert-rules.yaml config/prometheus/alert-rules.yaml
 	cp config/crd/bases/operator.secondary-scheduler.io_secondaryschedulers.yaml bindata/assets/crd/secondaryschedulers.yaml
@@ -92,7 +93,7 @@ test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) tes
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), the shipped RBAC against its allow-list, the alert rules and the dashboard's queries with promtool.
-	go test ./api/... ./internal/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/bench ./hack/apidocs/... ./hack/demoload/... -count=1
+	go test ./api/... ./internal/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/bench ./hack/apidocs/... ./hack/demoload/... ./hack/crddescriptions/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
