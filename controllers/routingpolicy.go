@@ -226,11 +226,6 @@ func (tableNotOursError) Error() string {
 		"delete it for the operator to write its own", v1.RoutingTableName, render.LabelManagedBy, render.ManagedByValue)
 }
 
-// isOurs reports whether the operator created object: it carries the managed-by label.
-func isOurs(object client.Object) bool {
-	return object.GetLabels()[render.LabelManagedBy] == render.ManagedByValue
-}
-
 // tableAsRendered reports whether live has want's spec and labels, and each of its owners.
 func tableAsRendered(live, want *v1.RoutingTable) bool {
 	for key, value := range want.Labels {
@@ -262,7 +257,7 @@ func (r *RoutingTableReconciler) ensureTable(ctx context.Context, want *v1.Routi
 	if err != nil {
 		return fmt.Errorf("read RoutingTable %s: %w", want.Name, err)
 	}
-	if !isOurs(live) {
+	if !render.ManagedByOperator(live.Labels) {
 		return tableNotOursError{}
 	}
 	if tableAsRendered(live, want) {
@@ -296,7 +291,7 @@ func (r *RoutingTableReconciler) deleteTable(ctx context.Context) error {
 	if err := r.Get(ctx, client.ObjectKey{Name: v1.RoutingTableName}, table); err != nil {
 		return client.IgnoreNotFound(err) // the cache holds the operator's alone
 	}
-	if !isOurs(table) {
+	if !render.ManagedByOperator(table.Labels) {
 		return nil
 	}
 	uid := table.UID

@@ -181,17 +181,6 @@ func asRendered(live, want client.Object) bool {
 	return equality.Semantic.DeepEqual(specOf(live), specOf(want))
 }
 
-// Names are the names of the policies and bindings.
-func (p *Policies) Names() []string {
-	names := make([]string, 0, len(p.objects))
-	for _, object := range p.objects {
-		if !slices.Contains(names, object.GetName()) {
-			names = append(names, object.GetName())
-		}
-	}
-	return names
-}
-
 // NotInPlaceError says which policy, binding or parameters are missing or not as
 // rendered.
 type NotInPlaceError struct {
@@ -317,11 +306,6 @@ func (e *NotOursError) Error() string {
 		"delete it, or rename it, for the operator to create its own", e.Kind, e.Name, render.LabelManagedBy, render.ManagedByValue)
 }
 
-// isOurs reports whether the operator created object: it carries the managed-by label.
-func isOurs(object client.Object) bool {
-	return object.GetLabels()[render.LabelManagedBy] == render.ManagedByValue
-}
-
 func ensure(ctx context.Context, reader client.Reader, writer client.Writer, want client.Object) error {
 	live := emptyOf(kindOf(want))
 	err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
@@ -334,7 +318,7 @@ func ensure(ctx context.Context, reader client.Reader, writer client.Writer, wan
 	if err != nil {
 		return fmt.Errorf("read %s %s: %w", kindOf(want), want.GetName(), err)
 	}
-	if !isOurs(live) {
+	if !render.ManagedByOperator(live.GetLabels()) {
 		return &NotOursError{Kind: kindOf(want), Name: want.GetName()}
 	}
 	if asRendered(live, want) {

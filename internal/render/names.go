@@ -20,6 +20,13 @@ const (
 	LabelOwnerUID = "operator.secondary-scheduler.io/owner-uid"
 )
 
+// ManagedByOperator reports whether labels carry the operator's managed-by label: what
+// marks the objects it writes once for the whole installation (an admission policy's
+// parameters, the routing table), which belong to no SecondaryScheduler.
+func ManagedByOperator(labels map[string]string) bool {
+	return labels[LabelManagedBy] == ManagedByValue
+}
+
 // ConfigHashAnnotation on the scheduler's pod template holds the hash of the rendered
 // configuration: pods roll when, and only when, the configuration really changes.
 const ConfigHashAnnotation = "operator.secondary-scheduler.io/config-hash"

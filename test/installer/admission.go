@@ -26,10 +26,19 @@ const (
 	RoutingDir = "config/routing"
 )
 
-// Objects are the objects dir under root lists in its kustomization, with the bindings
-// whose parameters are namespaced reading them in operatorNamespace, as config/default
-// sets it.
-func Objects(root, dir, operatorNamespace string) ([]*unstructured.Unstructured, error) {
+// MoveParameters makes object, when it is a binding whose parameters are namespaced, read
+// them in operatorNamespace, as config/default and the CSV's description have an admin set
+// it; the routing binding's RoutingTable is cluster-scoped, and names no namespace.
+func MoveParameters(object *unstructured.Unstructured, operatorNamespace string) error {
+	if _, found, _ := unstructured.NestedString(object.Object, "spec", "paramRef", "namespace"); !found {
+		return nil
+	}
+	return unstructured.SetNestedField(object.Object, operatorNamespace, "spec", "paramRef", "namespace")
+}
+
+// objects are the objects dir under root lists in its kustomization, their parameters
+// moved to operatorNamespace (MoveParameters).
+func objects(root, dir, operatorNamespace string) ([]*unstructured.Unstructured, error) {
 	dir = filepath.Join(root, dir)
 	documents, err := manifests.Documents(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
@@ -44,7 +53,7 @@ func Objects(root, dir, operatorNamespace string) ([]*unstructured.Unstructured,
 	if err := yaml.Unmarshal(documents[0], &kustomization); err != nil {
 		return nil, fmt.Errorf("parse %s/kustomization.yaml: %w", dir, err)
 	}
-	var objects []*unstructured.Unstructured
+	var found []*unstructured.Unstructured
 	for _, file := range kustomization.Resources {
 		documents, err := manifests.Documents(filepath.Join(dir, file))
 		if err != nil {
@@ -55,28 +64,26 @@ func Objects(root, dir, operatorNamespace string) ([]*unstructured.Unstructured,
 			if err := yaml.Unmarshal(document, &object.Object); err != nil {
 				return nil, fmt.Errorf("parse %s: %w", file, err)
 			}
-			if _, found, _ := unstructured.NestedString(object.Object, "spec", "paramRef", "namespace"); found {
-				if err := unstructured.SetNestedField(object.Object, operatorNamespace, "spec", "paramRef", "namespace"); err != nil {
-					return nil, err
-				}
+			if err := MoveParameters(object, operatorNamespace); err != nil {
+				return nil, err
 			}
-			objects = append(objects, object)
+			found = append(found, object)
 		}
 	}
-	if len(objects) == 0 {
+	if len(found) == 0 {
 		return nil, fmt.Errorf("%s ships no object", dir)
 	}
-	return objects, nil
+	return found, nil
 }
 
 // Apply creates the objects of dir through c, an admin's client, or replaces them with
 // what ships when they exist: what an admin's apply of the installer does.
 func Apply(ctx context.Context, c client.Client, root, dir, operatorNamespace string) error {
-	objects, err := Objects(root, dir, operatorNamespace)
+	shipped, err := objects(root, dir, operatorNamespace)
 	if err != nil {
 		return err
 	}
-	for _, object := range objects {
+	for _, object := range shipped {
 		err := c.Create(ctx, object.DeepCopy())
 		if apierrors.IsAlreadyExists(err) {
 			live := &unstructured.Unstructured{}

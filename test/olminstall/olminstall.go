@@ -49,6 +49,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/olm/bundle"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/olm/csv"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/crdready"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 )
 
 // The labels OLM puts on what it creates for a CSV.
@@ -157,12 +158,8 @@ func (b *Bundle) ManualObjects(operatorNamespace string) ([]*unstructured.Unstru
 				return nil, err
 			}
 		}
-		// Only a binding whose parameters are namespaced names a namespace (the routing
-		// binding's RoutingTable is cluster-scoped).
-		if _, found, _ := unstructured.NestedString(object.Object, "spec", "paramRef", "namespace"); found {
-			if err := unstructured.SetNestedField(object.Object, operatorNamespace, "spec", "paramRef", "namespace"); err != nil {
-				return nil, err
-			}
+		if err := installer.MoveParameters(object, operatorNamespace); err != nil {
+			return nil, err
 		}
 		objects = append(objects, object)
 	}
