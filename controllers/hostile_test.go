@@ -461,11 +461,13 @@ func TestStatusHighlyAvailableNeedsALeader(t *testing.T) {
 	s.expectCondition(cr, v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonReconciled)
 }
 
-// A rollout makes the scheduler Available again only once a pod of the new configuration
-// leads: a new pod is ready (its probes pass) while the old one still holds the Lease and
-// schedules as the old configuration says, until it stops. kubectl wait on Available so
-// returns once pods are placed as the new generation asks.
-func TestStatusAvailableOnceTheCurrentConfigurationLeads(t *testing.T) {
+// A rollout is done only once a pod of the new configuration leads: a new pod is ready
+// (its probes pass) while the old one still holds the Lease and schedules as the old
+// configuration says, until it stops. Meanwhile the scheduler serves its name (Available
+// True, ServingPreviousConfiguration) and the rollout goes on (Progressing, Reconciling),
+// so kubectl wait on Reconciling=False returns once pods are placed as the new
+// generation asks.
+func TestStatusInEffectOnceTheCurrentConfigurationLeads(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("handover")
 	s.createRunning(cr)
@@ -479,14 +481,35 @@ func TestStatusAvailableOnceTheCurrentConfigurationLeads(t *testing.T) {
 	}).ShouldNot(Equal(oldHash))
 	next := render.WorkloadName(cr) + "-next"
 	s.addReadyPod(cr, next, template)
-	available := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonHandingOver)
-	s.g.Expect(available.Message).To(ContainSubstring("but " + render.WorkloadName(cr) + "-0_1234, which is not one of them, holds Lease"))
+	s.markRolledOut(cr)
+	available := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonServingPreviousConfiguration)
+	s.g.Expect(available.Message).To(ContainSubstring(render.WorkloadName(cr) + "-0, a pod of an earlier configuration, holds Lease"))
+	handingOver := s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionTrue, v1.ReasonHandingOver)
+	s.g.Expect(handingOver.Message).To(ContainSubstring("but " + render.WorkloadName(cr) + "-0_1234, of an earlier configuration, holds Lease"))
+	s.expectCondition(cr, v1.ConditionReconciling, metav1.ConditionTrue, v1.ReasonHandingOver)
 
 	// The old pod stops and releases the Lease, which nobody holds for a moment.
+	s.g.Expect(adminClient.Delete(s.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.WorkloadName(cr) + "-0"}},
+		client.GracePeriodSeconds(0))).To(Succeed())
 	s.holdLeaseAs(cr, "")
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoLeader)
 	s.holdLeaseAs(cr, next+"_5678")
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
+	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonRolloutComplete)
+	s.expectCondition(cr, v1.ConditionReconciling, metav1.ConditionFalse, v1.ReasonReconciled)
+}
+
+// markRolledOut says in the Deployment's status that its controller rolled out the
+// current template to every replica.
+func (s *scenario) markRolledOut(cr *v1.SecondaryScheduler) {
+	s.t.Helper()
+	s.g.Eventually(func() error {
+		deployment := s.deployment(cr)
+		replicas := *deployment.Spec.Replicas
+		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, Replicas: replicas,
+			UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas}
+		return adminClient.Status().Update(s.ctx, deployment)
+	}).Should(Succeed())
 }
 
 // kstatus computes the status that sigs.k8s.io/cli-utils/pkg/kstatus/status (used by

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
@@ -67,16 +68,28 @@ func TestSchedulerPodsTellWhyTheyAreNotReady(t *testing.T) {
 		string(v1.ReasonImagePullFailed), string(v1.ReasonSchedulerCrashing), string(v1.ReasonSchedulerUnschedulable), string(v1.ReasonSchedulerReady)))
 
 	// A new configuration whose pod cannot pull its image, while the old pod schedules:
-	// Available still means the current configuration, and says what still runs.
+	// the scheduler still serves its name (Available), the stuck rollout is Degraded with
+	// the pod's problem, and the rollout is still Progressing.
 	s.update(cr, func() { cr.Spec.LogLevel = v1.Debug })
 	s.g.Eventually(func() []string { return s.deployment(cr).Spec.Template.Spec.Containers[0].Command }).Should(ContainElement("--v=4"))
 	template = s.deployment(cr).Spec.Template.DeepCopy()
 	s.addPod(cr, "unready-scheduler-1", template, corev1.PodStatus{Phase: corev1.PodPending,
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "kube-scheduler", State: waitingState("ErrImagePull", "connection refused")}}})
 	s.reportRollout(cr, 1)
+	degraded = s.expectConditionWithin(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonImagePullFailed, 12*time.Second)
+	s.g.Expect(degraded.Message).To(And(ContainSubstring("unready-scheduler-1 cannot pull image"), ContainSubstring("connection refused")))
+	serving := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonServingPreviousConfiguration)
+	s.g.Expect(serving.Message).To(And(ContainSubstring("unready-scheduler-0, a pod of an earlier configuration, holds Lease"),
+		ContainSubstring("spec.schedulerName: unready as that configuration says"), ContainSubstring("unready-scheduler-1 cannot pull image")))
+	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionTrue, v1.ReasonRollingOut)
+	s.expectCondition(cr, v1.ConditionStalled, metav1.ConditionTrue, v1.ReasonImagePullFailed)
+
+	// The old pod stops as well: nothing serves, and Available says why.
+	s.g.Expect(adminClient.Delete(s.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: "unready-scheduler-0"}},
+		client.GracePeriodSeconds(0))).To(Succeed())
+	s.holdLeaseAs(cr, "")
 	stale := s.expectUnavailableWithin(cr, v1.ReasonImagePullFailed, 12*time.Second)
-	s.g.Expect(stale.Message).To(And(ContainSubstring("unready-scheduler-1 cannot pull image"), ContainSubstring("connection refused"),
-		ContainSubstring("1 pods of an older configuration still schedule")))
+	s.g.Expect(stale.Message).To(And(ContainSubstring("unready-scheduler-1 cannot pull image"), ContainSubstring("stay Pending until one is")))
 }
 
 // A Deployment whose pods the API server refuses (a ResourceQuota, Pod Security

@@ -322,7 +322,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 		// carry the whole sentence, and Available must stay readable.
 		conditions.AppendToMessage(v1.ConditionAvailable, imageSkewPointer)
 	}
-	report.Progressing(conditions, observed.Deployment)
+	report.Progressing(conditions, observed)
 	metricsProblem, metricsRecheck := reportMetrics(cr, found, done.metrics, status, conditions)
 	extenderProblem, extenderRecheck, err := r.reportExtenders(ctx, cr, found, status, conditions)
 	if err != nil {
@@ -431,7 +431,7 @@ func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.Second
 	if err != nil {
 		return err
 	}
-	report.Progressing(conditions, observed.Deployment)
+	report.Progressing(conditions, observed)
 	return nil
 }
 

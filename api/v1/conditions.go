@@ -28,8 +28,13 @@ type ConditionReason string
 
 // Reasons of the Available condition.
 const (
-	// ReasonSchedulerReady: a scheduler pod is ready.
+	// ReasonSchedulerReady: a scheduler pod of the current configuration is ready and
+	// holds the scheduler's Lease.
 	ReasonSchedulerReady ConditionReason = "SchedulerReady"
+	// ReasonServingPreviousConfiguration: a ready pod of an earlier configuration holds
+	// the scheduler's Lease and schedules, as that configuration says, while the current
+	// one rolls out or cannot (Progressing and Degraded say which).
+	ReasonServingPreviousConfiguration ConditionReason = "ServingPreviousConfiguration"
 	// ReasonNoReadyScheduler: no scheduler pod is ready yet, or none is left.
 	ReasonNoReadyScheduler ConditionReason = "NoReadyScheduler"
 	// ReasonSchedulerNotDeployed: no scheduler Deployment exists (yet).
@@ -37,13 +42,13 @@ const (
 	// ReasonNoLeader: scheduler pods are ready but none holds the scheduler's Lease, so
 	// none schedules yet.
 	ReasonNoLeader ConditionReason = "NoLeader"
-	// ReasonHandingOver: pods of the current configuration are ready, but a pod of an
-	// older one still holds the scheduler's Lease and schedules until it stops.
-	ReasonHandingOver ConditionReason = "HandingOver"
 )
 
 // Reasons of the Progressing condition.
 const (
+	// ReasonHandingOver: pods of the current configuration are ready, but a pod of an
+	// older one still holds the scheduler's Lease and schedules until it stops.
+	ReasonHandingOver ConditionReason = "HandingOver"
 	// ReasonRollingOut: the Deployment is rolling out a new configuration or image.
 	ReasonRollingOut ConditionReason = "RollingOut"
 	// ReasonRolloutComplete: every replica runs the current configuration.

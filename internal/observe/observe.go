@@ -46,24 +46,46 @@ type Scheduler struct {
 	// Current and Old count the ready pods that run the Deployment's current pod template
 	// and an older one.
 	Current, Old int
-	// CurrentNames are the names of the ready pods of the current template.
-	CurrentNames []string
+	// CurrentNames and OldNames are the names of the ready pods of the current template
+	// and of older ones.
+	CurrentNames, OldNames []string
+	// StoppingCurrentNames and StoppingOldNames are the names of the ready pods being
+	// deleted, of the current template and of older ones: not counted, but one may still
+	// hold the Lease, and schedules until its process stops.
+	StoppingCurrentNames, StoppingOldNames []string
 	// Problem is why no pod of the current template is ready, as its pods or the
 	// Deployment tell (the foremost, as internal/reasons ranks them), nil when they tell
 	// nothing or one is ready.
 	Problem *reasons.Finding
 	// LeaseHolder is who holds the scheduler's Lease, empty when nobody does (or it
-	// expired); read only while a pod of the current template is ready.
+	// expired); read only while some pod of the scheduler is ready.
 	LeaseHolder string
 }
 
 // Leads reports whether the Lease's holder is one of the ready pods of the current
-// template: kube-scheduler's identity is its hostname, which is the pod's name (a
-// generated pod name fits the 63 characters of a hostname), an underscore and a unique
-// suffix.
+// template.
 func (s Scheduler) Leads() bool {
-	for _, name := range s.CurrentNames {
-		if strings.HasPrefix(s.LeaseHolder, name+"_") {
+	return holds(s.LeaseHolder, s.CurrentNames) || holds(s.LeaseHolder, s.StoppingCurrentNames)
+}
+
+// OldLeads reports whether the Lease's holder is one of the ready pods of an older
+// template: the scheduler serves its name, as that older configuration says.
+func (s Scheduler) OldLeads() bool {
+	return holds(s.LeaseHolder, s.OldNames) || holds(s.LeaseHolder, s.StoppingOldNames)
+}
+
+// Serves reports whether a ready pod of the scheduler, of whatever template, holds the
+// Lease: pods naming the scheduler are then placed, which is what Available says.
+func (s Scheduler) Serves() bool {
+	return s.Leads() || s.OldLeads()
+}
+
+// holds reports whether holder, a Lease's holder identity, is one of pods: kube-scheduler's
+// identity is its hostname, which is the pod's name (a generated pod name fits the 63
+// characters of a hostname), an underscore and a unique suffix.
+func holds(holder string, pods []string) bool {
+	for _, name := range pods {
+		if strings.HasPrefix(holder, name+"_") {
 			return true
 		}
 	}
@@ -92,6 +114,8 @@ func (o *Observer) Scheduler(ctx context.Context, cr *v1.SecondaryScheduler, app
 	}
 	if seen.Current == 0 {
 		seen.Problem = reasons.Foremost(podProblem(unready), creationProblem(deployment))
+	}
+	if seen.Current+seen.Old+len(seen.StoppingCurrentNames)+len(seen.StoppingOldNames) == 0 {
 		return seen, nil
 	}
 	seen.LeaseHolder, err = o.leaseHolder(ctx, cr)
@@ -110,13 +134,19 @@ func (o *Observer) pods(ctx context.Context, cr *v1.SecondaryScheduler, seen *Sc
 	template := seen.Deployment.Spec.Template.Annotations
 	for i := range list.Items {
 		pod := &list.Items[i]
-		switch current := runsTemplate(pod.Annotations, template); {
-		case !pod.DeletionTimestamp.IsZero():
+		current := runsTemplate(pod.Annotations, template)
+		switch stopping := !pod.DeletionTimestamp.IsZero(); {
+		case stopping && podReady(pod) && current:
+			seen.StoppingCurrentNames = append(seen.StoppingCurrentNames, pod.Name)
+		case stopping && podReady(pod):
+			seen.StoppingOldNames = append(seen.StoppingOldNames, pod.Name)
+		case stopping:
 		case podReady(pod) && current:
 			seen.Current++
 			seen.CurrentNames = append(seen.CurrentNames, pod.Name)
 		case podReady(pod):
 			seen.Old++
+			seen.OldNames = append(seen.OldNames, pod.Name)
 		case current:
 			unready = append(unready, *pod)
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +21,11 @@ type Availability struct {
 	// PodProblem is why no pod of the current template is ready, as its pods tell, nil
 	// when they tell nothing.
 	PodProblem *reasons.Finding
+	// NotInEffect says, while a pod of an earlier configuration leads, why the current
+	// configuration is not in effect yet; nil otherwise. Progressing reports it, whatever
+	// the Deployment's status says: its controller may count a rollout done before the
+	// new pod leads, or before the operator's cache sees that pod ready.
+	NotInEffect *reasons.Finding
 	// RequeueAfter asks to look again for what no watch reports (a leader elected, a
 	// pod's containers).
 	RequeueAfter time.Duration
@@ -36,7 +42,12 @@ const leaderPoll = 3 * time.Second
 const leaderRecheck = time.Minute
 
 // Available sets readyReplicas and the Available condition from what was seen of the
-// scheduler, and says when to look again.
+// scheduler, and says when to look again. Available says whether the scheduler serves
+// its name: whether a ready pod of it holds the Lease, whatever the configuration that
+// pod runs. An edit that has not rolled out, or cannot, leaves the earlier scheduler
+// serving: Available stays True (reason ServingPreviousConfiguration), and Progressing
+// and Degraded tell how the rollout goes. So the routing failover and the pending-pod
+// watchdog, which read Available, judge by the scheduler that serves.
 func Available(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, seen observe.Scheduler) Availability {
 	deployment := seen.Deployment
 	if deployment == nil {
@@ -48,53 +59,102 @@ func Available(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, c
 	// Counted from the pods seen now, as Available is: the Deployment's own count lags
 	// the pods by a sync of its controller, and READY 0 beside AVAILABLE True was seen.
 	status.ReadyReplicas = int32(seen.Current + seen.Old)
-	if seen.Current == 0 {
-		reportNoReadyPod(cr, status, conditions, seen)
-		return Availability{Deployment: deployment, PodProblem: seen.Problem}
-	}
 	current, want := seen.Current, ptrValue(deployment.Spec.Replicas)
-	// Only the holder of the Lease schedules: until a pod of the current template holds
-	// it, pods are placed as an older configuration says, or not at all.
 	switch {
+	case seen.Leads():
+		conditions.Set(v1.ConditionAvailable, true, v1.ReasonSchedulerReady, fmt.Sprintf(
+			"%d of %d scheduler pods ready with the current configuration, one of them leading; pods with spec.schedulerName: %s are scheduled by it",
+			current, want, status.SchedulerName))
+		if want > 1 {
+			// A leader that stops renewing changes no object the operator watches.
+			return Availability{Deployment: deployment, RequeueAfter: leaderRecheck}
+		}
+		return Availability{Deployment: deployment}
+	case seen.OldLeads():
+		return servingPrevious(cr, status, conditions, seen)
+	case current == 0:
+		reportNoReadyPod(cr, status, conditions, seen)
+		return Availability{Deployment: deployment, PodProblem: seen.Problem, RequeueAfter: leaderPollIf(seen.Old > 0)}
 	case seen.LeaseHolder == "":
 		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
 			"%d of %d scheduler pods are ready but none holds Lease %s/%s yet, so none schedules; a replica takes it within the lease duration (15 s)",
 			current, want, cr.Namespace, render.LeaseName(cr)))
-		return Availability{Deployment: deployment, RequeueAfter: leaderPoll}
-	case !seen.Leads():
-		conditions.Set(v1.ConditionAvailable, false, v1.ReasonHandingOver, fmt.Sprintf(
-			"%d of %d scheduler pods run the current configuration (hash %s) and are ready, but %s, which is not one of them, holds Lease %s/%s "+
-				"and schedules until it stops; a pod of the current configuration takes the Lease then, within the lease duration (15 s)",
-			current, want, status.ConfigHash, seen.LeaseHolder, cr.Namespace, render.LeaseName(cr)))
-		return Availability{Deployment: deployment, RequeueAfter: leaderPoll}
+	default:
+		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
+			"%d of %d scheduler pods are ready, but Lease %s/%s is held by %s, which is none of them (a pod that stopped without "+
+				"giving it up), so none schedules; a ready pod takes it when it expires, within the lease duration (15 s)",
+			current, want, cr.Namespace, render.LeaseName(cr), seen.LeaseHolder))
 	}
-	conditions.Set(v1.ConditionAvailable, true, v1.ReasonSchedulerReady, fmt.Sprintf(
-		"%d of %d scheduler pods ready with the current configuration, one of them leading; pods with spec.schedulerName: %s are scheduled by it",
-		current, want, status.SchedulerName))
-	if want > 1 {
-		// A leader that stops renewing changes no object the operator watches.
-		return Availability{Deployment: deployment, RequeueAfter: leaderRecheck}
-	}
-	return Availability{Deployment: deployment}
+	return Availability{Deployment: deployment, RequeueAfter: leaderPoll}
 }
 
-// reportNoReadyPod sets Available when no pod of the current template is ready: with
-// the reason the pods give, if they give one, and what still schedules meanwhile.
+// servingPrevious sets Available while a ready pod of an earlier configuration leads: it
+// serves the scheduler's name, as that configuration says. What keeps the current one
+// from taking over is Progressing's (a rollout, a hand-over) or Degraded's (a pod that
+// cannot run) to say.
+func servingPrevious(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, seen observe.Scheduler) Availability {
+	deployment := seen.Deployment
+	current, want := seen.Current, ptrValue(deployment.Spec.Replicas)
+	var notYet string
+	notInEffect := &reasons.Finding{Reason: v1.ReasonRollingOut, Message: fmt.Sprintf(
+		"no pod of the current configuration (hash %s) is ready yet; %s, of an earlier configuration, holds Lease %s/%s and schedules meanwhile",
+		status.ConfigHash, holderPod(seen.LeaseHolder), cr.Namespace, render.LeaseName(cr))}
+	switch {
+	case current > 0:
+		notYet = fmt.Sprintf("%d of its pods are ready and one takes the Lease when the old pod stops, seconds from now", current)
+		notInEffect = &reasons.Finding{Reason: v1.ReasonHandingOver, Message: fmt.Sprintf(
+			"%d of %d scheduler pods run the current configuration (hash %s) and are ready, but %s, of an earlier configuration, "+
+				"holds Lease %s/%s and schedules until it stops; a pod of the current configuration takes the Lease then, within the lease duration (15 s)",
+			current, want, status.ConfigHash, seen.LeaseHolder, cr.Namespace, render.LeaseName(cr))}
+	case seen.Problem != nil:
+		notYet = "its pods cannot run: " + seen.Problem.Message + " (Degraded)"
+	default:
+		notYet = "its pods are starting (Progressing)"
+	}
+	conditions.Set(v1.ConditionAvailable, true, v1.ReasonServingPreviousConfiguration, fmt.Sprintf(
+		"%s, a pod of an earlier configuration, holds Lease %s/%s and schedules pods with spec.schedulerName: %s as that configuration says; "+
+			"the current configuration (hash %s) is not in effect yet: %s",
+		holderPod(seen.LeaseHolder), cr.Namespace, render.LeaseName(cr), status.SchedulerName, status.ConfigHash, notYet))
+	return Availability{Deployment: deployment, PodProblem: seen.Problem, NotInEffect: notInEffect, RequeueAfter: leaderPoll}
+}
+
+// holderPod is the pod name in a Lease's holder identity (the pod's hostname, an
+// underscore and a unique suffix).
+func holderPod(holder string) string {
+	if i := strings.LastIndex(holder, "_"); i > 0 {
+		return holder[:i]
+	}
+	return holder
+}
+
+// leaderPollIf is leaderPoll when poll, else zero: ready pods without a leader are looked
+// at again, since a Lease that expires changes no object the operator watches.
+func leaderPollIf(poll bool) time.Duration {
+	if poll {
+		return leaderPoll
+	}
+	return 0
+}
+
+// reportNoReadyPod sets Available when no pod of the current template is ready and
+// none of an earlier one leads: with the reason the pods give, if they give one.
 func reportNoReadyPod(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, seen observe.Scheduler) {
 	seePods := fmt.Sprintf("see kubectl -n %s get pods -l %s=%s", cr.Namespace, render.LabelInstance, cr.Name)
 	switch problem := seen.Problem; {
 	case problem != nil && seen.Old > 0:
 		conditions.Set(v1.ConditionAvailable, false, problem.Reason, fmt.Sprintf(
-			"no pod running the current configuration (hash %s) is ready: %s. %d pods of an older configuration still schedule",
-			status.ConfigHash, problem.Message, seen.Old))
+			"no pod running the current configuration (hash %s) is ready: %s. %d pods of an earlier configuration are ready, "+
+				"but none holds Lease %s/%s, so none schedules",
+			status.ConfigHash, problem.Message, seen.Old, cr.Namespace, render.LeaseName(cr)))
 	case problem != nil:
 		conditions.Set(v1.ConditionAvailable, false, problem.Reason, fmt.Sprintf(
 			"no scheduler pod is ready: %s. Pods with spec.schedulerName: %s stay Pending until one is",
 			problem.Message, status.SchedulerName))
 	case seen.Old > 0:
-		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
-			"no pod running the current configuration (hash %s) is ready yet; %d pods of an older configuration still schedule; %s",
-			status.ConfigHash, seen.Old, seePods))
+		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
+			"no pod running the current configuration (hash %s) is ready yet, and none of the %d ready pods of an earlier configuration "+
+				"holds Lease %s/%s, so none schedules; %s",
+			status.ConfigHash, seen.Old, cr.Namespace, render.LeaseName(cr), seePods))
 	default:
 		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
 			"no scheduler pod is ready; pods with spec.schedulerName: %s stay Pending until one is; %s", status.SchedulerName, seePods))

@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/observe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 )
 
 // READY and AVAILABLE come from the same moment: the pods seen, not the Deployment's
@@ -44,4 +45,92 @@ func TestReadyReplicasAgreeWithAvailable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Available says whether the scheduler serves its name, whatever configuration the pod
+// that serves runs; Progressing and Degraded say how the current configuration goes.
+// An edit whose pod cannot run leaves the earlier scheduler serving: Available stays True,
+// the pod's problem goes to Degraded, and Progressing stays True.
+func TestAvailableJudgesByTheSchedulerThatServes(t *testing.T) {
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer", Generation: 2}}
+	rolling := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 1, AvailableReplicas: 1}}
+	rolledOut := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}}
+	unschedulable := &reasons.Finding{Reason: v1.ReasonSchedulerUnschedulable, Message: "no node matches the pod's node selector"}
+	tests := []struct {
+		name            string
+		seen            observe.Scheduler
+		wantAvailable   string
+		wantProgressing string
+		wantProblem     v1.ConditionReason
+	}{
+		{name: "the new pod cannot be placed, the old one leads",
+			seen: observe.Scheduler{Deployment: rolling, Old: 1, OldNames: []string{"packer-scheduler-old"},
+				LeaseHolder: "packer-scheduler-old_77", Problem: unschedulable},
+			wantAvailable: "True/ServingPreviousConfiguration", wantProgressing: "True/RollingOut", wantProblem: v1.ReasonSchedulerUnschedulable},
+		{name: "the new pod starts, the old one leads",
+			seen:          observe.Scheduler{Deployment: rolling, Old: 1, OldNames: []string{"packer-scheduler-old"}, LeaseHolder: "packer-scheduler-old_77"},
+			wantAvailable: "True/ServingPreviousConfiguration", wantProgressing: "True/RollingOut"},
+		{name: "the new pod is ready, the old one still leads",
+			seen: observe.Scheduler{Deployment: rolledOut, Current: 1, CurrentNames: []string{"packer-scheduler-new"},
+				Old: 1, OldNames: []string{"packer-scheduler-old"}, LeaseHolder: "packer-scheduler-old_77"},
+			wantAvailable: "True/ServingPreviousConfiguration", wantProgressing: "True/HandingOver"},
+		{name: "the Deployment counts the rollout done before the cache sees the new pod ready",
+			seen:          observe.Scheduler{Deployment: rolledOut, Old: 1, OldNames: []string{"packer-scheduler-old"}, LeaseHolder: "packer-scheduler-old_77"},
+			wantAvailable: "True/ServingPreviousConfiguration", wantProgressing: "True/RollingOut"},
+		{name: "the old pod is being deleted and still leads",
+			seen: observe.Scheduler{Deployment: rolledOut, Current: 1, CurrentNames: []string{"packer-scheduler-new"},
+				StoppingOldNames: []string{"packer-scheduler-old"}, LeaseHolder: "packer-scheduler-old_77"},
+			wantAvailable: "True/ServingPreviousConfiguration", wantProgressing: "True/HandingOver"},
+		{name: "a pod of the current configuration being deleted still leads",
+			seen: observe.Scheduler{Deployment: rolledOut, Current: 1, CurrentNames: []string{"packer-scheduler-b"},
+				StoppingCurrentNames: []string{"packer-scheduler-a"}, LeaseHolder: "packer-scheduler-a_77"},
+			wantAvailable: "True/SchedulerReady", wantProgressing: "False/RolloutComplete"},
+		{name: "the new pod leads",
+			seen: observe.Scheduler{Deployment: rolledOut, Current: 1, CurrentNames: []string{"packer-scheduler-new"},
+				LeaseHolder: "packer-scheduler-new_78"},
+			wantAvailable: "True/SchedulerReady", wantProgressing: "False/RolloutComplete"},
+		{name: "old pods ready, nobody leads",
+			seen:          observe.Scheduler{Deployment: rolling, Old: 1, OldNames: []string{"packer-scheduler-old"}, Problem: unschedulable},
+			wantAvailable: "False/SchedulerUnschedulable", wantProgressing: "True/RollingOut", wantProblem: v1.ReasonSchedulerUnschedulable},
+		{name: "the Lease held by a pod that is gone",
+			seen: observe.Scheduler{Deployment: rolledOut, Current: 1, CurrentNames: []string{"packer-scheduler-new"},
+				LeaseHolder: "packer-scheduler-gone_1"},
+			wantAvailable: "False/NoLeader", wantProgressing: "False/RolloutComplete"},
+		{name: "a name that merely starts like the holder's",
+			seen: observe.Scheduler{Deployment: rolledOut, Old: 1, OldNames: []string{"packer-scheduler-ol"},
+				LeaseHolder: "packer-scheduler-old_77"},
+			wantAvailable: "False/NoLeader", wantProgressing: "False/RolloutComplete"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status := &v1.SecondarySchedulerStatus{SchedulerName: "packer", ConfigHash: "abc"}
+			conditions := NewConditions(cr, status)
+			seen := Available(cr, status, conditions, tt.seen)
+			Progressing(conditions, seen)
+			Degraded(conditions, seen.PodProblem)
+			if got := conditionOf(status, v1.ConditionAvailable); got != tt.wantAvailable {
+				t.Errorf("Available %s, want %s", got, tt.wantAvailable)
+			}
+			if got := conditionOf(status, v1.ConditionProgressing); got != tt.wantProgressing {
+				t.Errorf("Progressing %s, want %s", got, tt.wantProgressing)
+			}
+			wantDegraded := "False/" + string(v1.ReasonAsExpected)
+			if tt.wantProblem != "" {
+				wantDegraded = "True/" + string(tt.wantProblem)
+			}
+			if got := conditionOf(status, v1.ConditionDegraded); got != wantDegraded {
+				t.Errorf("Degraded %s, want %s", got, wantDegraded)
+			}
+		})
+	}
+}
+
+func conditionOf(status *v1.SecondarySchedulerStatus, conditionType v1.ConditionType) string {
+	condition := meta.FindStatusCondition(status.Conditions, string(conditionType))
+	if condition == nil {
+		return "absent"
+	}
+	return string(condition.Status) + "/" + condition.Reason
 }

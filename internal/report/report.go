@@ -61,8 +61,12 @@ func (c *Conditions) SetAll(reason v1.ConditionReason, message string) {
 	}
 }
 
-// Progressing reports whether the Deployment still rolls out.
-func Progressing(conditions *Conditions, deployment *appsv1.Deployment) {
+// Progressing reports whether the current configuration still rolls out: while the
+// Deployment does, and while a pod of an earlier configuration leads (seen.NotInEffect).
+// So Progressing, and Reconciling after it, are False only once the current
+// configuration schedules.
+func Progressing(conditions *Conditions, seen Availability) {
+	deployment := seen.Deployment
 	if deployment == nil {
 		conditions.Set(v1.ConditionProgressing, false, v1.ReasonSchedulerNotDeployed, "the scheduler has not been deployed")
 		return
@@ -73,6 +77,10 @@ func Progressing(conditions *Conditions, deployment *appsv1.Deployment) {
 		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRollingOut, fmt.Sprintf(
 			"rolling out the current configuration: %d of %d pods updated, %d available, %d old pods left",
 			s.UpdatedReplicas, want, s.AvailableReplicas, max(s.Replicas-s.UpdatedReplicas, 0)))
+		return
+	}
+	if seen.NotInEffect != nil {
+		conditions.Set(v1.ConditionProgressing, true, seen.NotInEffect.Reason, seen.NotInEffect.Message)
 		return
 	}
 	conditions.Set(v1.ConditionProgressing, false, v1.ReasonRolloutComplete, fmt.Sprintf("all %d scheduler pods run the current configuration", want))

@@ -59,9 +59,20 @@ func binPacking(namespace, name string) *v1.SecondaryScheduler {
 	}
 }
 
-// waitAvailable waits as a user would: kubectl wait --for=condition=Available.
+// waitAvailable waits as a user would: kubectl wait --for=condition=Available. The
+// scheduler then serves its name, though after a change maybe still as its earlier
+// configuration says (waitInEffect waits for the current one).
 func waitAvailable(cr *v1.SecondaryScheduler) {
 	output, err := kubectl("wait", "-n", cr.Namespace, "--for=condition=Available", "secondaryscheduler/"+cr.Name, "--timeout=120s")
+	Expect(err).NotTo(HaveOccurred(), output)
+}
+
+// waitInEffect waits as a user would for a change to be in effect, once status says the
+// operator saw it (a new status.configHash, or observedGeneration): kubectl wait
+// --for=condition=Reconciling=False, which holds only once a pod of the current
+// configuration leads.
+func waitInEffect(cr *v1.SecondaryScheduler) {
+	output, err := kubectl("wait", "-n", cr.Namespace, "--for=condition=Reconciling=False", "secondaryscheduler/"+cr.Name, "--timeout=120s")
 	Expect(err).NotTo(HaveOccurred(), output)
 }
 

@@ -48,9 +48,9 @@ var _ = Describe("A configuration rollout", func() {
 			config.Data["config.yaml"] = resourcesFitConfig("rolling", strategy)
 			Expect(k8s.Update(ctx, config)).To(Succeed())
 			Eventually(func() string { return configHash(cr) }).ShouldNot(Equal(before))
-			// Available once a pod of the new configuration leads, which is when pods are
+			// In effect once a pod of the new configuration leads, which is when pods are
 			// placed as it says: the old pod has stopped and handed the Lease over.
-			waitAvailable(cr)
+			waitInEffect(cr)
 			Expect(leaderPod(cr).Annotations).To(HaveKeyWithValue(render.ConfigHashAnnotation, configHash(cr)), "the new configuration's pod leads")
 		}
 		names := arrivals.stop()
