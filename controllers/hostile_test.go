@@ -324,9 +324,10 @@ func (s *scenario) eventNotes(cr *v1.SecondaryScheduler, reason v1.ConditionReas
 	return notes
 }
 
-// Available speaks of the current configuration: ready pods of an older one do not make
-// the scheduler available, whatever the Deployment's status says.
-func TestStatusAvailableMeansCurrentConfiguration(t *testing.T) {
+// Available says that the scheduler serves its name, and Reconciling whether it does as
+// the current configuration says: while a ready pod of an older one leads, the scheduler
+// is Available (it schedules) and still Reconciling, whatever the Deployment's status says.
+func TestStatusReconcilingUntilTheCurrentConfigurationLeads(t *testing.T) {
 	s := newScenario(t)
 	cr := binPacking("current")
 	s.createRunning(cr)
@@ -339,8 +340,8 @@ func TestStatusAvailableMeansCurrentConfiguration(t *testing.T) {
 	})
 	s.g.Eventually(func() string { return s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation] }).ShouldNot(Equal(oldHash))
 	newHash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
-	stale := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoReadyScheduler)
-	s.g.Expect(stale.Message).To(And(ContainSubstring("1 pods of an older configuration still schedule"), ContainSubstring(newHash)))
+	stale := s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonServingPreviousConfiguration)
+	s.g.Expect(stale.Message).To(And(ContainSubstring("a pod of an earlier configuration, holds Lease"), ContainSubstring(newHash)))
 	s.expectConditionStatus(cr, v1.ConditionReconciling, metav1.ConditionTrue)
 	s.g.Expect(s.get(cr)).To(Succeed())
 	s.g.Expect(cr.Status.ObservedGeneration).To(Equal(cr.Generation))
@@ -349,9 +350,9 @@ func TestStatusAvailableMeansCurrentConfiguration(t *testing.T) {
 	// The Deployment's status claims the rollout is complete while only the old pod is
 	// ready (as when the pod list lags): the pods decide, and the operator still reconciles.
 	s.claimRolloutComplete(s.deployment(cr))
-	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionFalse, v1.ReasonRolloutComplete)
 	s.g.Consistently(func() string { return s.availableAndReconciling(cr) }, time.Second).Should(
-		Equal("Available=False/NoReadyScheduler Reconciling=True/NoReadyScheduler"))
+		Equal("Available=True/ServingPreviousConfiguration Reconciling=True/RollingOut"))
+	s.expectCondition(cr, v1.ConditionProgressing, metav1.ConditionTrue, v1.ReasonRollingOut)
 
 	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady)
@@ -367,7 +368,7 @@ func TestStatusAvailableMeansCurrentConfiguration(t *testing.T) {
 	s.g.Expect(after.Generation).To(BeNumerically(">", before.Generation), "the pod template changed")
 	s.claimRolloutComplete(after)
 	s.g.Eventually(func() string { return s.availableAndReconciling(cr) }, 10*time.Second).Should(
-		Equal("Available=False/NoReadyScheduler Reconciling=True/NoReadyScheduler"),
+		Equal("Available=True/ServingPreviousConfiguration Reconciling=True/RollingOut"),
 		func() string {
 			available := s.condition(cr, v1.ConditionAvailable)
 			if available == nil {
