@@ -10,7 +10,10 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -145,4 +148,40 @@ func TestOperatorCannotBeBorrowed(t *testing.T) {
 		s.g.Expect(adminClient.Create(s.ctx, review)).To(Succeed())
 		s.g.Expect(review.Status.Allowed).To(BeTrue(), "the operator may not %s %s/%s %q in %q", a.verb, a.group, a.resource, a.name, a.namespace)
 	}
+}
+
+// The operator may create pods in its namespace, for its routing probe, but in dry run
+// only: RBAC cannot tell a dry run from a create, and the installer's policy
+// secondary-scheduler-operator-dry-run-only refuses the operator's ServiceAccount every
+// pod it would really create, so that its account cannot run code on a node. Asked as
+// that ServiceAccount, with the Role the installer binds to it.
+func TestOperatorCreatesPodsInDryRunOnly(t *testing.T) {
+	s := newScenario(t)
+	binding := &rbacv1.RoleBinding{}
+	s.g.Expect(decodeShipped(probeRoleBindingFile, "RoleBinding", binding)).To(Succeed())
+	binding.Namespace = operatorNamespace
+	binding.Name += "-as-serviceaccount"
+	binding.Subjects[0].Namespace = operatorNamespace
+	s.g.Expect(client.IgnoreAlreadyExists(adminClient.Create(s.ctx, binding))).To(Succeed())
+	account := "system:serviceaccount:" + operatorNamespace + ":" + binding.Subjects[0].Name
+	config := rest.CopyConfig(adminConfig)
+	config.Impersonate = rest.ImpersonationConfig{UserName: account,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + operatorNamespace, "system:authenticated"}}
+	asOperator, err := client.New(config, client.Options{Scheme: testScheme})
+	s.g.Expect(err).NotTo(HaveOccurred())
+
+	// The Role is in place and the policy with it, whatever the order their caches
+	// catch up in: the dry run passes, and the create is refused by the policy.
+	s.g.Eventually(func() error {
+		return asOperator.Create(s.ctx, render.RoutingProbePod(operatorNamespace), client.DryRunAll)
+	}).Should(Succeed(), "the routing probe, in dry run")
+	s.g.Eventually(func() string {
+		err := asOperator.Create(s.ctx, render.RoutingProbePod(operatorNamespace))
+		if err == nil {
+			return "created"
+		}
+		return err.Error()
+	}).Should(ContainSubstring("creates pods in dry run only"), "a real pod is refused by the dry-run-only policy")
+	s.g.Expect(apierrors.IsNotFound(adminClient.Get(s.ctx, client.ObjectKey{Namespace: operatorNamespace, Name: render.RoutingProbePodName},
+		&corev1.Pod{}))).To(BeTrue(), "no pod was made")
 }

@@ -29,12 +29,14 @@ const (
 	monitoringRoleBindingFile  = "monitoring_role_binding.yaml"
 	parametersRoleFile         = "admission_parameters_role.yaml"
 	parametersRoleBindingFile  = "admission_parameters_role_binding.yaml"
+	probeRoleFile              = "routing_probe_role.yaml"
+	probeRoleBindingFile       = "routing_probe_role_binding.yaml"
 )
 
 // grantOperatorRBAC creates through c, an admin's client, the roles in config/rbac that the
 // operator holds, and binds them to user as the installer binds them to the operator's
 // ServiceAccount: the generated ClusterRole cluster-wide, the scheduler namespace
-// ClusterRole, the monitoring Role and the admission parameters' Role in operatorNamespace (created when missing), the
+// ClusterRole, the monitoring Role, the admission parameters' Role and the routing probe's Role in operatorNamespace (created when missing), the
 // kube-system Role in kube-system. It also creates the ClusterRole the operator binds load-aware schedulers
 // to, which the operator itself does not hold.
 func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNamespace string) error {
@@ -48,6 +50,8 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 	monitoringBinding := &rbacv1.RoleBinding{}
 	parameters := &rbacv1.Role{}
 	parametersBinding := &rbacv1.RoleBinding{}
+	probe := &rbacv1.Role{}
+	probeBinding := &rbacv1.RoleBinding{}
 	for _, shipped := range []struct {
 		file, kind string
 		into       any
@@ -62,6 +66,8 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 		{monitoringRoleBindingFile, "RoleBinding", monitoringBinding},
 		{parametersRoleFile, "Role", parameters},
 		{parametersRoleBindingFile, "RoleBinding", parametersBinding},
+		{probeRoleFile, "Role", probe},
+		{probeRoleBindingFile, "RoleBinding", probeBinding},
 	} {
 		if err := decodeShipped(shipped.file, shipped.kind, shipped.into); err != nil {
 			return err
@@ -74,8 +80,10 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 	kubeSystemBinding.Subjects = userSubjects(user)
 	monitoringBinding.Subjects = userSubjects(user)
 	parametersBinding.Subjects = userSubjects(user)
+	probeBinding.Subjects = userSubjects(user)
 	monitoring.Namespace, monitoringBinding.Namespace = operatorNamespace, operatorNamespace
 	parameters.Namespace, parametersBinding.Namespace = operatorNamespace, operatorNamespace
+	probe.Namespace, probeBinding.Namespace = operatorNamespace, operatorNamespace
 	if err := ensureNamespace(ctx, c, kubeSystem.Namespace); err != nil {
 		return err
 	}
@@ -83,7 +91,7 @@ func grantOperatorRBAC(ctx context.Context, c client.Client, user, operatorNames
 		return err
 	}
 	for _, obj := range []client.Object{manager, managerBinding, schedulerNamespace, kubeSystem, kubeSystemBinding, metricsReader, monitoring, monitoringBinding,
-		parameters, parametersBinding} {
+		parameters, parametersBinding, probe, probeBinding} {
 		if err := c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("create %T %s: %w", obj, client.ObjectKeyFromObject(obj), err)
 		}

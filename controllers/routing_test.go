@@ -65,7 +65,8 @@ func (s *scenario) expectRoutedTo(namespace, scheduler string) *corev1.Pod {
 // carried reports whether the routing table in the API server carries cr's route.
 func (s *scenario) carried(cr *v1.SecondaryScheduler) bool {
 	s.t.Helper()
-	routes, err := CarriedRoutes(s.ctx, adminClient)
+	tableRoutes, err := ReadTableRoutes(s.ctx, adminClient)
+	routes := tableRoutes.Carried
 	s.g.Expect(err).NotTo(HaveOccurred())
 	_, found := routes[client.ObjectKeyFromObject(cr)]
 	return found
@@ -97,7 +98,9 @@ func TestRoutingSendsSelectedPodsAndFailsOver(t *testing.T) {
 	s.g.Expect(routedCondition.Message).To(ContainSubstring("team=" + team))
 	name := cr.Name // the scheduler name's default
 
-	pod := s.expectRoutedTo(selected, name)
+	// Routed means in effect: a pod created the moment the condition says so is routed.
+	pod := s.newPod(selected)
+	s.g.Expect(pod.Spec.SchedulerName).To(Equal(name), "a pod created as soon as Routing is True")
 	s.g.Expect(pod.Labels).To(HaveKeyWithValue(v1.LabelRoutedTo, name))
 	s.g.Expect(pod.Labels).To(HaveKeyWithValue("app", "web"), "the pod's own labels are kept")
 	s.g.Expect(pod.Spec.Tolerations).To(ContainElement(corev1.Toleration{Key: "pool", Operator: corev1.TolerationOpEqual, Value: "packed",
@@ -126,6 +129,22 @@ func TestRoutingSendsSelectedPodsAndFailsOver(t *testing.T) {
 	s.g.Expect(bound.Spec.SchedulerName).To(Equal(corev1.DefaultSchedulerName), "a pod with a node already")
 	s.g.Expect(s.newPod(s.namespace).Spec.SchedulerName).To(Equal(corev1.DefaultSchedulerName), "a namespace where schedulers run")
 
+	// An edit whose pod no node takes, while the earlier pod still schedules: the
+	// scheduler serves its name, so the route stays, past failoverAfter too.
+	s.update(cr, func() { cr.Spec.LogLevel = v1.Debug })
+	s.g.Eventually(func() []string { return s.deployment(cr).Spec.Template.Spec.Containers[0].Command }).Should(ContainElement("--v=4"))
+	s.addPod(cr, "router-scheduler-stuck", s.deployment(cr).Spec.Template.DeepCopy(), corev1.PodStatus{Phase: corev1.PodPending,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}}})
+	s.reportRollout(cr, 1)
+	s.expectConditionWithin(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonSchedulerUnschedulable, 12*time.Second)
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonServingPreviousConfiguration)
+	// Routing stays True: its reason may say for a second that the route of the new
+	// generation is being written, since a route is identified by its generation.
+	s.g.Consistently(func() metav1.ConditionStatus { return s.condition(cr, v1.ConditionRouting).Status }, 12*time.Second, time.Second).
+		Should(Equal(metav1.ConditionTrue), "no failover while the earlier pod serves (failoverAfter is 10 s)")
+	s.g.Expect(s.newPod(selected).Spec.SchedulerName).To(Equal(name))
+
 	// The scheduler stops: within failoverAfter pods are still routed, past it they are not.
 	s.markPodsReady(cr, 0)
 	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoReadyScheduler)
@@ -134,10 +153,10 @@ func TestRoutingSendsSelectedPodsAndFailsOver(t *testing.T) {
 	s.expectRoutedTo(selected, corev1.DefaultSchedulerName)
 	s.g.Eventually(func() []string { return s.eventReasons(cr) }).Should(ContainElement(string(v1.ReasonFailedOver)))
 
-	// Back: routed again.
+	// Back: routed again, in effect once the condition says so.
 	s.markDeploymentReady(cr)
 	s.expectCondition(cr, v1.ConditionRouting, metav1.ConditionTrue, v1.ReasonRouted)
-	s.expectRoutedTo(selected, name)
+	s.g.Expect(s.newPod(selected).Spec.SchedulerName).To(Equal(name), "a pod created as soon as Routing is True again")
 	s.g.Eventually(func() int {
 		routedEvents := 0
 		for _, reason := range s.eventReasons(cr) {

@@ -51,6 +51,7 @@ import (
 // cannot be limited to names, but a table of another name is read by no policy.
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=routingtables,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=routingtables,verbs=update;delete,resourceNames=secondary-scheduler-operator-routing
+// +kubebuilder:rbac:groups=operator.secondary-scheduler.io,resources=routingtables/status,verbs=update,resourceNames=secondary-scheduler-operator-routing
 // The SecondaryScheduler CRD, read for its UID: it owns the routing table, so that the
 // garbage collector deletes it when the API is uninstalled.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=secondaryschedulers.operator.secondary-scheduler.io
@@ -105,6 +106,8 @@ type RoutingFacts struct {
 	// Policy is the routing policy and its binding as the installer ships them
 	// (render.RoutingAdmission), which the operator checks and never writes.
 	Policy *admission.Policies
+	// OperatorNamespace is where the routing probe is created, in dry run.
+	OperatorNamespace string
 
 	// audited holds the pods routes in mode Audit labelled (auditedPods); nil until
 	// the reconciler is set up.
@@ -113,6 +116,9 @@ type RoutingFacts struct {
 	mu sync.Mutex
 	// writeError is why the table could not be written the last time, nil when it was.
 	writeError error
+	// probeError is why the operator could not observe the routing policy applying the
+	// table the last time it looked, nil when it could.
+	probeError error
 }
 
 // decide decides every route of secondarySchedulers at now.
@@ -132,6 +138,20 @@ func (f *RoutingFacts) WriteError() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.writeError
+}
+
+func (f *RoutingFacts) setProbeError(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.probeError = err
+}
+
+// ProbeError is why the operator could not observe the routing policy applying the
+// routing table the last time it looked, nil when it could (or did not need to).
+func (f *RoutingFacts) ProbeError() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.probeError
 }
 
 // RoutingTableReconciler keeps the routing table as the routes of every
@@ -175,46 +195,112 @@ func (r *RoutingTableReconciler) Reconcile(ctx context.Context, _ ctrl.Request) 
 			recheck = verdict.RecheckAfter
 		}
 	}
-	err := r.write(ctx, routes)
+	written, err := r.write(ctx, routes)
 	r.Facts.setWriteError(err)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "cannot write the routing table; the SecondarySchedulers' Routing conditions say so", "routingTable", v1.RoutingTableName,
 			"retryAfter", routingTableRetry)
 		recheck = routingTableRetry
 	}
+	if written != nil {
+		again, err := r.observeInEffect(ctx, written)
+		r.Facts.setProbeError(err)
+		if err != nil {
+			logf.FromContext(ctx).V(1).Info("cannot observe the routing policy applying the routing table", "reason", err.Error(), "retryAfter", again)
+		}
+		recheck = report.Sooner(recheck, again)
+	}
 	return ctrl.Result{RequeueAfter: recheck}, nil
 }
 
-// write makes the routing table carry routes, or deletes it when there is none: the
-// policy then evaluates nothing (its binding allows a missing table). It reads the cache
+// How soon the routing policy is looked at again: while it still applies an earlier
+// table (the API server's watch of its parameters lags by a second or so), and when it
+// did not annotate the probe at all (a policy missing or older than the operator, which
+// each route's condition reports, or a probe refused).
+const (
+	routingLagPoll      = time.Second
+	routingProbeRetry   = 10 * time.Second
+	routingProbeTimeout = 10 * time.Second
+)
+
+// observeInEffect observes which generation of table, the routing table as just written
+// (or found written), the API server's routing policy applies, by a dry-run create of the
+// routing probe, and records in the table's status the routes of that generation once it
+// is table's: each route's Routing condition is True only then (report.Routing). Nothing
+// is done once the status records table's generation. It returns when to look again.
+func (r *RoutingTableReconciler) observeInEffect(ctx context.Context, table *v1.RoutingTable) (time.Duration, error) {
+	if table.Status != nil && table.Status.ObservedGeneration == table.Generation {
+		return 0, nil
+	}
+	if r.Facts.OperatorNamespace == "" {
+		return 0, errors.New("the operator's namespace is not known (set $POD_NAMESPACE), and its routing probe is created there")
+	}
+	probe := render.RoutingProbePod(r.Facts.OperatorNamespace)
+	probeCtx, cancel := context.WithTimeout(ctx, routingProbeTimeout)
+	defer cancel()
+	if err := r.Create(probeCtx, probe, client.DryRunAll); err != nil {
+		return routingProbeRetry, fmt.Errorf("the API server refused the routing probe, a pod created in dry run in namespace %s: %s",
+			r.Facts.OperatorNamespace, apiErrorSummary(err))
+	}
+	applied, found := render.RoutingTableGenerationOf(probe)
+	switch {
+	case !found:
+		return routingProbeRetry, fmt.Errorf("the routing policy did not mark the routing probe, a pod created in dry run in namespace %s: "+
+			"it is missing, older than the operator, or failed to evaluate (its failurePolicy is Ignore)", r.Facts.OperatorNamespace)
+	case applied != table.Generation:
+		// Behind: the API server's watch of the table lags. Ahead: the operator's cache
+		// does, and its watch brings the newer table, and another reconcile.
+		return routingLagPoll, nil
+	}
+	updated := table.DeepCopy()
+	updated.Status = &v1.RoutingTableStatus{ObservedGeneration: table.Generation, Routes: make([]v1.RouteInEffect, 0, len(table.Spec.Routes))}
+	for _, route := range table.Spec.Routes {
+		updated.Status.Routes = append(updated.Status.Routes, v1.RouteInEffect{SecondaryScheduler: route.SecondaryScheduler,
+			Generation: route.Generation, Mode: route.Mode})
+	}
+	// The update carries the resourceVersion of the table probed: a table changed since is
+	// probed again.
+	if err := r.Status().Update(ctx, updated); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return routingLagPoll, nil
+		}
+		return routingProbeRetry, fmt.Errorf("record the routes in effect in the status of RoutingTable %s: %w", v1.RoutingTableName, err)
+	}
+	return 0, nil
+}
+
+// write makes the routing table carry routes, and returns it as written (or found), or
+// deletes it when there is none, returning nil: the policy then evaluates nothing (its
+// binding allows a missing table). It reads the cache
 // first, which holds the operator's table only, so that a reconcile that changes nothing
 // costs no request. The table is owned by the SecondaryScheduler CRD
 // (render.RoutingTableOwner); when the operator cannot read the CRD, it writes the routes
 // all the same, since a route that stays after its scheduler failed over would strand
 // pods, and reports the error.
-func (r *RoutingTableReconciler) write(ctx context.Context, routes []routing.Route) error {
+func (r *RoutingTableReconciler) write(ctx context.Context, routes []routing.Route) (*v1.RoutingTable, error) {
 	if len(routes) == 0 {
-		return r.deleteTable(ctx)
+		return nil, r.deleteTable(ctx)
 	}
 	want, err := render.RoutingTable(routes, r.Facts.NeverRouted, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cached := &v1.RoutingTable{}
 	if err := r.Get(ctx, client.ObjectKey{Name: v1.RoutingTableName}, cached); err == nil && tableAsRendered(cached, want) && hasAPIOwner(cached) {
-		return nil
+		return cached, nil
 	}
 	owner, ownerErr := r.apiOwner(ctx)
 	if ownerErr == nil {
 		want.OwnerReferences = []metav1.OwnerReference{owner}
 	}
-	if err := r.ensureTable(ctx, want); err != nil {
-		return err
+	written, err := r.ensureTable(ctx, want)
+	if err != nil {
+		return nil, err
 	}
 	if ownerErr != nil {
-		return fmt.Errorf("the routing table carries the routes, but nothing deletes it on uninstall: %w", ownerErr)
+		return written, fmt.Errorf("the routing table carries the routes, but nothing deletes it on uninstall: %w", ownerErr)
 	}
-	return nil
+	return written, nil
 }
 
 // tableNotOursError says that a RoutingTable of the table's name exists that the operator
@@ -242,26 +328,30 @@ func tableAsRendered(live, want *v1.RoutingTable) bool {
 }
 
 // ensureTable creates the table as want, or writes want's spec, labels and owner over the
-// operator's own table when it differs. The update carries the resourceVersion read, so
+// operator's own table when it differs, and returns the table as the API server has it. The update carries the resourceVersion read, so
 // that a table changed, or deleted and made again, meanwhile is read again, not
 // overwritten; a same-named table of someone else is reported, never touched.
-func (r *RoutingTableReconciler) ensureTable(ctx context.Context, want *v1.RoutingTable) error {
+func (r *RoutingTableReconciler) ensureTable(ctx context.Context, want *v1.RoutingTable) (*v1.RoutingTable, error) {
 	live := &v1.RoutingTable{}
 	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), live)
 	if apierrors.IsNotFound(err) {
-		if err := r.Create(ctx, want.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create RoutingTable %s: %w", want.Name, err)
+		created := want.DeepCopy()
+		if err := r.Create(ctx, created); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return nil, nil // made meanwhile: the next reconcile reads it
+			}
+			return nil, fmt.Errorf("create RoutingTable %s: %w", want.Name, err)
 		}
-		return nil
+		return created, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read RoutingTable %s: %w", want.Name, err)
+		return nil, fmt.Errorf("read RoutingTable %s: %w", want.Name, err)
 	}
 	if !render.ManagedByOperator(live.Labels) {
-		return tableNotOursError{}
+		return nil, tableNotOursError{}
 	}
 	if tableAsRendered(live, want) {
-		return nil
+		return live, nil
 	}
 	updated := live.DeepCopy()
 	updated.Spec = want.Spec
@@ -278,9 +368,9 @@ func (r *RoutingTableReconciler) ensureTable(ctx context.Context, want *v1.Routi
 		}
 	}
 	if err := r.Update(ctx, updated); err != nil {
-		return fmt.Errorf("update RoutingTable %s: %w", want.Name, err)
+		return nil, fmt.Errorf("update RoutingTable %s: %w", want.Name, err)
 	}
-	return nil
+	return updated, nil
 }
 
 // deleteTable deletes the operator's routing table, if there is one, on the condition
@@ -323,21 +413,43 @@ func (r *RoutingTableReconciler) apiOwner(ctx context.Context) (metav1.OwnerRefe
 	return render.RoutingTableOwner(crd.UID), nil
 }
 
-// CarriedRoutes are the routes the routing table in reader carries, by owner; none when
-// there is no table (or it is not the operator's: its cache holds only its own).
-func CarriedRoutes(ctx context.Context, reader client.Reader) (map[types.NamespacedName]v1.TableRoute, error) {
+// TableRoutes are the routes of the routing table, by owner: those it carries, and those
+// the routing policy was seen applying (its status).
+type TableRoutes struct {
+	Carried  map[types.NamespacedName]v1.TableRoute
+	InEffect map[types.NamespacedName]v1.RouteInEffect
+}
+
+// ReadTableRoutes reads the routes of the routing table in reader; none when there is no
+// table (or it is not the operator's: its cache holds only its own).
+func ReadTableRoutes(ctx context.Context, reader client.Reader) (TableRoutes, error) {
 	table := &v1.RoutingTable{}
 	if err := reader.Get(ctx, client.ObjectKey{Name: v1.RoutingTableName}, table); err != nil {
-		return nil, client.IgnoreNotFound(err)
+		return TableRoutes{}, client.IgnoreNotFound(err)
 	}
-	carried := make(map[types.NamespacedName]v1.TableRoute, len(table.Spec.Routes))
+	var inEffect []v1.RouteInEffect
+	if table.Status != nil {
+		inEffect = table.Status.Routes
+	}
+	routes := TableRoutes{Carried: make(map[types.NamespacedName]v1.TableRoute, len(table.Spec.Routes)),
+		InEffect: make(map[types.NamespacedName]v1.RouteInEffect, len(inEffect))}
 	for _, route := range table.Spec.Routes {
-		namespace, name, found := strings.Cut(route.SecondaryScheduler, "/")
-		if found {
-			carried[types.NamespacedName{Namespace: namespace, Name: name}] = route
+		if owner, ok := routeOwner(route.SecondaryScheduler); ok {
+			routes.Carried[owner] = route
 		}
 	}
-	return carried, nil
+	for _, route := range inEffect {
+		if owner, ok := routeOwner(route.SecondaryScheduler); ok {
+			routes.InEffect[owner] = route
+		}
+	}
+	return routes, nil
+}
+
+// routeOwner is a route's owner, written namespace/name.
+func routeOwner(secondaryScheduler string) (types.NamespacedName, bool) {
+	namespace, name, found := strings.Cut(secondaryScheduler, "/")
+	return types.NamespacedName{Namespace: namespace, Name: name}, found
 }
 
 // policyProblem is why the routing policy and its binding in the cache are not as the
@@ -353,14 +465,14 @@ func (f *RoutingFacts) policyProblem(ctx context.Context, reader client.Reader) 
 
 // SetUpRouting gives reconciler the facts routing is decided by and registers the
 // controller that writes the routing table. supported says whether the API server
-// serves MutatingAdmissionPolicy v1 (RoutingSupported); the pods of neverRouted (the
-// operator's namespace) and of the namespaces where schedulers run are never routed.
-func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, supported bool, neverRouted ...string) error {
-	facts := &RoutingFacts{Supported: supported, Tenancy: reconciler.Tenancy, NeverRouted: slices.Clone(reconciler.Tenancy.Namespaces)}
-	for _, namespace := range neverRouted {
-		if namespace != "" {
-			facts.NeverRouted = append(facts.NeverRouted, namespace)
-		}
+// serves MutatingAdmissionPolicy v1 (RoutingSupported). The pods of operatorNamespace,
+// where the routing probe is created in dry run, and of the namespaces where schedulers
+// run are never routed.
+func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, supported bool, operatorNamespace string) error {
+	facts := &RoutingFacts{Supported: supported, Tenancy: reconciler.Tenancy, NeverRouted: slices.Clone(reconciler.Tenancy.Namespaces),
+		OperatorNamespace: operatorNamespace}
+	if operatorNamespace != "" {
+		facts.NeverRouted = append(facts.NeverRouted, operatorNamespace)
 	}
 	if supported {
 		shipped, err := render.RoutingAdmission()
@@ -396,13 +508,17 @@ func (r *SecondarySchedulerReconciler) reportRouting(ctx context.Context, cr *v1
 	}
 	facts := report.RoutingFacts{Verdict: r.Routing.decide(list.Items, r.now())[key], Audited: -1}
 	if r.Routing.Supported {
-		routes, err := CarriedRoutes(ctx, r.Client)
+		routes, err := ReadTableRoutes(ctx, r.Client)
 		if err != nil {
 			return 0, err
 		}
-		if route, found := routes[key]; found {
+		if route, found := routes.Carried[key]; found {
 			facts.Carried = &route
 		}
+		if route, found := routes.InEffect[key]; found {
+			facts.InEffect = &route
+		}
+		facts.ProbeProblem = r.Routing.ProbeError()
 		facts.PolicyProblem = r.Routing.policyProblem(ctx, r.Client)
 		var notInPlace *admission.NotInPlaceError
 		if facts.PolicyProblem != nil && !errors.As(facts.PolicyProblem, &notInPlace) {

@@ -39,12 +39,53 @@ const (
 // that the operator needs no right to create or change an admission policy.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
+// +kubebuilder:subresource:status
 type RoutingTable struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec holds the routes.
 	Spec RoutingTableSpec `json:"spec"`
+
+	// Status says which generation of the table the routing policy was last seen
+	// applying, and its routes.
+	// +optional
+	Status *RoutingTableStatus `json:"status,omitempty"`
+}
+
+// RoutingTableStatus is what the operator observed of the routing policy applying the
+// table: the API server reads the policy's parameters through a watch of its own, so a
+// table written is in effect a moment later, and the operator reports a route Routed only
+// once its probe (a pod created in dry run, which the policy annotates with the table's
+// generation) shows it.
+type RoutingTableStatus struct {
+	// ObservedGeneration is the generation of the table that the routing policy was last
+	// seen applying; 0 before it was seen applying any.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Routes are the routes of that generation: each one's owner, generation and mode.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=secondaryScheduler
+	// +optional
+	Routes []RouteInEffect `json:"routes,omitempty"`
+}
+
+// RouteInEffect is a route that the routing policy was seen applying.
+type RouteInEffect struct {
+	// SecondaryScheduler is the route's owner, as namespace/name.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=317
+	SecondaryScheduler string `json:"secondaryScheduler"`
+
+	// Generation is the owner's metadata.generation whose spec.routing this route is.
+	// +kubebuilder:validation:Minimum=0
+	Generation int64 `json:"generation"`
+
+	// Mode is the route's mode, Enforce or Audit.
+	Mode RoutingMode `json:"mode"`
 }
 
 // RoutingTableSpec holds the routes the routing policy applies.

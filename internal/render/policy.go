@@ -32,15 +32,25 @@ const (
 	AllowedImagesKey = "allowedImages"
 )
 
-// authorityAssets are the policy and its binding, in the order they are applied.
-var authorityAssets = []string{"admission/authority-policy.yaml", "admission/authority-binding.yaml"}
+// authorityAssets are the policies and their bindings, in the order they are applied: the
+// authority policy, and the policy that lets the operator create pods in dry run only.
+var authorityAssets = []string{"admission/authority-policy.yaml", "admission/authority-binding.yaml",
+	"admission/dry-run-only-policy.yaml", "admission/dry-run-only-binding.yaml"}
+
+// The assets whose content varies: the authority policy's checks, and where its binding
+// reads the parameters.
+const (
+	authorityPolicyAsset  = "admission/authority-policy.yaml"
+	authorityBindingAsset = "admission/authority-binding.yaml"
+)
 
 // allowedImageEntry is what an entry of the allowed images may hold: the characters of an
 // image reference (registry, path, tag, digest), so no comma, which separates entries.
 var allowedImageEntry = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._:/@-]*$`)
 
 // AuthorityAdmission renders the authority policy and its binding as the installer ships
-// them, the binding reading its parameters in operatorNamespace. Nothing in them varies by
+// them, the binding reading its parameters in operatorNamespace, and the policy and
+// binding that let the operator create pods in dry run only. Nothing in them varies by
 // flag or by resource: the checks of every image and reference come from the API's types
 // (internal/reach). They carry the operator's managed-by label, which the operator's cache
 // selects them by.
@@ -50,10 +60,10 @@ func AuthorityAdmission(operatorNamespace string) ([]*unstructured.Unstructured,
 		return nil, err
 	}
 	return renderAssets(authorityAssets, ownLabels(), func(asset string, node *yaml.RNode) error {
-		switch node.GetKind() {
-		case "ValidatingAdmissionPolicyBinding":
+		switch asset {
+		case authorityBindingAsset:
 			return setValue(node, operatorNamespace, "spec", "paramRef", "namespace")
-		case "ValidatingAdmissionPolicy":
+		case authorityPolicyAsset:
 			return appendSinkChecks(node, sinks)
 		}
 		return nil

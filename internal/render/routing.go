@@ -3,12 +3,16 @@ package render
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/routing"
@@ -130,4 +134,58 @@ func routeSelector(selector *metav1.LabelSelector) (*v1.RouteSelector, error) {
 			Operator: requirement.Operator, Values: slices.Clone(requirement.Values)})
 	}
 	return carried, nil
+}
+
+// RoutingProbeLabel marks the operator's routing probe: a pod it creates in dry run only,
+// in its own namespace, which the routing policy annotates with
+// RoutingTableGenerationAnnotation (bindata/assets/routing/policy.yaml).
+const RoutingProbeLabel = "routing.secondary-scheduler.io/probe"
+
+// RoutingTableGenerationAnnotation is where the routing policy writes, on the probe, the
+// generation of the routing table it evaluates.
+const RoutingTableGenerationAnnotation = "routing.secondary-scheduler.io/table-generation"
+
+// RoutingProbePodName names the probe; a dry-run create makes nothing, so one name serves.
+const RoutingProbePodName = "secondary-scheduler-operator-routing-probe"
+
+// RoutingProbePod is the pod whose dry-run create in operatorNamespace shows which
+// generation of the routing table the API server's routing policy applies: writing the
+// table is not enough for a route to be in effect, since the API server reads policy
+// parameters through a watch of its own, which lags. It is never created (the installer's
+// policy secondary-scheduler-operator-dry-run-only refuses the operator any pod it does
+// not create in dry run), and is made to pass what a namespace commonly enforces: Pod
+// Security's restricted level, and a quota that asks for requests and limits.
+func RoutingProbePod(operatorNamespace string) *corev1.Pod {
+	tiny := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("1Mi")}
+	return &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: RoutingProbePodName,
+			Labels: map[string]string{RoutingProbeLabel: "true", LabelManagedBy: ManagedByValue, LabelName: NameValue}},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name: "probe", Image: RoutingProbeImage,
+				Resources: corev1.ResourceRequirements{Requests: tiny, Limits: tiny},
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+			}},
+		},
+	}
+}
+
+// RoutingProbeImage is the probe's image, which nothing pulls: a dry run runs no pod.
+const RoutingProbeImage = "registry.k8s.io/pause:3.10"
+
+// RoutingTableGenerationOf is the routing table's generation the routing policy wrote on
+// a probe as the API server answered its dry-run create; false when it wrote none (no
+// policy, an older policy, or no table).
+func RoutingTableGenerationOf(probe *corev1.Pod) (int64, bool) {
+	value, found := probe.Annotations[RoutingTableGenerationAnnotation]
+	if !found {
+		return 0, false
+	}
+	generation, err := strconv.ParseInt(value, 10, 64)
+	return generation, err == nil
 }

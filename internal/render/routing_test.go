@@ -257,6 +257,7 @@ func compileRoutingPolicy(t *testing.T) func(pod, namespace, params map[string]a
 	}
 	policy := objects[0]
 	env, err := cel.NewEnv(cel.OptionalTypes(), cel.Variable("object", cel.DynType), cel.Variable("namespaceObject", cel.DynType),
+		cel.Variable("request", cel.DynType),
 		cel.Variable("params", cel.DynType), cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)))
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +287,8 @@ func compileRoutingPolicy(t *testing.T) func(pod, namespace, params map[string]a
 	}
 	return func(pod, namespace, params map[string]any) string {
 		values := map[string]any{}
-		activation := map[string]any{"object": pod, "namespaceObject": namespace, "params": params, "variables": values}
+		activation := map[string]any{"object": pod, "namespaceObject": namespace, "params": params, "variables": values,
+			"request": map[string]any{"dryRun": false}}
 		for _, program := range conditionPrograms {
 			matched, _, err := program.Eval(activation)
 			if err != nil {

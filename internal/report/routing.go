@@ -18,6 +18,12 @@ type RoutingFacts struct {
 	Verdict routing.Verdict
 	// Carried is the routing table's entry for it, nil when the table has none.
 	Carried *v1.TableRoute
+	// InEffect is its entry among the routes the routing policy was seen applying (the
+	// table's status), nil when there is none: a route written is in effect a moment later.
+	InEffect *v1.RouteInEffect
+	// ProbeProblem says why the operator could not observe the routing policy applying
+	// the table, nil when it could.
+	ProbeProblem error
 	// PolicyProblem says why the routing policy and its binding are not in place as the
 	// installer ships them; nil when they are.
 	PolicyProblem error
@@ -27,26 +33,30 @@ type RoutingFacts struct {
 }
 
 // Routing reports cr's route in the Routing condition: what the routing policy in the
-// API server does for it (the table's entry for cr, and whether the policy is in place),
-// and when that is not what the verdict wants, why. Pods are routed (True) exactly while
-// the policy is in place and the table carries the route in mode Enforce, whichever
-// generation of it. Without spec.routing the condition is removed.
+// API server does for it (the route it was seen applying, the table's entry for cr, and
+// whether the policy is in place), and when that is not what the verdict wants, why. Pods
+// are routed (True) exactly while the policy is in place and was seen applying the route
+// in mode Enforce, whichever generation of it; the reason is Routed once it applies the
+// current one. A route written to the table is not in effect yet: the API server reads
+// the table through a watch of its own, so a pod created at once may not be routed; the
+// operator observes it with a probe (RoutingTable status). Without spec.routing the
+// condition is removed.
 func Routing(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, facts RoutingFacts) {
 	status.Routing = nil
 	if cr.Spec.Routing == nil {
 		meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionRouting))
 		return
 	}
-	audited, carried, verdict := facts.Audited, facts.Carried, facts.Verdict
+	audited, carried, inEffect, verdict := facts.Audited, facts.Carried, facts.InEffect, facts.Verdict
 	if audited >= 0 {
 		status.Routing = &v1.RoutingStatus{AuditedPods: ptr.To(int32(audited))}
 	}
-	routes := carried != nil && carried.Mode == v1.RoutingEnforce
+	routes := inEffect != nil && inEffect.Mode == v1.RoutingEnforce && facts.PolicyProblem == nil
 	wanted := verdict.Route
 	switch {
 	case wanted != nil && facts.PolicyProblem != nil:
 		conditions.Set(v1.ConditionRouting, false, v1.ReasonRoutingPolicyMissing, policyMissingMessage(facts.PolicyProblem, carried, wanted))
-	case wanted != nil && carried != nil && carried.Generation == wanted.Generation && carried.Mode == wanted.Mode:
+	case wanted != nil && inEffect != nil && inEffect.Generation == wanted.Generation && inEffect.Mode == wanted.Mode:
 		if wanted.Mode == v1.RoutingAudit {
 			message := verdict.Message
 			if audited >= 0 {
@@ -56,17 +66,43 @@ func Routing(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, con
 			return
 		}
 		conditions.Set(v1.ConditionRouting, true, v1.ReasonRouted, routedMessage(wanted))
+	case wanted != nil && carried != nil && carried.Generation == wanted.Generation && carried.Mode == wanted.Mode:
+		conditions.Set(v1.ConditionRouting, routes, v1.ReasonRoutingPolicyPending, fmt.Sprintf(
+			"the routing table (RoutingTable %s) carries this route as of generation %d, and the API server's routing policy has not been "+
+				"seen applying it yet (it does within seconds of the table's change); it %s%s",
+			v1.RoutingTableName, wanted.Generation, inEffectSentence(inEffect), probeSentence(facts.ProbeProblem)))
 	case wanted != nil:
 		conditions.Set(v1.ConditionRouting, routes, v1.ReasonRoutingPolicyPending, fmt.Sprintf(
 			"the routing table (RoutingTable %s) does not carry this route as of generation %d yet; it %s",
 			v1.RoutingTableName, wanted.Generation, carriedSentence(carried)))
-	case carried != nil && facts.PolicyProblem == nil:
+	case (carried != nil || inEffect != nil) && facts.PolicyProblem == nil:
 		conditions.Set(v1.ConditionRouting, routes, v1.ReasonRoutingPolicyPending, fmt.Sprintf(
 			"the routing table (RoutingTable %s) still %s, and is being changed because %s",
 			v1.RoutingTableName, carriedSentence(carried), verdict.Message))
 	default:
 		conditions.Set(v1.ConditionRouting, false, verdict.Reason, verdict.Message)
 	}
+}
+
+// inEffectSentence says what the routing policy was seen applying of a route, as a
+// predicate.
+func inEffectSentence(inEffect *v1.RouteInEffect) string {
+	switch {
+	case inEffect == nil:
+		return "was seen applying no route of this SecondaryScheduler"
+	case inEffect.Mode == v1.RoutingAudit:
+		return fmt.Sprintf("was seen applying its route of generation %d, which only labels pods (mode Audit)", inEffect.Generation)
+	}
+	return fmt.Sprintf("was seen applying its route of generation %d, which routes pods", inEffect.Generation)
+}
+
+// probeSentence says why the operator cannot observe the routing policy applying the
+// table, when it cannot.
+func probeSentence(problem error) string {
+	if problem == nil {
+		return ""
+	}
+	return fmt.Sprintf(". The operator cannot observe it: %v", problem)
 }
 
 // policyMissingMessage says that the routing policy is not in place (problem says how),

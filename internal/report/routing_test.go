@@ -19,6 +19,8 @@ func TestRoutingCondition(t *testing.T) {
 	route := &routing.Route{Owner: types.NamespacedName{Namespace: "s", Name: "packer"}, Generation: 2, SchedulerName: "packer", Mode: v1.RoutingEnforce}
 	carried := &v1.TableRoute{SecondaryScheduler: "s/packer", Generation: 2, SchedulerName: "packer", Mode: v1.RoutingEnforce}
 	older := &v1.TableRoute{SecondaryScheduler: "s/packer", Generation: 1, SchedulerName: "packer", Mode: v1.RoutingEnforce}
+	inEffect := &v1.RouteInEffect{SecondaryScheduler: "s/packer", Generation: 2, Mode: v1.RoutingEnforce}
+	olderInEffect := &v1.RouteInEffect{SecondaryScheduler: "s/packer", Generation: 1, Mode: v1.RoutingEnforce}
 	missing := errors.New("MutatingAdmissionPolicy secondary-scheduler-operator-routing does not exist")
 	failedOver := routing.Verdict{Reason: v1.ReasonFailedOver, Message: "the scheduler has not been Available"}
 	tests := []struct {
@@ -29,17 +31,27 @@ func TestRoutingCondition(t *testing.T) {
 		// wantInMessage is part of the message.
 		wantInMessage string
 	}{
-		{"carried, policy in place: routed", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried},
+		{"carried and seen in effect, policy in place: routed", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried, InEffect: inEffect},
 			metav1.ConditionTrue, v1.ReasonRouted, "spec.schedulerName packer"},
-		{"carried, policy missing: nothing routed, the admin applies it", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried, PolicyProblem: missing},
+		{"carried, not seen in effect yet: not routed yet", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried},
+			metav1.ConditionFalse, v1.ReasonRoutingPolicyPending, "has not been seen applying it yet"},
+		{"carried, the probe refused: why it is not observed", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried,
+			ProbeProblem: errors.New("the API server refused the routing probe")},
+			metav1.ConditionFalse, v1.ReasonRoutingPolicyPending, "The operator cannot observe it: the API server refused the routing probe"},
+		{"carried, an older generation in effect: still routed, pending", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried, InEffect: olderInEffect},
+			metav1.ConditionTrue, v1.ReasonRoutingPolicyPending, "was seen applying its route of generation 1, which routes pods"},
+		{"carried and in effect, policy missing: nothing routed, the admin applies it", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried,
+			InEffect: inEffect, PolicyProblem: missing},
 			metav1.ConditionFalse, v1.ReasonRoutingPolicyMissing, "does not exist"},
 		{"not carried yet, policy missing: the installer's policy named", RoutingFacts{Verdict: routing.Verdict{Route: route}, PolicyProblem: missing},
 			metav1.ConditionFalse, v1.ReasonRoutingPolicyMissing, "dist/routing.yaml"},
-		{"an older generation carried: still routed, pending", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: older},
+		{"an older generation carried and in effect: still routed, pending", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: older, InEffect: olderInEffect},
 			metav1.ConditionTrue, v1.ReasonRoutingPolicyPending, "RoutingTable secondary-scheduler-operator-routing"},
-		{"failed over, still carried: pending its removal", RoutingFacts{Verdict: failedOver, Carried: carried},
+		{"failed over, still carried and in effect: pending its removal", RoutingFacts{Verdict: failedOver, Carried: carried, InEffect: inEffect},
 			metav1.ConditionTrue, v1.ReasonRoutingPolicyPending, "is being changed because the scheduler has not been Available"},
-		{"failed over, policy missing: why it routes nothing", RoutingFacts{Verdict: failedOver, Carried: carried, PolicyProblem: missing},
+		{"failed over, removed from the table but still in effect: pending", RoutingFacts{Verdict: failedOver, InEffect: inEffect},
+			metav1.ConditionTrue, v1.ReasonRoutingPolicyPending, "is being changed because the scheduler has not been Available"},
+		{"failed over, policy missing: why it routes nothing", RoutingFacts{Verdict: failedOver, Carried: carried, InEffect: inEffect, PolicyProblem: missing},
 			metav1.ConditionFalse, v1.ReasonFailedOver, "the scheduler has not been Available"},
 	}
 	for _, tt := range tests {

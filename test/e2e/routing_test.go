@@ -91,6 +91,15 @@ func expectRouting(namespace, scheduler string, routed bool) {
 	}).Should(BeTrue(), "new pods of %s routed to %s: %v", namespace, scheduler, routed)
 }
 
+// expectRoutedNow creates one pod in namespace, at once, and expects the API server to
+// have given it scheduler's name: for a route reported Routed, which means in effect.
+func expectRoutedNow(namespace, scheduler string) {
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: "routed-now-"}, Spec: podTemplate("routed-now").Spec}
+	Expect(k8s.Create(ctx, probe)).To(Succeed())
+	Expect(k8s.Delete(ctx, probe, client.GracePeriodSeconds(0))).To(Succeed())
+	Expect(probe.Spec.SchedulerName).To(Equal(scheduler), "a pod of %s created the moment Routing is True", namespace)
+}
+
 var _ = Describe("Routing", func() {
 	It("sends a Deployment's pods of the selected namespaces to the scheduler, unchanged, and no others; fails over to the default scheduler while it is down", func() {
 		ns := newNamespace()
@@ -106,7 +115,7 @@ var _ = Describe("Routing", func() {
 		waitAvailable(cr)
 		output, err := kubectl("wait", "-n", ns, "--for=condition=Routing", "secondaryscheduler/router", "--timeout=60s")
 		Expect(err).NotTo(HaveOccurred(), output)
-		expectRouting(team, "router", true)
+		expectRoutedNow(team, "router")
 
 		// A Deployment whose manifest names no scheduler: placed by the secondary one.
 		routed := createDeployment(team, "web", 3)
@@ -145,6 +154,26 @@ var _ = Describe("Routing", func() {
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, system))).To(Succeed()) })
 		Expect(system.Spec.SchedulerName).To(Equal(corev1.DefaultSchedulerName), "kube-system's pods are never routed")
 
+		// An edit whose pod no node takes, while the earlier pod still schedules: the
+		// scheduler serves its name, so the route stays past failoverAfter, and routed
+		// pods are placed by the earlier pod.
+		serving := schedulerPods(cr)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
+		cr.Spec.NodeSelector = map[string]string{"e2e.secondary-scheduler.io/no-such-node": "true"}
+		Expect(k8s.Update(ctx, cr)).To(Succeed())
+		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "60s").Should(Equal("True/" + string(v1.ReasonSchedulerUnschedulable)))
+		Expect(condition(cr, v1.ConditionAvailable)).To(Equal("True/" + string(v1.ReasonServingPreviousConfiguration)))
+		// Routing stays True: its reason may say for a second that the route of the new
+		// generation is being written, since a route is identified by its generation.
+		Consistently(func() string { return condition(cr, v1.ConditionRouting) }, "15s", "1s").Should(HavePrefix("True/"),
+			"no failover while the earlier pod serves (failoverAfter is 10 s)")
+		expectScheduledBy(team, createDeployment(team, "during-stuck-rollout", 1), "router")
+		Expect(schedulerPods(cr)).To(ContainElement(HaveField("UID", serving[0].UID)), "the earlier pod still runs")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
+		cr.Spec.NodeSelector = nil
+		Expect(k8s.Update(ctx, cr)).To(Succeed())
+		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "60s").Should(HavePrefix("False/"))
+
 		// The scheduler is down past failoverAfter: its pod is gone and a quota keeps the
 		// Deployment from making another. New pods go to the default scheduler, which places them.
 		quota := refusePods(ns)
@@ -163,7 +192,7 @@ var _ = Describe("Routing", func() {
 		Expect(k8s.Delete(ctx, quota)).To(Succeed())
 		waitAvailable(cr)
 		Eventually(func() string { return condition(cr, v1.ConditionRouting) }).Should(Equal("True/" + string(v1.ReasonRouted)))
-		expectRouting(team, "router", true)
+		expectRoutedNow(team, "router")
 		expectScheduledBy(team, createDeployment(team, "after-outage", 1), "router")
 		reasons := eventReasonsSince(cr, cr.CreationTimestamp.Time)
 		Expect(reasons).To(ContainElements("Routing "+string(v1.ReasonFailedOver), "Routing "+string(v1.ReasonRouted)), "an Event each way")

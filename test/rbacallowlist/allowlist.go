@@ -48,6 +48,7 @@ var (
 	leaderElectionRole     = role(operatorNamespace, "secondary-scheduler-operator-leader-election-role")
 	monitoringRole         = role(operatorNamespace, "secondary-scheduler-operator-monitoring-role")
 	admissionParameters    = role(operatorNamespace, "secondary-scheduler-operator-admission-parameters-role")
+	routingProbeRole       = role(operatorNamespace, "secondary-scheduler-operator-routing-probe-role")
 	metricsAuthRole        = clusterRole("secondary-scheduler-operator-metrics-auth-role")
 	operatorMetricsReader  = clusterRole("secondary-scheduler-operator-metrics-reader")
 	adminRole              = clusterRole("secondary-scheduler-operator-secondaryscheduler-admin-role")
@@ -106,6 +107,8 @@ var allowedRules = []allowedRule{
 	{managerRole, "admissionregistration.k8s.io", []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}, nil, readVerbs},
 	{managerRole, ourGroup, []string{"routingtables"}, nil, []string{"get", "list", "watch", "create"}},
 	{managerRole, ourGroup, []string{"routingtables"}, []string{v1.RoutingTableName}, []string{"update", "delete"}},
+	// What the routing policy was seen applying, in the table's status.
+	{managerRole, ourGroup, []string{"routingtables/status"}, []string{v1.RoutingTableName}, []string{"update"}},
 	// The SecondaryScheduler CRD, read for its UID: it owns the routing table, so that
 	// uninstalling the API deletes it.
 	{managerRole, "apiextensions.k8s.io", []string{"customresourcedefinitions"}, []string{render.SecondarySchedulerCRDName}, []string{"get"}},
@@ -127,6 +130,9 @@ var allowedRules = []allowedRule{
 	{leaderElectionRole, "coordination.k8s.io", []string{"leases"}, nil, allVerbs},
 	{admissionParameters, core, []string{"configmaps"}, nil, []string{"get", "list", "watch", "create"}},
 	{admissionParameters, core, []string{"configmaps"}, []string{render.AuthorityPolicyName}, []string{"update"}},
+	// The routing probe, created in dry run only: the installer's policy
+	// secondary-scheduler-operator-dry-run-only refuses the operator any other pod.
+	{routingProbeRole, core, []string{"pods"}, nil, []string{"create"}},
 	{monitoringRole, monitoring, []string{"servicemonitors"}, nil, []string{"create"}},
 	{monitoringRole, monitoring, []string{"servicemonitors"}, []string{"secondary-scheduler-operator", "secondary-schedulers"}, []string{"get", "patch"}},
 	{metricsAuthRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
@@ -151,6 +157,8 @@ var allowedBindings = []string{
 	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-leader-election-rolebinding grants Role secondary-scheduler-operator-leader-election-role to " + operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-monitoring-rolebinding grants Role secondary-scheduler-operator-monitoring-role to " + operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-admission-parameters-rolebinding grants Role secondary-scheduler-operator-admission-parameters-role to " +
+		operatorServiceAccount,
+	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-routing-probe-rolebinding grants Role secondary-scheduler-operator-routing-probe-role to " +
 		operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/" + tenancy.SchedulerNamespaceClusterRole + " grants ClusterRole " + tenancy.SchedulerNamespaceClusterRole + " to " + operatorServiceAccount,
 	"RoleBinding kube-system/secondary-scheduler-operator-kube-system grants Role secondary-scheduler-operator-kube-system to " + operatorServiceAccount,
