@@ -56,9 +56,9 @@ const defaultKubernetesVersion = "v1.37.0"
 
 // Files the generator writes, in internal/schedconfig.
 const (
-	kubernetesFile          = "zz_generated_pluginpoints_kubernetes.go"
+	kubernetesFile           = "zz_generated_pluginpoints_kubernetes.go"
 	schedulerPluginsCoreFile = "zz_generated_pluginpoints_schedulerplugins_core.go"
-	schedulerPluginsFile    = "zz_generated_pluginpoints_schedulerplugins.go"
+	schedulerPluginsFile     = "zz_generated_pluginpoints_schedulerplugins.go"
 )
 
 func main() {
@@ -335,7 +335,7 @@ func inTreeTable(l *loader) (table, error) {
 // extensionPoint is a field of a profile's plugins and the interface its plugins implement.
 type extensionPoint struct {
 	field, json, iface string
-	methods             map[string]bool
+	methods            map[string]bool
 }
 
 const (

@@ -23,8 +23,8 @@ type loader struct {
 	// requires maps the modules a source tree requires to their versions: a package of one
 	// of them is read from the module cache (downloaded if missing).
 	requires map[string]string
-	fset  *token.FileSet
-	pkgs  map[string]*sourcePackage
+	fset     *token.FileSet
+	pkgs     map[string]*sourcePackage
 }
 
 // sourcePackage is the declarations of one package that the generator resolves names in.

@@ -245,6 +245,9 @@ func implementsSentence(plugin string, implements []string) string {
 	if len(implements) == 0 {
 		return plugin + " implements no extension point"
 	}
+	if len(implements) == 1 {
+		return fmt.Sprintf("%s implements %s only (multiPoint enables it there)", plugin, implements[0])
+	}
 	return fmt.Sprintf("%s implements %s (and multiPoint enables it at each)", plugin, strings.Join(implements, ", "))
 }
 
@@ -322,7 +325,8 @@ func (p *effectiveProfile) countProblems() []string {
 	case 0:
 		problems = append(problems, fmt.Sprintf("%s runs no queue sort plugin; enable one (PrioritySort, kube-scheduler's default, under multiPoint or queueSort) and do not disable it", p.name))
 	default:
-		problems = append(problems, fmt.Sprintf("%s runs %d queue sort plugins (%s) where kube-scheduler takes exactly one; keep one and disable the others under queueSort (a default one, PrioritySort, is enabled through multiPoint unless disabled)",
+		problems = append(problems, fmt.Sprintf("%s runs %d queue sort plugins (%s) where kube-scheduler takes exactly one; "+
+			"keep one and disable the others under queueSort (a default one, PrioritySort, is enabled through multiPoint unless disabled)",
 			p.name, len(queueSort), strings.Join(queueSort, ", ")))
 	}
 	if len(p.effective("bind")) == 0 {
