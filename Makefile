@@ -47,6 +47,10 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (their descriptions' paragraph
 	cp bindata/assets/monitoring/alert-rules.yaml config/prometheus/alert-rules.yaml
 	cp config/crd/bases/operator.secondary-scheduler.io_secondaryschedulers.yaml bindata/assets/crd/secondaryschedulers.yaml
 
+.PHONY: plugin-points
+plugin-points: ## Regenerate internal/schedconfig/zz_generated_pluginpoints_*.go, the extension points each plugin implements, from the sources of Kubernetes' kube-scheduler (the version hack/pluginpoints pins, from the module cache) and of scheduler-plugins as hack/build-scheduler-plugins.sh pins it; its own plugins only with SCHEDULER_PLUGINS_SRC=checkout (make test-unit checks them against the sources).
+	go run ./hack/pluginpoints -out internal/schedconfig
+
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
@@ -93,7 +97,7 @@ test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) tes
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), the shipped RBAC against its allow-list, the alert rules and the dashboard's queries with promtool.
-	go test ./api/... ./internal/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/bench ./hack/apidocs/... ./hack/demoload/... ./hack/crddescriptions/... -count=1
+	go test ./api/... ./internal/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/bench ./hack/apidocs/... ./hack/pluginpoints/... ./hack/demoload/... ./hack/crddescriptions/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.

@@ -17,15 +17,15 @@ import (
 const maxNamedPlugins = 10
 
 // checkPluginsInImage refuses, before rollout, a configuration the scheduler would refuse
-// to start with ("plugin ... does not exist"): with an image of a kind the operator
-// knows, one that enables a plugin no kube-scheduler has (checkPluginsExist); with
+// to start with: with an image of a kind the operator knows, one that enables a plugin no
+// kube-scheduler has ("plugin ... does not exist", checkPluginsExist) or that its plugins
+// or kube-scheduler's validation refuse (checkStart); with
 // Kubernetes' own kube-scheduler image, which has the in-tree plugins only, one that
 // enables out-of-tree plugins (scheduler-plugins' Trimaran). It accepts any plugin with
 // any other image, whose plugins the operator cannot know.
 func checkPluginsInImage(cr *v1.SecondaryScheduler, rendered *render.Result, customConfigSource string) error {
-	// The operator's own profiles enable only plugins it knows: with scheduler-plugins'
-	// image there is nothing to check, and no reason to parse the configuration again.
-	if rendered.Image.Kind == render.OtherImage || (customConfigSource == "" && rendered.Image.Kind != render.KubeSchedulerImage) {
+	// With an image of unknown kind the operator cannot know its plugins: anything goes.
+	if rendered.Image.Kind == render.OtherImage {
 		return nil
 	}
 	config, err := schedconfig.Parse([]byte(rendered.SchedulerConfig), "", "the rendered configuration")
@@ -39,6 +39,9 @@ func checkPluginsInImage(cr *v1.SecondaryScheduler, rendered *render.Result, cus
 		where = "the configuration in " + customConfigSource
 	}
 	if err := checkPluginsExist(config, where); err != nil {
+		return err
+	}
+	if err := checkStart(config, rendered.Image, where); err != nil {
 		return err
 	}
 	missing := schedconfig.OutOfTreePlugins(config)
@@ -74,6 +77,21 @@ func checkPluginsExist(config *schedulerconfigv1.KubeSchedulerConfiguration, whe
 	return refusal.New(v1.ReasonInvalidConfig,
 		"%s enables plugin %s, which neither Kubernetes' kube-scheduler nor scheduler-plugins' has: the scheduler would refuse to start; %s",
 		where, pluginList(unknown), hint)
+}
+
+// checkStart refuses a configuration that kube-scheduler would refuse at start for another
+// reason than a missing plugin: a plugin enabled at an extension point it does not
+// implement, a profile without exactly one queue sort plugin or without a bind plugin,
+// profiles with different queue sorts, and the rest of schedconfig.StartProblems, all
+// listed at once.
+func checkStart(config *schedulerconfigv1.KubeSchedulerConfiguration, image render.Image, where string) error {
+	scheduler := schedconfig.Scheduler{SchedulerPlugins: image.Kind == render.SchedulerPluginsImage, KubernetesMinor: image.KubernetesMinor}
+	problems := schedconfig.StartProblems(config, scheduler)
+	if len(problems) == 0 {
+		return nil
+	}
+	return refusal.New(v1.ReasonInvalidConfig, "%s would make kube-scheduler refuse to start: %s",
+		where, strings.Join(problems, "; "))
 }
 
 // pluginList names plugins for a message, at most maxNamedPlugins of them.
