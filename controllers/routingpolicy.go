@@ -256,7 +256,7 @@ func (r *RoutingTableReconciler) observeInEffect(ctx context.Context, table *v1.
 	updated.Status = &v1.RoutingTableStatus{ObservedGeneration: table.Generation, Routes: make([]v1.RouteInEffect, 0, len(table.Spec.Routes))}
 	for _, route := range table.Spec.Routes {
 		updated.Status.Routes = append(updated.Status.Routes, v1.RouteInEffect{SecondaryScheduler: route.SecondaryScheduler,
-			Generation: route.Generation, Mode: route.Mode})
+			Generation: route.Generation, Mode: route.Mode, Digest: render.RouteDigest(route)})
 	}
 	// The update carries the resourceVersion of the table probed: a table changed since is
 	// probed again.

@@ -86,6 +86,13 @@ type RouteInEffect struct {
 
 	// Mode is the route's mode, Enforce or Audit.
 	Mode RoutingMode `json:"mode"`
+
+	// Digest identifies what the route does, whatever its generation: a hash of the
+	// route as the table carries it, without its generation, so that an edit of the
+	// SecondaryScheduler that leaves spec.routing alone leaves the route in effect.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Digest string `json:"digest,omitempty"`
 }
 
 // RoutingTableSpec holds the routes the routing policy applies.

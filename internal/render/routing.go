@@ -1,6 +1,9 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -188,4 +191,26 @@ func RoutingTableGenerationOf(probe *corev1.Pod) (int64, bool) {
 	}
 	generation, err := strconv.ParseInt(value, 10, 64)
 	return generation, err == nil
+}
+
+// RouteDigest identifies what route does, whatever its generation: a hash of its JSON as
+// the table carries it, without the generation. The routing policy was seen applying a
+// route when the table's status holds its digest (v1.RouteInEffect).
+func RouteDigest(route v1.TableRoute) string {
+	route.Generation = 0
+	content, err := json.Marshal(route)
+	if err != nil {
+		return "" // not reached: a TableRoute holds strings, numbers and lists of them
+	}
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:8])
+}
+
+// WantedRouteDigest is the digest (RouteDigest) of route as the table would carry it.
+func WantedRouteDigest(route *routing.Route) (string, error) {
+	carried, err := tableRoute(route)
+	if err != nil {
+		return "", err
+	}
+	return RouteDigest(carried), nil
 }

@@ -56,7 +56,7 @@ func Routing(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, con
 	switch {
 	case wanted != nil && facts.PolicyProblem != nil:
 		conditions.Set(v1.ConditionRouting, false, v1.ReasonRoutingPolicyMissing, policyMissingMessage(facts.PolicyProblem, carried, wanted))
-	case wanted != nil && inEffect != nil && inEffect.Generation == wanted.Generation && inEffect.Mode == wanted.Mode:
+	case wanted != nil && inEffect != nil && appliesAsWanted(inEffect, wanted):
 		if wanted.Mode == v1.RoutingAudit {
 			message := verdict.Message
 			if audited >= 0 {
@@ -82,6 +82,14 @@ func Routing(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, con
 	default:
 		conditions.Set(v1.ConditionRouting, false, verdict.Reason, verdict.Message)
 	}
+}
+
+// appliesAsWanted reports whether the route the routing policy was seen applying does
+// what wanted does: the same digest (render.RouteDigest), whatever the generation, so
+// that an edit that leaves spec.routing alone leaves the route Routed throughout.
+func appliesAsWanted(inEffect *v1.RouteInEffect, wanted *routing.Route) bool {
+	digest, err := render.WantedRouteDigest(wanted)
+	return err == nil && inEffect.Digest == digest
 }
 
 // inEffectSentence says what the routing policy was seen applying of a route, as a

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/routing"
 )
 
@@ -19,8 +20,15 @@ func TestRoutingCondition(t *testing.T) {
 	route := &routing.Route{Owner: types.NamespacedName{Namespace: "s", Name: "packer"}, Generation: 2, SchedulerName: "packer", Mode: v1.RoutingEnforce}
 	carried := &v1.TableRoute{SecondaryScheduler: "s/packer", Generation: 2, SchedulerName: "packer", Mode: v1.RoutingEnforce}
 	older := &v1.TableRoute{SecondaryScheduler: "s/packer", Generation: 1, SchedulerName: "packer", Mode: v1.RoutingEnforce}
-	inEffect := &v1.RouteInEffect{SecondaryScheduler: "s/packer", Generation: 2, Mode: v1.RoutingEnforce}
-	olderInEffect := &v1.RouteInEffect{SecondaryScheduler: "s/packer", Generation: 1, Mode: v1.RoutingEnforce}
+	digest, err := render.WantedRouteDigest(route)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inEffect := &v1.RouteInEffect{SecondaryScheduler: "s/packer", Generation: 2, Mode: v1.RoutingEnforce, Digest: digest}
+	olderInEffect := &v1.RouteInEffect{SecondaryScheduler: "s/packer", Generation: 1, Mode: v1.RoutingEnforce, Digest: "an-older-route"}
+	// An edit that leaves spec.routing alone: the route of generation 1 does what the
+	// route of generation 2 does, so it is Routed throughout.
+	sameInEffect := &v1.RouteInEffect{SecondaryScheduler: "s/packer", Generation: 1, Mode: v1.RoutingEnforce, Digest: digest}
 	missing := errors.New("MutatingAdmissionPolicy secondary-scheduler-operator-routing does not exist")
 	failedOver := routing.Verdict{Reason: v1.ReasonFailedOver, Message: "the scheduler has not been Available"}
 	tests := []struct {
@@ -32,6 +40,8 @@ func TestRoutingCondition(t *testing.T) {
 		wantInMessage string
 	}{
 		{"carried and seen in effect, policy in place: routed", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried, InEffect: inEffect},
+			metav1.ConditionTrue, v1.ReasonRouted, "spec.schedulerName packer"},
+		{"carried, the same route of an older generation in effect: routed", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried, InEffect: sameInEffect},
 			metav1.ConditionTrue, v1.ReasonRouted, "spec.schedulerName packer"},
 		{"carried, not seen in effect yet: not routed yet", RoutingFacts{Verdict: routing.Verdict{Route: route}, Carried: carried},
 			metav1.ConditionFalse, v1.ReasonRoutingPolicyPending, "has not been seen applying it yet"},
