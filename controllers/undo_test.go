@@ -118,7 +118,7 @@ func TestUndoneEditMessage(t *testing.T) {
 		return o
 	}
 	path := func(keys ...string) drift.Path {
-		var p drift.Path
+		p := make(drift.Path, 0, len(keys))
 		for _, key := range keys {
 			p = append(p, drift.Step{Key: key, Index: -1})
 		}

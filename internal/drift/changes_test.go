@@ -151,12 +151,12 @@ func TestShort(t *testing.T) {
 // managedFields are entries as the API server keeps them.
 func managedFields(t *testing.T, entries ...string) []metav1.ManagedFieldsEntry {
 	t.Helper()
-	var out []metav1.ManagedFieldsEntry
+	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
 	for i, entry := range entries {
 		manager, fields, _ := strings.Cut(entry, " ")
 		at := metav1.NewTime(time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC))
 		out = append(out, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &at,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}})
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)})
 	}
 	return out
 }

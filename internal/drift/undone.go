@@ -1,7 +1,6 @@
 package drift
 
 import (
-	"bytes"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +23,7 @@ func UndoneEdits(live, desired map[string]any, managedFields []metav1.ManagedFie
 		return nil, 0
 	}
 	editors := editorsOf(managedFields, fieldOwner)
-	if hash := annotation(live, AppliedHashAnnotation); hash != "" && hash != annotation(desired, AppliedHashAnnotation) &&
+	if hash := appliedHash(live); hash != "" && hash != appliedHash(desired) &&
 		editors.of(appliedHashPath) == "" {
 		return nil, 0
 	}
@@ -53,7 +52,7 @@ func editorsOf(managedFields []metav1.ManagedFieldsEntry, fieldOwner string) edi
 			continue
 		}
 		fields := &fieldpath.Set{}
-		if err := fields.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+		if err := fields.FromJSON(entry.FieldsV1.GetRawReader()); err != nil {
 			continue
 		}
 		out = append(out, editor{manager: entry.Manager, time: entry.Time, fields: fields})
