@@ -43,14 +43,14 @@ func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.Seconda
 		waves[wave] = append(waves[wave], object)
 	}
 	for _, wave := range waves {
-		if err := r.applyAll(ctx, wave, live); err != nil {
+		if err := r.applyAll(ctx, cr, wave, live); err != nil {
 			return nil, err
 		}
 	}
 	var applied *appsv1.Deployment
 	if deployment != nil {
 		var err error
-		if applied, err = r.applyDeployment(ctx, deployment, live); err != nil {
+		if applied, err = r.applyDeployment(ctx, cr, deployment, live); err != nil {
 			return nil, err
 		}
 	}
@@ -83,13 +83,14 @@ func applyWave(object *unstructured.Unstructured) int {
 
 // applyAll applies objects concurrently, maxConcurrentApplies at a time. A transient
 // failure is returned before any refusal; of refusals, the first in objects' order.
-func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, objects []*unstructured.Unstructured, live ownership.Live) error {
+func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []*unstructured.Unstructured,
+	live ownership.Live) error {
 	refusals := make([]error, len(objects))
 	group, groupCtx := errgroup.WithContext(ctx)
 	group.SetLimit(maxConcurrentApplies)
 	for i, object := range objects {
 		group.Go(func() error {
-			_, err := r.applyIfChanged(groupCtx, object, live[ownership.ObjectID(object)])
+			_, err := r.applyIfChanged(groupCtx, cr, object, live[ownership.ObjectID(object)])
 			if refusal.Is(err) {
 				refusals[i] = err // the others are still applied, as before a refusal was known
 				return nil
@@ -117,10 +118,10 @@ const maxConcurrentApplies = 16
 // applyDeployment applies the scheduler's Deployment if it changed and returns it as
 // the API server answered, or as the cache holds it when nothing changed: observe must
 // see the pod template just applied, which the cache may not have yet.
-func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, object *unstructured.Unstructured,
+func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured,
 	live ownership.Live) (*appsv1.Deployment, error) {
 	cached := live[ownership.ObjectID(object)]
-	applied, err := r.applyIfChanged(ctx, object, cached)
+	applied, err := r.applyIfChanged(ctx, cr, object, cached)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +138,12 @@ func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, obje
 // applyIfChanged applies desired unless cached, the object as the cache holds it (nil
 // when it holds none), already is what applying desired would make it. It returns the
 // object as the API server answered, nil when nothing was applied. desired is not
-// modified.
-func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, desired *unstructured.Unstructured,
+// modified. When the cache tells a difference, the object is read again from the API
+// server (readLive): the cache may lag behind the operator's last write, which is then
+// not repeated, and only the API server's copy names who edited a field. What applying
+// undoes of someone else's edits, cr's Events tell (EditUndone); an object the operator
+// creates, or changes as cr now asks, is no such edit.
+func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured,
 	cached client.Object) (*unstructured.Unstructured, error) {
 	object := desired.DeepCopy()
 	hash, err := drift.Hash(object.Object)
@@ -151,6 +156,7 @@ func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, desir
 	}
 	annotations[drift.AppliedHashAnnotation] = hash
 	object.SetAnnotations(annotations)
+	var undone *undoneEdits
 	if cached != nil {
 		current, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cached)
 		if err != nil {
@@ -161,6 +167,16 @@ func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, desir
 		if drift.Unchanged(current, object.Object) {
 			return nil, nil
 		}
+		live, err := r.readLive(ctx, object, cached.GetUID())
+		if err != nil {
+			return nil, err
+		}
+		if live != nil {
+			if drift.Unchanged(live.Object, object.Object) {
+				return live, nil
+			}
+			undone = findUndoneEdits(live, object)
+		}
 		if err := r.replaceClusterIPService(ctx, cached); err != nil {
 			return nil, err
 		}
@@ -169,6 +185,7 @@ func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, desir
 		return nil, err
 	}
 	logf.FromContext(ctx).V(2).Info("applied", "kind", object.GetKind(), "object", client.ObjectKeyFromObject(object))
+	r.reportUndoneEdits(cr, undone)
 	return object, nil
 }
 

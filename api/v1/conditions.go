@@ -176,6 +176,12 @@ const ReasonPluginsNotInImage ConditionReason = "PluginsNotInImage"
 // status.imageSource and the Available message say so as long as it is.
 const ReasonImageVersionSkew ConditionReason = "ImageVersionSkew"
 
+// ReasonEditUndone is the reason of the Warning Event emitted when the operator writes
+// back a field of the scheduler's objects that someone else changed (kubectl scale, edit,
+// label): its message names the field, who changed it, and the spec field to set instead,
+// or says that the operator owns the field.
+const ReasonEditUndone ConditionReason = "EditUndone"
+
 // ReasonRolloutStalled means the scheduler's Deployment exceeded its progress deadline, for
 // example because its pods crash or cannot be placed.
 const ReasonRolloutStalled ConditionReason = "RolloutStalled"

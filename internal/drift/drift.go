@@ -75,14 +75,15 @@ func shallowCopy(m map[string]any) map[string]any {
 // applying desired would make it: live carries desired's AppliedHashAnnotation and holds
 // every field desired sets.
 func Unchanged(live, desired map[string]any) bool {
-	hash := annotation(desired, AppliedHashAnnotation)
-	return hash != "" && annotation(live, AppliedHashAnnotation) == hash && Holds(live, desired)
+	hash := appliedHash(desired)
+	return hash != "" && appliedHash(live) == hash && Holds(live, desired)
 }
 
-func annotation(object map[string]any, key string) string {
+// appliedHash is the AppliedHashAnnotation of object, "" when it has none.
+func appliedHash(object map[string]any) string {
 	metadata, _ := object["metadata"].(map[string]any)
 	annotations, _ := metadata["annotations"].(map[string]any)
-	value, _ := annotations[key].(string)
+	value, _ := annotations[AppliedHashAnnotation].(string)
 	return value
 }
 

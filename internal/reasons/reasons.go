@@ -168,6 +168,7 @@ var table = []Reason{
 
 	// Reasons of Events only.
 	{Name: v1.ReasonImageVersionSkew, Severity: Warning},
+	{Name: v1.ReasonEditUndone, Severity: Warning},
 	{Name: v1.ReasonLoadAwareScoringResumed, Severity: Normal},
 	{Name: v1.ReasonSchedulerNotProvided, Severity: Warning},
 }
