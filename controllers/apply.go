@@ -167,15 +167,17 @@ func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, cr *v
 		if drift.Unchanged(current, object.Object) {
 			return nil, nil
 		}
-		live, err := r.readLive(ctx, object, cached.GetUID())
-		if err != nil {
-			return nil, err
-		}
-		if live != nil {
-			if drift.Unchanged(live.Object, object.Object) {
-				return live, nil
+		if drift.EditedBySomeoneElse(current, object.Object) {
+			live, err := r.readLive(ctx, object, cached.GetUID())
+			if err != nil {
+				return nil, err
 			}
-			undone = findUndoneEdits(live, object)
+			if live != nil {
+				if drift.Unchanged(live.Object, object.Object) {
+					return live, nil
+				}
+				undone = findUndoneEdits(live, object)
+			}
 		}
 		if err := r.replaceClusterIPService(ctx, cached); err != nil {
 			return nil, err

@@ -231,3 +231,32 @@ func TestTheLatestEditorIsNamed(t *testing.T) {
 		t.Errorf("editor of an item of an atomic list = %q, want kubectl-edit", got)
 	}
 }
+
+// Only an object that carries the operator's current hash, or none, is read again to say
+// who edited it: one that carries another hash changed with the operator's own content,
+// and costs no request.
+func TestEditedBySomeoneElse(t *testing.T) {
+	withHash := func(hash string) map[string]any {
+		object := map[string]any{"spec": map[string]any{"replicas": int64(1)}}
+		if hash != "" {
+			object["metadata"] = map[string]any{"annotations": map[string]any{AppliedHashAnnotation: hash}}
+		}
+		return object
+	}
+	tests := []struct {
+		name         string
+		cached, want string
+		edited       bool
+	}{
+		{"the operator's hash, a field changed", "h1", "h1", true},
+		{"no hash", "", "h1", true},
+		{"the operator's content changed", "h0", "h1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := EditedBySomeoneElse(withHash(tt.cached), withHash(tt.want)); got != tt.edited {
+				t.Errorf("EditedBySomeoneElse = %v, want %v", got, tt.edited)
+			}
+		})
+	}
+}

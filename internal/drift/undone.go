@@ -34,6 +34,19 @@ func UndoneEdits(live, desired map[string]any, managedFields []metav1.ManagedFie
 	return changes, more
 }
 
+// EditedBySomeoneElse reports whether cached, an object as the operator's cache holds it
+// (without managed fields), that does not hold desired (Unchanged is false), differs from
+// it by someone else's edit rather than by the operator's own change alone: cached
+// carries desired's applied hash, or none. It decides whether the operator reads the
+// object's managed fields, at one request, to say who edited it (UndoneEdits): an object
+// that carries another hash changed because the operator's content did, which costs no
+// request. An edit made together with a change of the operator's content is written back
+// all the same, unsaid.
+func EditedBySomeoneElse(cached, desired map[string]any) bool {
+	hash := appliedHash(cached)
+	return hash == "" || hash == appliedHash(desired)
+}
+
 // editor is a field manager other than the operator, with the fields it set.
 type editor struct {
 	manager string
