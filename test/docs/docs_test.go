@@ -19,9 +19,6 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/markdown"
 )
 
-// demoPage is the page run first, whose cluster the other pages' commands run on.
-const demoPage = "docs/demo.md"
-
 // demoNamespace is where objects without a namespace of their own are dry-run.
 const demoNamespace = "demo"
 
