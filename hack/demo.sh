@@ -223,6 +223,8 @@ CONFIG
 }
 
 down() {
+  # The extender docs/demo.md starts as a process here, if it still runs.
+  stop_process extender
   stop_process kube-prometheus
   stop_process prometheus
   stop_process demoload

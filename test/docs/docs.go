@@ -52,6 +52,9 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/markdown"
 )
 
+// demoPage is the page run first, whose cluster the other pages' commands run on.
+const demoPage = "docs/demo.md"
+
 // repoRoot is the checkout the pages' commands run in, as a reader runs them.
 var repoRoot = func() string {
 	root, err := filepath.Abs("../..")

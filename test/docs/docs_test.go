@@ -19,9 +19,6 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/markdown"
 )
 
-// demoPage is the page run first, whose cluster the other pages' commands run on.
-const demoPage = "docs/demo.md"
-
 // demoNamespace is where objects without a namespace of their own are dry-run.
 const demoNamespace = "demo"
 
@@ -256,7 +253,9 @@ func copyCheckout(ctx context.Context, t *testing.T) string {
 	}
 	// --ignore-failed-read: a file deleted and not yet committed is listed, and absent.
 	script := `git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C "$1"
-ln -s "$PWD/bin" "$1/bin"
+# -n: a bin/ that is a symlink, which git does not ignore as it ignores a directory, was
+# copied by tar above; replace it rather than link inside what it points to.
+ln -sfn "$PWD/bin" "$1/bin"
 cd "$1"
 git init -q
 git add -A
