@@ -49,7 +49,7 @@ func (s *scenario) newPod(namespace string, mutate ...func(*corev1.Pod)) *corev1
 // name: the routing policy takes effect in the API server a moment after the object is
 // written, so fresh pods are created until one shows it. Each pod created before the last
 // is deleted.
-func (s *scenario) expectRoutedTo(namespace, scheduler string) *corev1.Pod {
+func (s *scenario) expectRoutedTo(namespace, scheduler string) {
 	s.t.Helper()
 	var last *corev1.Pod
 	s.g.Eventually(func() string {
@@ -59,7 +59,6 @@ func (s *scenario) expectRoutedTo(namespace, scheduler string) *corev1.Pod {
 		last = s.newPod(namespace)
 		return last.Spec.SchedulerName
 	}).Should(Equal(scheduler), "new pods of %s go to %s", namespace, scheduler)
-	return last
 }
 
 // carried reports whether the routing table in the API server carries cr's route.

@@ -161,7 +161,8 @@ var _ = Describe("Routing", func() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
 		cr.Spec.NodeSelector = map[string]string{"e2e.secondary-scheduler.io/no-such-node": "true"}
 		Expect(k8s.Update(ctx, cr)).To(Succeed())
-		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "60s").Should(Equal("True/" + string(v1.ReasonSchedulerUnschedulable)))
+		// No node has the label: the operator says so before the pod is even tried.
+		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "60s").Should(Equal("True/" + string(v1.ReasonNoSchedulableNodes)))
 		Expect(condition(cr, v1.ConditionAvailable)).To(Equal("True/" + string(v1.ReasonServingPreviousConfiguration)))
 		// Routed throughout: the edit leaves spec.routing alone, so the route in effect is
 		// the route wanted.
