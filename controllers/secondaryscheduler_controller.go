@@ -494,27 +494,12 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 		if derivedConditions[v1.ConditionType(condition.Type)] {
 			continue // they repeat another condition, whose change has its own Event
 		}
-		if meta.FindStatusCondition(cr.Status.Conditions, condition.Type) == nil && !isProblem(condition) {
-			// A condition's first report is told only when it is a problem: that a new
-			// scheduler is not available yet and rolls out goes without saying, and would
-			// be thousands of Events for hundreds of schedulers created at once.
-			continue
+		if meta.FindStatusCondition(cr.Status.Conditions, condition.Type) == nil && !reasons.TellsFirstReport(condition) {
+			continue // a condition's first report is told only when it is news
 		}
 		r.Recorder.Eventf(cr, nil, reasons.EventType(condition), condition.Reason, condition.Type, "%s=%s: %s", condition.Type, condition.Status, condition.Message)
 	}
 	return nil
-}
-
-// isProblem reports whether condition says something is wrong: Degraded, pods pending
-// for too long, metrics that cannot be used, or an extender that cannot be reached.
-func isProblem(condition metav1.Condition) bool {
-	switch v1.ConditionType(condition.Type) {
-	case v1.ConditionDegraded, v1.ConditionPodsPending:
-		return condition.Status == metav1.ConditionTrue
-	case v1.ConditionMetricsAvailable, v1.ConditionExtendersAvailable:
-		return condition.Status == metav1.ConditionFalse
-	}
-	return false
 }
 
 // derivedConditions are the kstatus conditions, derived from the others.

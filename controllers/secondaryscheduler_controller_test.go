@@ -533,6 +533,17 @@ func TestPrometheusIsDiscovered(t *testing.T) {
 	s.g.Consistently(func() *v1.MetricsStatus { _ = s.get(cr); return cr.Status.Metrics }, time.Second).Should(BeNil())
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPrometheusNotFound)
 	s.g.Expect(s.deployment(cr)).To(BeNil(), "no scheduler without its metrics source")
+	// Both first reports are problems, each told by a Warning.
+	s.g.Eventually(func() map[string]string {
+		types := map[string]string{}
+		for _, event := range s.eventsAbout(cr) {
+			if event.Reason == string(v1.ReasonPrometheusNotFound) {
+				types[event.Action] = event.Type
+			}
+		}
+		return types
+	}).Should(And(HaveKeyWithValue(string(v1.ConditionMetricsAvailable), corev1.EventTypeWarning),
+		HaveKeyWithValue(string(v1.ConditionDegraded), corev1.EventTypeWarning)))
 
 	discovered := func() string {
 		_ = s.get(cr)

@@ -31,8 +31,8 @@ type Reason struct {
 	// Conditions are the conditions it may be the reason of; none for a reason of Events
 	// only.
 	Conditions []v1.ConditionType
-	// Severity is how a condition in its bad state (Available False, Degraded True) with
-	// this reason is told in an Event.
+	// Severity is whether a condition in its problem status (Available False, Degraded
+	// True) with this reason is a problem (IsProblem), told by a Warning Event.
 	Severity Severity
 	// Metrics marks a refusal that keeps a load-aware scheduler from its metrics: it is
 	// reported as MetricsAvailable False too, and looked at again every probe interval.
@@ -219,24 +219,56 @@ func KeepsFromMetrics(name v1.ConditionReason) bool {
 	return reason.Metrics
 }
 
-// IsBad reports whether condition asks for someone's attention: Degraded True, pods
-// pending for too long (PodsPending True), or Available False for a reason of severity
-// Warning. MetricsAvailable False is not: a
-// scheduler whose metrics are unusable is Degraded too, and that tells it.
-func IsBad(condition metav1.Condition) bool {
-	reason, _ := Of(v1.ConditionReason(condition.Reason))
-	switch v1.ConditionType(condition.Type) {
-	case v1.ConditionDegraded, v1.ConditionPodsPending:
-		return condition.Status == metav1.ConditionTrue
-	case v1.ConditionAvailable:
-		return condition.Status == metav1.ConditionFalse && reason.Severity == Warning
-	}
-	return false
+// conditionKind is what the operator declares of one condition type for telling its
+// changes.
+type conditionKind struct {
+	// problemStatus is the status in which the condition tells a problem, with a reason of
+	// severity Warning; empty for a condition that tells work under way, never a problem.
+	problemStatus metav1.ConditionStatus
+	// startsThere: a new scheduler reports the condition in problemStatus, with a Warning
+	// reason, before its first pod is ready (Available False, NoReadyScheduler), so its first
+	// report goes without saying; what else it could tell then, Degraded tells too.
+	startsThere bool
 }
 
-// EventType is the type of the Event that tells condition's change.
+// conditionKinds holds every condition type of api/v1 (a test fails when one is missing).
+var conditionKinds = map[v1.ConditionType]conditionKind{
+	v1.ConditionAvailable:          {problemStatus: metav1.ConditionFalse, startsThere: true},
+	v1.ConditionMetricsAvailable:   {problemStatus: metav1.ConditionFalse},
+	v1.ConditionExtendersAvailable: {problemStatus: metav1.ConditionFalse},
+	v1.ConditionRouting:            {problemStatus: metav1.ConditionFalse},
+	v1.ConditionDegraded:           {problemStatus: metav1.ConditionTrue},
+	v1.ConditionPodsPending:        {problemStatus: metav1.ConditionTrue},
+	v1.ConditionStalled:            {problemStatus: metav1.ConditionTrue},
+	v1.ConditionProgressing:        {},
+	v1.ConditionReconciling:        {},
+}
+
+// IsProblem reports whether condition asks for someone's attention: it is in the status in
+// which its type tells a problem (Available, MetricsAvailable, ExtendersAvailable and
+// Routing False; Degraded, PodsPending and Stalled True; Progressing and Reconciling never)
+// with a reason of severity Warning, or one the table lacks. Its Event is a Warning.
+func IsProblem(condition metav1.Condition) bool {
+	kind, ok := conditionKinds[v1.ConditionType(condition.Type)]
+	if !ok || kind.problemStatus == "" || condition.Status != kind.problemStatus {
+		return false
+	}
+	reason, _ := Of(v1.ConditionReason(condition.Reason))
+	return reason.Severity == Warning
+}
+
+// TellsFirstReport reports whether the first report of condition (the status had none of
+// its type) is worth an Event: only a problem is, and not the one every new scheduler
+// starts with. That a new scheduler is not available yet and rolls out goes without saying,
+// and would be thousands of Events for hundreds of schedulers created at once.
+func TellsFirstReport(condition metav1.Condition) bool {
+	return IsProblem(condition) && !conditionKinds[v1.ConditionType(condition.Type)].startsThere
+}
+
+// EventType is the type of the Event that tells condition's change: Warning for a
+// problem (IsProblem), Normal otherwise.
 func EventType(condition metav1.Condition) string {
-	if IsBad(condition) {
+	if IsProblem(condition) {
 		return string(Warning)
 	}
 	return string(Normal)

@@ -22,11 +22,38 @@ import (
 // that a reason added there and nowhere else is found.
 func declaredReasons(t *testing.T) map[v1.ConditionReason]string {
 	t.Helper()
+	declared := map[v1.ConditionReason]string{}
+	for value, name := range declaredConstants(t, "ConditionReason") {
+		declared[v1.ConditionReason(value)] = name
+	}
+	if len(declared) < 40 {
+		t.Fatalf("found only %d reasons in api/v1: is the parsing right?", len(declared))
+	}
+	return declared
+}
+
+// declaredConditionTypes are the ConditionType constants of api/v1, read from its source.
+func declaredConditionTypes(t *testing.T) map[v1.ConditionType]string {
+	t.Helper()
+	declared := map[v1.ConditionType]string{}
+	for value, name := range declaredConstants(t, "ConditionType") {
+		declared[v1.ConditionType(value)] = name
+	}
+	if len(declared) < 9 {
+		t.Fatalf("found only %d condition types in api/v1: is the parsing right?", len(declared))
+	}
+	return declared
+}
+
+// declaredConstants maps the value of each string constant of api/v1 of type typeName to
+// its name.
+func declaredConstants(t *testing.T, typeName string) map[string]string {
+	t.Helper()
 	paths, err := filepath.Glob("../../api/v1/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared := map[v1.ConditionReason]string{}
+	declared := map[string]string{}
 	for _, path := range paths {
 		if strings.HasSuffix(path, "_test.go") {
 			continue
@@ -40,7 +67,7 @@ func declaredReasons(t *testing.T) map[v1.ConditionReason]string {
 			if !ok || spec.Type == nil || len(spec.Values) != len(spec.Names) {
 				return true
 			}
-			if ident, ok := spec.Type.(*ast.Ident); !ok || ident.Name != "ConditionReason" {
+			if ident, ok := spec.Type.(*ast.Ident); !ok || ident.Name != typeName {
 				return true
 			}
 			for i, name := range spec.Names {
@@ -48,13 +75,10 @@ func declaredReasons(t *testing.T) map[v1.ConditionReason]string {
 				if err != nil {
 					t.Fatalf("%s: %v", name.Name, err)
 				}
-				declared[v1.ConditionReason(value)] = name.Name
+				declared[value] = name.Name
 			}
 			return true
 		})
-	}
-	if len(declared) < 40 {
-		t.Fatalf("found only %d reasons in api/v1: is the parsing right?", len(declared))
 	}
 	return declared
 }
@@ -425,34 +449,111 @@ func TestForemostFollowsTheTablesOrderNotTheCallers(t *testing.T) {
 	}
 }
 
-func TestIsBadAndEventType(t *testing.T) {
-	condition := func(conditionType v1.ConditionType, status metav1.ConditionStatus, reason v1.ConditionReason) metav1.Condition {
-		return metav1.Condition{Type: string(conditionType), Status: status, Reason: string(reason)}
+// problemStatus is, for each condition type, the status in which api/v1 documents it as a
+// problem; Progressing and Reconciling tell work under way.
+var problemStatus = map[v1.ConditionType]metav1.ConditionStatus{
+	v1.ConditionAvailable: metav1.ConditionFalse, v1.ConditionMetricsAvailable: metav1.ConditionFalse,
+	v1.ConditionExtendersAvailable: metav1.ConditionFalse, v1.ConditionRouting: metav1.ConditionFalse,
+	v1.ConditionDegraded: metav1.ConditionTrue, v1.ConditionPodsPending: metav1.ConditionTrue, v1.ConditionStalled: metav1.ConditionTrue,
+	v1.ConditionProgressing: "", v1.ConditionReconciling: "",
+}
+
+func TestEveryConditionTypeHasAKind(t *testing.T) {
+	for conditionType, constant := range declaredConditionTypes(t) {
+		if _, ok := conditionKinds[conditionType]; !ok {
+			t.Errorf("api/v1 declares condition %s (%s), which conditionKinds lacks: say in which status it tells a problem", conditionType, constant)
+		}
+		if _, ok := problemStatus[conditionType]; !ok {
+			t.Errorf("condition %s has no row in this test's problemStatus", conditionType)
+		}
 	}
+	for _, reason := range All() {
+		for _, conditionType := range reason.Conditions {
+			if _, ok := conditionKinds[conditionType]; !ok {
+				t.Errorf("reason %s names condition %s, which conditionKinds lacks", reason.Name, conditionType)
+			}
+		}
+	}
+}
+
+// TestIsProblem: every reason of the table, with every condition it may be the reason
+// of, in every status, is a problem exactly when the condition is in its problem status
+// and the reason is a Warning; its Event is then a Warning, and its first report is told
+// but for the start of every scheduler (Available False).
+func TestIsProblem(t *testing.T) {
+	for _, reason := range All() {
+		for _, conditionType := range reason.Conditions {
+			for _, status := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown} {
+				condition := metav1.Condition{Type: string(conditionType), Status: status, Reason: string(reason.Name)}
+				problem := status == problemStatus[conditionType] && reason.Severity == Warning
+				if got := IsProblem(condition); got != problem {
+					t.Errorf("IsProblem(%s=%s %s) = %t, want %t", conditionType, status, reason.Name, got, problem)
+				}
+				wantType := map[bool]string{true: "Warning", false: "Normal"}[problem]
+				if got := EventType(condition); got != wantType {
+					t.Errorf("EventType(%s=%s %s) = %s, want %s", conditionType, status, reason.Name, got, wantType)
+				}
+				told := problem && conditionType != v1.ConditionAvailable
+				if got := TellsFirstReport(condition); got != told {
+					t.Errorf("TellsFirstReport(%s=%s %s) = %t, want %t", conditionType, status, reason.Name, got, told)
+				}
+			}
+		}
+	}
+}
+
+func TestIsProblemCases(t *testing.T) {
 	tests := []struct {
-		condition metav1.Condition
-		bad       bool
+		name                 string
+		conditionType        v1.ConditionType
+		status               metav1.ConditionStatus
+		reason               v1.ConditionReason
+		problem, firstIsTold bool
 	}{
-		{condition(v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonInvalidConfig), true},
-		{condition(v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected), false},
-		{condition(v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoReadyScheduler), true},
-		{condition(v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonImagePullFailed), true},
-		{condition(v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonHandingOver), false},
-		{condition(v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonRemoved), false},
-		{condition(v1.ConditionAvailable, metav1.ConditionTrue, v1.ReasonSchedulerReady), false},
-		{condition(v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonPrometheusUnreachable), false},
-		{condition(v1.ConditionProgressing, metav1.ConditionTrue, v1.ReasonRollingOut), false},
+		{"metrics that cannot be read, at once", v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonPrometheusUnreachable, true, true},
+		{"metrics still probed", v1.ConditionMetricsAvailable, metav1.ConditionUnknown, v1.ReasonMetricsProbing, false, false},
+		{"an extender that cannot be reached", v1.ConditionExtendersAvailable, metav1.ConditionFalse, v1.ReasonExtenderUnreachable, true, true},
+		{"failed over", v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonFailedOver, true, true},
+		{"not routed while the scheduler starts", v1.ConditionRouting, metav1.ConditionFalse, v1.ReasonSchedulerNotAvailable, false, false},
+		{"a refusal", v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonInvalidConfig, true, true},
+		{"an unknown reason of Degraded", v1.ConditionDegraded, metav1.ConditionTrue, "SomethingNew", true, true},
+		{"pods pending", v1.ConditionPodsPending, metav1.ConditionTrue, v1.ReasonPodsUnschedulable, true, true},
+		{"a new scheduler not ready yet", v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoReadyScheduler, true, false},
+		{"no leader yet", v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonNoLeader, false, false},
+		{"removed", v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonRemoved, false, false},
+		{"rolling out", v1.ConditionProgressing, metav1.ConditionTrue, v1.ReasonRollingOut, false, false},
+		{"a condition the operator does not know", "Other", metav1.ConditionFalse, v1.ReasonInvalidConfig, false, false},
 	}
 	for _, tt := range tests {
-		if got := IsBad(tt.condition); got != tt.bad {
-			t.Errorf("IsBad(%s=%s %s) = %t, want %t", tt.condition.Type, tt.condition.Status, tt.condition.Reason, got, tt.bad)
+		t.Run(tt.name, func(t *testing.T) {
+			condition := metav1.Condition{Type: string(tt.conditionType), Status: tt.status, Reason: string(tt.reason)}
+			if got := IsProblem(condition); got != tt.problem {
+				t.Errorf("IsProblem = %t, want %t", got, tt.problem)
+			}
+			if got := TellsFirstReport(condition); got != tt.firstIsTold {
+				t.Errorf("TellsFirstReport = %t, want %t", got, tt.firstIsTold)
+			}
+		})
+	}
+}
+
+// TestFirstReportsHideNoProblem: a condition whose first report is not told (a new
+// scheduler starts with it) has no Warning reason that another condition, whose first
+// report is told, does not report too; but the start itself (NoReadyScheduler).
+func TestFirstReportsHideNoProblem(t *testing.T) {
+	for _, reason := range All() {
+		if reason.Severity != Warning || reason.Name == v1.ReasonNoReadyScheduler {
+			continue
 		}
-		want := "Normal"
-		if tt.bad {
-			want = "Warning"
-		}
-		if got := EventType(tt.condition); got != want {
-			t.Errorf("EventType(%s=%s %s) = %s, want %s", tt.condition.Type, tt.condition.Status, tt.condition.Reason, got, want)
+		hidden := slices.ContainsFunc(reason.Conditions, func(conditionType v1.ConditionType) bool {
+			return conditionKinds[conditionType].startsThere
+		})
+		told := slices.ContainsFunc(reason.Conditions, func(conditionType v1.ConditionType) bool {
+			kind := conditionKinds[conditionType]
+			return kind.problemStatus != "" && !kind.startsThere
+		})
+		if hidden && !told {
+			t.Errorf("reason %s is a Warning of %v, whose first report is not told, and of no condition whose first report is", reason.Name, reason.Conditions)
 		}
 	}
 }
