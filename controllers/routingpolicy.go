@@ -113,12 +113,11 @@ type RoutingFacts struct {
 	// the reconciler is set up.
 	audited toolscache.Indexer
 
-	mu sync.Mutex
 	// writeError is why the table could not be written the last time, nil when it was.
-	writeError error
+	writeError lastError
 	// probeError is why the operator could not observe the routing policy applying the
-	// table the last time it looked, nil when it could.
-	probeError error
+	// table the last time it looked, nil when it could (or did not need to).
+	probeError lastError
 }
 
 // decide decides every route of secondarySchedulers at now.
@@ -126,32 +125,31 @@ func (f *RoutingFacts) decide(secondarySchedulers []v1.SecondaryScheduler, now t
 	return routing.Decide(secondarySchedulers, routing.Facts{Supported: f.Supported, Allowed: f.Tenancy.Allows, Now: now})
 }
 
-func (f *RoutingFacts) setWriteError(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.writeError = err
-}
-
 // WriteError is why the routing table could not be written the last time, nil when it
 // was.
-func (f *RoutingFacts) WriteError() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.writeError
-}
-
-func (f *RoutingFacts) setProbeError(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.probeError = err
-}
+func (f *RoutingFacts) WriteError() error { return f.writeError.get() }
 
 // ProbeError is why the operator could not observe the routing policy applying the
 // routing table the last time it looked, nil when it could (or did not need to).
-func (f *RoutingFacts) ProbeError() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.probeError
+func (f *RoutingFacts) ProbeError() error { return f.probeError.get() }
+
+// lastError is the error of the last attempt of something one controller does and
+// another reports, nil after a success.
+type lastError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (e *lastError) set(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.err = err
+}
+
+func (e *lastError) get() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
 }
 
 // RoutingTableReconciler keeps the routing table as the routes of every
@@ -196,7 +194,7 @@ func (r *RoutingTableReconciler) Reconcile(ctx context.Context, _ ctrl.Request) 
 		}
 	}
 	written, err := r.write(ctx, routes)
-	r.Facts.setWriteError(err)
+	r.Facts.writeError.set(err)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "cannot write the routing table; the SecondarySchedulers' Routing conditions say so", "routingTable", v1.RoutingTableName,
 			"retryAfter", routingTableRetry)
@@ -204,7 +202,7 @@ func (r *RoutingTableReconciler) Reconcile(ctx context.Context, _ ctrl.Request) 
 	}
 	if written != nil {
 		again, err := r.observeInEffect(ctx, written)
-		r.Facts.setProbeError(err)
+		r.Facts.probeError.set(err)
 		if err != nil {
 			logf.FromContext(ctx).V(1).Info("cannot observe the routing policy applying the routing table", "reason", err.Error(), "retryAfter", again)
 		}
