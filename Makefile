@@ -97,7 +97,7 @@ test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) tes
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), the shipped RBAC against its allow-list, the alert rules and the dashboard's queries with promtool.
-	go test ./api/... ./internal/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/bench ./hack/apidocs/... ./hack/pluginpoints/... ./hack/demoload/... ./hack/crddescriptions/... -count=1
+	go test ./api/... ./internal/... ./cmd/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/bench ./hack/apidocs/... ./hack/pluginpoints/... ./hack/demoload/... ./hack/crddescriptions/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
@@ -145,8 +145,9 @@ demo-down: ## Stop what make demo started.
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the operator binary.
+build: manifests generate fmt vet ## Build the operator binary, bin/manager, and the kubectl plugin, bin/kubectl-secondary_scheduler (kubectl secondary-scheduler render, docs/render.md).
 	go build -o bin/manager .
+	go build -o bin/kubectl-secondary_scheduler ./cmd/kubectl-secondary_scheduler
 
 .PHONY: run
 SCHEDULER_NAMESPACES ?= default
