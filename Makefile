@@ -97,7 +97,7 @@ test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) tes
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no API server; the metrics probe runs against a real Prometheus on loopback), the shipped RBAC against its allow-list, the alert rules and the dashboard's queries with promtool.
-	go test ./api/... ./internal/... ./cmd/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/bench ./hack/apidocs/... ./hack/pluginpoints/... ./hack/demoload/... ./hack/crddescriptions/... -count=1
+	go test ./api/... ./internal/... ./cmd/... ./test/podrunner/... ./test/extender/... ./test/olminstall/... ./test/netnshost/... ./test/rbacallowlist/... ./test/promrules/... ./test/dashboard/... ./test/docs/... ./test/depfence/... ./test/bench ./hack/apidocs/... ./hack/pluginpoints/... ./hack/demoload/... ./hack/crddescriptions/... -count=1
 
 .PHONY: test-integration
 test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
