@@ -120,7 +120,7 @@ fuzz: ## Fuzz the parsers and renderers of user input, FUZZTIME each (default 10
 .PHONY: bench
 BENCH ?=
 BENCH_COUNT ?= 0
-bench: ## Benchmarks, about 29 minutes with bin/scheduler-plugins (28m47s measured 2026-11-26), about 18 without it (the outcome benchmark takes 11): the micro-benchmarks (decoding a resource, hostile or not, rendering and config parsing per reconcile, a metrics probe of 500 nodes; time and allocations), then every cluster benchmark of test/bench (convergence, edit, scale, references, slow-prometheus, scheduling, outcome (with bin/scheduler-plugins only), routing, memory, idle, pending-pods) on a local cluster of its own, printing tables and writing docs/benchmarks.md. BENCH=name[,name] runs only those cluster benchmarks (no micro-benchmarks) and replaces only their sections; BENCH_COUNT=N runs each N times (default: edit 3, the others once) and reports medians.
+bench: ## Benchmarks, about 29 minutes with bin/scheduler-plugins (28m47s measured 2026-11-26), about 18 without it (the outcome benchmark takes 11): the micro-benchmarks (decoding a resource, hostile or not, rendering and config parsing per reconcile, a metrics probe of 500 nodes; time and allocations), then binaries (the sizes and package counts of the operator and the kubectl plugin; no cluster), then every cluster benchmark of test/bench (convergence, edit, scale, references, slow-prometheus, scheduling, outcome (with bin/scheduler-plugins only), routing, memory, idle, pending-pods) on a local cluster of its own, printing tables and writing docs/benchmarks.md. BENCH=name[,name] runs only those cluster benchmarks (no micro-benchmarks) and replaces only their sections; BENCH_COUNT=N runs each N times (default: edit 3, the others once) and reports medians.
 	$(if $(BENCH),,CGO_ENABLED=0 go test ./api/... ./internal/... -run '^$$' -bench . -benchmem -count 3)
 	CGO_ENABLED=0 CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go run ./test/bench -bench '$(BENCH)' -count $(BENCH_COUNT) -report docs/benchmarks.md
 
@@ -145,8 +145,9 @@ demo-down: ## Stop what make demo started.
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the operator binary.
+build: manifests generate fmt vet ## Build the operator binary, bin/manager, and the kubectl plugin, bin/kubectl-secondary_scheduler (kubectl secondary-scheduler render, docs/render.md).
 	go build -o bin/manager .
+	go build -o bin/kubectl-secondary_scheduler ./cmd/kubectl-secondary_scheduler
 
 .PHONY: run
 SCHEDULER_NAMESPACES ?= default

@@ -34,7 +34,6 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/clusterdial"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsauth"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/offline"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -48,10 +47,19 @@ func init() {
 	utilruntime.Must(v1.AddToScheme(scheme))
 }
 
+// renderMoved says where "manager render" went.
+const renderMoved = "render is no longer part of the operator's binary: run kubectl secondary-scheduler render " +
+	"(the binary kubectl-secondary_scheduler: make build writes bin/kubectl-secondary_scheduler; the image has /kubectl-secondary_scheduler), " +
+	"with the same flags (docs/render.md)"
+
 func main() {
-	// "render" prints what the operator would create for a resource, without a cluster.
+	// "render" moved to a binary of its own, so that the operator does not link the API
+	// server's validation it needs; a script that still runs it here is told where it went.
+	// Exit code 1, render's for a command line it cannot read: its 2 means "the resource
+	// would be refused", which this is not.
 	if len(os.Args) > 1 && os.Args[1] == "render" {
-		os.Exit(offline.Main(context.Background(), os.Args[2:], os.Stdout, os.Stderr))
+		fmt.Fprintln(os.Stderr, renderMoved)
+		os.Exit(1)
 	}
 	var (
 		metricsAddr, probeAddr, pprofAddr         string

@@ -110,7 +110,7 @@ cluster_up() {
   "${repo_root}/hack/local-cluster.sh" up
   log "Building and starting podrunner (runs scheduler and operator pods as processes)"
   mkdir -p "${repo_root}/bin"
-  (cd "${repo_root}" && go build -o bin/manager . && go build -o bin/podrunner ./test/podrunner && go build -o bin/pause ./test/pause)
+  (cd "${repo_root}" && go build -o bin/manager . && go build -o bin/kubectl-secondary_scheduler ./cmd/kubectl-secondary_scheduler && go build -o bin/podrunner ./test/podrunner && go build -o bin/pause ./test/pause)
   start_process podrunner "${repo_root}/bin/podrunner" --kubeconfig "${kubeconfig}" --work-dir "${OUTPUT_DIR}/podrunner" \
     --binaries "secondary-scheduler-operator=${repo_root}/bin/manager,scheduler-plugins=${SCHEDULER_PLUGINS_BINARY:-${CONTROL_PLANE_DIR}/kube-scheduler},kube-scheduler=${CONTROL_PLANE_DIR}/kube-scheduler,registry.k8s.io/pause=${repo_root}/bin/pause"
 }

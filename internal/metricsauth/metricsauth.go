@@ -9,7 +9,9 @@
 // binary, and with them megabytes of resident memory the operator pays from the start
 // for two API requests. This package makes the same two requests with client-go's typed
 // clients alone, and caches the decisions so that a scraping Prometheus does not cost two
-// API requests per scrape.
+// API requests per scrape. The operator links none of those packages (rendering offline,
+// which validates with the API server's libraries, is the kubectl plugin's,
+// cmd/kubectl-secondary_scheduler), and test/depfence fails when it does.
 //
 // Whoever reaches the endpoint's port may send requests, with or without credentials, so
 // what such requests can cost is bounded:

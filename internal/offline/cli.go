@@ -28,7 +28,7 @@ const (
 )
 
 // Usage is the command's synopsis.
-const Usage = `Usage: secondary-scheduler-operator render -f FILE [-f FILE ...] [--config-map FILE ...]
+const Usage = `Usage: kubectl secondary-scheduler render -f FILE [-f FILE ...] [--config-map FILE ...]
     [--kubernetes-version 1.37] [--prometheus-url URL | --prometheus-namespaces NS,...]
     [--scheduler-namespaces NS,...] [-n NAMESPACE]
 

@@ -7,6 +7,9 @@
 // internal/desired renders and checks it as the controller does. What the API server
 // would refuse is an InvalidError; what the operator would refuse is the refusal
 // (internal/refusal) whose reason status would show.
+//
+// The kubectl plugin (cmd/kubectl-secondary_scheduler) runs it; the operator must not
+// import it: internal/crdschema links the API server's libraries (test/depfence).
 package offline
 
 import (

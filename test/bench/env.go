@@ -105,10 +105,8 @@ func (e *env) setUp(ctx context.Context) error {
 		{"-o", filepath.Join(e.binDir, "podrunner"), "./test/podrunner"},
 	}
 	for _, build := range builds {
-		command := exec.CommandContext(ctx, "go", append([]string{"build"}, build...)...)
-		command.Dir, command.Env = e.repoRoot, append(os.Environ(), "CGO_ENABLED=0")
-		if output, err := command.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %v: %w\n%s", build, err, output)
+		if err := e.goBuild(ctx, build...); err != nil {
+			return err
 		}
 	}
 	if e.operatorBinary == "" {

@@ -87,19 +87,37 @@ func run(ctx context.Context, opts options) error {
 	}
 	conditions := runConditions(e, kubeVersion)
 	started := time.Now()
-	defer func() { e.tearDown(opts.keepCluster) }()
-	if err := e.setUp(ctx); err != nil {
-		return err
-	}
 	var sections []*section
-	for i, b := range selected {
-		result, err := runBenchmark(ctx, e, b, opts, i == len(selected)-1)
-		if err != nil {
-			return err
-		}
+	report := func(result *section) {
 		result.conditions = conditions + "; " + result.conditions
 		sections = append(sections, result)
 		result.writeText(os.Stdout)
+	}
+	// Those that need no cluster run first, and alone start none.
+	var onCluster []benchmark
+	for _, b := range selected {
+		if !b.offline {
+			onCluster = append(onCluster, b)
+			continue
+		}
+		result, err := runBenchmark(ctx, e, b, opts, false)
+		if err != nil {
+			return err
+		}
+		report(result)
+	}
+	if len(onCluster) > 0 {
+		defer func() { e.tearDown(opts.keepCluster) }()
+		if err := e.setUp(ctx); err != nil {
+			return err
+		}
+	}
+	for i, b := range onCluster {
+		result, err := runBenchmark(ctx, e, b, opts, i == len(onCluster)-1)
+		if err != nil {
+			return err
+		}
+		report(result)
 	}
 	logf("done in %v; logs in %s", time.Since(started).Round(time.Second), e.outputDir)
 	if opts.report == "" {
@@ -137,11 +155,15 @@ func runBenchmark(ctx context.Context, e *env, b benchmark, opts options, last b
 	current := filepath.Join(e.binDir, "manager")
 	var runs, baselineRuns []*section
 	count := cmp.Or(opts.count, b.runs, 1)
+	if b.offline {
+		// What it measures does not vary between runs, nor depends on the operator run.
+		count = 1
+	}
 	for i := range count {
 		// With a baseline, each run is a pair whose order alternates, so that neither
 		// build always finds the cluster as the other left it.
 		pair := []operatorBuild{{binary: current}}
-		if opts.baselineManager != "" {
+		if opts.baselineManager != "" && !b.offline {
 			pair = []operatorBuild{{binary: opts.baselineManager, baseline: true}, {binary: current}}
 			if i%2 == 1 {
 				slices.Reverse(pair)
@@ -178,6 +200,9 @@ func runOne(ctx context.Context, e *env, b benchmark, binary, label string) *sec
 	logf("%s (%s)", b.name, label)
 	began, loadBefore := time.Now(), loadAverage()
 	result, err := func() (*section, error) {
+		if b.offline {
+			return b.run(ctx, e)
+		}
 		if err := e.useOperator(ctx, binary, false); err != nil {
 			return nil, err
 		}
