@@ -116,9 +116,10 @@ var _ = Describe("Metrics failsafe", Ordered, func() {
 			// The in-tree kube-scheduler cannot run TargetLoadPacking: its new pod crashes,
 			// which status says once the operator sees it (as it must, since the pod crashes
 			// at every start), while the request-based pod goes on scheduling: a
-			// configuration that cannot run takes down no running scheduler.
+			// configuration that cannot run takes down no running scheduler, and status says
+			// that it still serves.
 			Eventually(func() string { return condition(scheduler, v1.ConditionDegraded) }, "2m").Should(Equal("True/SchedulerCrashing"))
-			Expect(condition(scheduler, v1.ConditionAvailable)).To(Equal("False/SchedulerCrashing"))
+			Expect(condition(scheduler, v1.ConditionAvailable)).To(Equal("True/" + string(v1.ReasonServingPreviousConfiguration)))
 			names = createWorkload(namespace, "after-outage", scheduler.EffectiveSchedulerName(), "100m", 2)
 			expectBound(namespace, names)
 			expectScheduledBy(namespace, names, scheduler.EffectiveSchedulerName())
