@@ -192,10 +192,13 @@ var _ = Describe("Faults", func() {
 
 	It("quotes the scheduler's own last error when its configuration makes it exit, as the kubelet's termination message carries it", func() {
 		ns := newNamespace()
-		// A configuration the operator accepts and kube-scheduler's own validation refuses.
+		// A configuration the operator accepts and kube-scheduler refuses at start: the
+		// operator checks what kube-scheduler checks of a configuration's structure
+		// (internal/schedconfig), not what each in-tree plugin checks of its args.
 		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "exits-config"},
 			Data: map[string]string{"config.yaml": "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" +
-				"profiles:\n- schedulerName: exits\n  percentageOfNodesToScore: 101\n"}})).To(Succeed())
+				"profiles:\n- schedulerName: exits\n  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n" +
+				"        type: MostPacked\n"}})).To(Succeed())
 		cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "exits"}, Spec: v1.SecondarySchedulerSpec{SchedulerConfig: "exits-config"}}
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		Eventually(func() string { return condition(cr, v1.ConditionAvailable) }, "2m").Should(Equal("False/" + string(v1.ReasonSchedulerCrashing)))
