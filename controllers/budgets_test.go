@@ -44,25 +44,20 @@ var (
 		"get configmaps 404": 1, "get services 404": 1, "get leases 404": 1, "get deployments 404": 1,
 	}
 
-	// removedTwice is the finalizer patch that a second reconcile of a deleted scheduler,
-	// from a cache that still holds it, sends after the first removed the finalizer: the
-	// object is gone and the patch is answered Not Found.
-	removedTwice = requestCounts{"patch secondaryschedulers 404": 1}
-
 	binPackingBudget = lifecycleBudget{
 		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 3, "create events": 4}),
-		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 2, "create events": 3},
+		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 3},
 		idle:   requestCounts{},
-		delete: deleteEach.plus(removedTwice),
+		delete: deleteEach,
 	}
 	// A load-aware scheduler's first probe of Prometheus may find no series yet
 	// (RecordingRuleMissing), and the next one finds them: up to three more status writes and four
 	// more Events than a scheduler whose first probe succeeds.
 	targetLoadPackingBudget = lifecycleBudget{
 		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 5, "create events": 8}),
-		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 2, "create events": 3},
+		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 3},
 		idle:   requestCounts{},
-		delete: deleteEach.plus(removedTwice),
+		delete: deleteEach,
 	}
 )
 
