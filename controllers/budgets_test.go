@@ -23,7 +23,8 @@ type lifecycleBudget struct {
 // The budgets below are the figures measured when the test was written (issue "Lean
 // again, and kept lean"); a change that needs more requests must say why here. Events
 // and status writes vary with how the reconciles that the Deployment's pods, its status
-// and the Lease trigger happen to coalesce: the figures are the most measured. Status is
+// and the Lease trigger happen to coalesce (a scheduler may be seen without ready pods,
+// ready without a leader, and Available): the figures are the most measured. Status is
 // written only when it changes, and idle is nothing.
 var (
 	// applyEach is one server-side apply of each child of a scheduler.
@@ -45,7 +46,7 @@ var (
 	}
 
 	binPackingBudget = lifecycleBudget{
-		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 3, "create events": 4}),
+		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 4, "create events": 4}),
 		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 3},
 		idle:   requestCounts{},
 		delete: deleteEach,
