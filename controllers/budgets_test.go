@@ -47,7 +47,7 @@ var (
 
 	binPackingBudget = lifecycleBudget{
 		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 4, "create events": 4}),
-		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 3},
+		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 4},
 		idle:   requestCounts{},
 		delete: deleteEach,
 	}
@@ -56,7 +56,7 @@ var (
 	// more Events than a scheduler whose first probe succeeds.
 	targetLoadPackingBudget = lifecycleBudget{
 		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 5, "create events": 8}),
-		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 3},
+		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 4},
 		idle:   requestCounts{},
 		delete: deleteEach,
 	}
