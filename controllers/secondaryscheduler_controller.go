@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -120,6 +121,9 @@ type SecondarySchedulerReconciler struct {
 	observe observer
 	// status writes status, made at the first reconcile.
 	status statusWriter
+	// finalized holds, by SecondaryScheduler, the resourceVersion its finalizer was removed
+	// from, until the cache sees it gone (finalize).
+	finalized sync.Map
 	// reconcileErrors counts the reconciles that did not reach the desired state; the
 	// token expiries are those of the metrics tokens last seen. Both are served on the
 	// operator's /metrics from SetupWithManager.
@@ -144,6 +148,7 @@ func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.R
 		if apierrors.IsNotFound(err) {
 			r.forgetReferences(req.NamespacedName)
 			r.statusStage().Forget(req.NamespacedName)
+			r.finalized.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -519,6 +524,12 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
 		return nil
 	}
+	// A cache that has not seen cr go yet hands a reconcile the version this operator
+	// already removed the finalizer from: every child is gone, and the patch, locked to
+	// that version, could only be answered Not Found.
+	if spent, ok := r.finalized.Load(client.ObjectKeyFromObject(cr)); ok && spent == cr.ResourceVersion {
+		return nil
+	}
 	allButLease := slices.DeleteFunc(slices.Clone(allChildKinds), func(kind childKind) bool { return kind.name == leaseKind.name })
 	if err := r.deleteChildren(ctx, cr, allButLease); err != nil {
 		return err
@@ -529,9 +540,11 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 	if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
 		return err
 	}
+	finalizedVersion := cr.ResourceVersion
 	if err := removeFinalizer(ctx, r.Client, cr, Finalizer); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
+	r.finalized.Store(client.ObjectKeyFromObject(cr), finalizedVersion)
 	logf.FromContext(ctx).V(1).Info("deleted the scheduler's objects")
 	return nil
 }

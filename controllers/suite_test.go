@@ -139,7 +139,11 @@ func runSuite(m *testing.M) (int, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopped, err := startOperator(ctx, operatorConfig)
+	// The manager's requests are counted (requests_test.go); other tests' clients that
+	// act as the operator are not.
+	countedConfig := rest.CopyConfig(operatorConfig)
+	countedConfig.Wrap(operatorRequests.wrap)
+	stopped, err := startOperator(ctx, countedConfig)
 	if err != nil {
 		return 0, err
 	}

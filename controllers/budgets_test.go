@@ -1,0 +1,141 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
+)
+
+// lifecycleBudget is what each step of a scheduler's life may cost in requests to the API
+// server, by "verb resource" ("... 404" for those answered Not Found).
+type lifecycleBudget struct {
+	create, edit, idle, delete requestCounts
+}
+
+// The budgets below are the figures measured when the test was written (issue "Lean
+// again, and kept lean"); a change that needs more requests must say why here. Events
+// and status writes vary with how the reconciles that the Deployment's pods, its status
+// and the Lease trigger happen to coalesce (a scheduler may be seen without ready pods,
+// ready without a leader, and Available): the figures are the most measured. Status is
+// written only when it changes, and idle is nothing.
+var (
+	// applyEach is one server-side apply of each child of a scheduler.
+	applyEach = requestCounts{
+		"patch clusterrolebindings": 2, "patch rolebindings": 2, "patch roles": 1, "patch serviceaccounts": 1,
+		"patch configmaps": 1, "patch services": 1, "patch leases": 1, "patch deployments": 1,
+	}
+	// deleteEach is one delete of each child, then the patch that removes the finalizer.
+	deleteEach = requestCounts{
+		"delete clusterrolebindings": 2, "delete rolebindings": 2, "delete roles": 1, "delete serviceaccounts": 1,
+		"delete configmaps": 1, "delete services": 1, "delete leases": 1, "delete deployments": 1,
+		"patch secondaryschedulers": 1,
+	}
+	// askedBeforeCreate are the GETs the ownership check makes of every name it is about
+	// to create, that a new scheduler's children always answer Not Found.
+	askedBeforeCreate = requestCounts{
+		"get clusterrolebindings 404": 2, "get rolebindings 404": 2, "get roles 404": 1, "get serviceaccounts 404": 1,
+		"get configmaps 404": 1, "get services 404": 1, "get leases 404": 1, "get deployments 404": 1,
+	}
+
+	binPackingBudget = lifecycleBudget{
+		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 4, "create events": 4}),
+		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 4},
+		idle:   requestCounts{},
+		delete: deleteEach,
+	}
+	// A load-aware scheduler's first probe of Prometheus may find no series yet
+	// (RecordingRuleMissing), and the next one finds them: up to three more status writes and four
+	// more Events than a scheduler whose first probe succeeds.
+	targetLoadPackingBudget = lifecycleBudget{
+		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 5, "create events": 8}),
+		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 4},
+		idle:   requestCounts{},
+		delete: deleteEach,
+	}
+)
+
+// Creating, editing, leaving alone and deleting a BinPacking scheduler costs no more
+// requests than its budget; idle costs none.
+func TestRequestBudgetOfBinPacking(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("budget-bin-packing")
+	s.expectLifecycleWithinBudget(cr, binPackingBudget, func() {}, func() {
+		cr.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 2, corev1.ResourceMemory: 1}}
+	})
+}
+
+// Likewise a TargetLoadPacking scheduler reading a Prometheus.
+func TestRequestBudgetOfTargetLoadPacking(t *testing.T) {
+	s := newScenario(t)
+	prometheus := promtest.Start(t)
+	s.serveLoadOfEveryNode(prometheus)
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "budget-load-aware"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: prometheus.URL}}},
+	}
+	metricsAvailable := func() {
+		s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+	}
+	s.expectLifecycleWithinBudget(cr, targetLoadPackingBudget, metricsAvailable, func() {
+		cr.Spec.Profile.TargetLoadPacking = &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To(int32(50))}
+	})
+}
+
+// expectLifecycleWithinBudget creates cr and runs it until Available (and settled, as
+// waits), edits it with edit and runs it again until Available, leaves it alone, and
+// deletes it, counting the operator's requests about cr's namespace in each step.
+func (s *scenario) expectLifecycleWithinBudget(cr *v1.SecondaryScheduler, budget lifecycleBudget, settled, edit func()) {
+	s.t.Helper()
+	mark := operatorRequests.mark()
+	s.createRunning(cr)
+	settled()
+	s.expectWithinBudget("create", s.settledRequests(mark), budget.create)
+
+	mark = operatorRequests.mark()
+	s.update(cr, edit)
+	s.markDeploymentReady(cr)
+	s.g.Eventually(func() bool {
+		available := s.condition(cr, v1.ConditionAvailable)
+		return available != nil && available.Status == metav1.ConditionTrue && available.ObservedGeneration == cr.Generation
+	}).Should(BeTrue())
+	settled()
+	s.expectWithinBudget("edit", s.settledRequests(mark), budget.edit)
+
+	mark = operatorRequests.mark()
+	time.Sleep(3 * time.Second)
+	s.expectWithinBudget("idle", operatorRequests.about(s.namespace, mark), budget.idle)
+
+	mark = operatorRequests.mark()
+	s.g.Expect(adminClient.Delete(s.ctx, cr)).To(Succeed())
+	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(cr)) }).Should(BeTrue())
+	s.expectWithinBudget("delete", s.settledRequests(mark), budget.delete)
+}
+
+// settledRequests waits until the operator has made no request about the scenario's
+// namespace for a second, and returns those it made since mark.
+func (s *scenario) settledRequests(mark int) requestCounts {
+	s.t.Helper()
+	last := -1
+	s.g.Eventually(func() bool {
+		now := operatorRequests.about(s.namespace, mark).total()
+		settled := now == last
+		last = now
+		return settled
+	}, eventuallyTimeout, time.Second).Should(BeTrue())
+	return operatorRequests.about(s.namespace, mark)
+}
+
+func (s *scenario) expectWithinBudget(step string, counts, budget requestCounts) {
+	s.t.Helper()
+	s.t.Logf("%s of %s costs %d requests:\n%s", step, s.namespace, counts.total(), counts)
+	s.g.Expect(counts.over(budget)).To(BeEmpty(), "%s costs more requests than its budget:\n%s", step, counts)
+}
