@@ -366,8 +366,10 @@ type applied struct {
 // is added -> credentials (a new metrics token) and the failsafe's verdict on the
 // metrics, and a render with them when they change it -> apply. A refusal from any stage
 // stops the others: nothing in the cluster but cr's finalizer changes before the
-// ownership check has passed, and nothing at all unless the admission policy checked who
-// created or changed cr.
+// ownership check has passed over what the cache holds, and nothing at all unless the
+// admission policy checked who created or changed cr. Every write then carries its own
+// proof (applyIfChanged): an object the cache does not hold is created, so that a name
+// someone else took is refused, not taken over.
 func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*applied, error) {
 	if err := cr.Spec.Undecodable(); err != nil {
 		return nil, refusal.New(v1.ReasonInvalidSpec, "the operator did not read this spec: %v; correct that field "+
@@ -388,7 +390,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	if err != nil {
 		return nil, err
 	}
-	token, err := r.credentials(ctx, cr, found.Access, rendered)
+	token, err := r.credentials(ctx, cr, found.Access, rendered, live)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +409,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 		}
 	}
 	if final.Access != found.Access {
-		if err := r.keepToken(ctx, cr, rendered); err != nil {
+		if err := r.keepToken(ctx, cr, rendered, live); err != nil {
 			return nil, err
 		}
 	}

@@ -47,10 +47,10 @@ import (
 // (internal/refwatch), so no cache ever holds every ConfigMap or Secret of the cluster.
 // Nodes are cached whole, for their labels, taints and Ready condition, less what a
 // kubelet reports that placement does not need (images, volumes, managed fields).
-// No cached object keeps its managed fields, but for the times of the admission policies'
-// and of the ConfigMaps (their parameters among them): the operator reads nothing else of
-// them, and for an object written with server-side apply they are about as large as the
-// object. The ConfigMaps are cached in the operator's namespace too, for the parameters.
+// No cached object keeps its managed fields but for who wrote each entry and when, of
+// the admission policies and the scheduler's objects (the ConfigMaps of the parameters
+// among them): the operator reads nothing else of them, and for an object written with
+// server-side apply they are about as large as the object. The ConfigMaps are cached in the operator's namespace too, for the parameters.
 func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routingSupported bool) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedByValue})
 	namespaces := map[string]cache.Config{}
@@ -81,13 +81,14 @@ func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routin
 	// The scheduler's pods, for observe: few, and each change of theirs worth a look.
 	options.ByObject[&corev1.Pod{}] = cache.ByObject{Label: ours, Transform: trimPod}
 	for _, kind := range allChildKinds {
-		scope := cache.ByObject{Label: ours}
+		// Who wrote each managed-fields entry tells apply whether the operator created the
+		// object and has yet to claim its fields (claimCreatedFields).
+		scope := cache.ByObject{Label: ours, Transform: keepWriteTimes}
 		switch kind.name {
 		case roleBindingKind.name:
 			scope.Namespaces = maps.Clone(namespaces)
 			scope.Namespaces[render.AuthenticationReaderNamespace] = cache.Config{}
 		case configMapKind.name:
-			scope.Transform = keepWriteTimes
 			if operatorNamespace != "" {
 				scope.Namespaces = maps.Clone(namespaces)
 				scope.Namespaces[operatorNamespace] = cache.Config{}
@@ -98,8 +99,9 @@ func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routin
 	return options
 }
 
-// keepWriteTimes keeps of a cached object's managed fields who wrote it and when, not
-// which fields: admission.Check reads when the admission policies were last written.
+// keepWriteTimes keeps of a cached object's managed fields who wrote it, how and when,
+// not which fields: admission.Check reads when the admission policies were last written,
+// apply whether the operator's entry is still that of its create.
 func keepWriteTimes(object any) (any, error) {
 	if accessor, ok := object.(metav1.Object); ok {
 		entries := accessor.GetManagedFields()

@@ -17,6 +17,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
@@ -324,13 +325,15 @@ func (c *aheadClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 // moveAhead makes the operator's time run by ahead of the real time.
 func (c *aheadClock) moveAhead(ahead time.Duration) { c.ahead.Store(int64(ahead)) }
 
-// operatorApplies counts the operator's server-side applies, by kind/namespace/name.
+// operatorApplies counts the operator's writes of its objects, creates and server-side
+// applies, by kind/namespace/name.
 var operatorApplies = struct {
 	sync.Mutex
 	count map[string]int
 }{count: map[string]int{}}
 
-// countApplies wraps the operator's client to count its applies in operatorApplies.
+// countApplies wraps the operator's client to count its creates and applies in
+// operatorApplies.
 func countApplies(c client.Client) client.Client { return &applyCounter{Client: c} }
 
 type applyCounter struct{ client.Client }
@@ -349,8 +352,18 @@ func (c *applyCounter) Apply(ctx context.Context, obj runtime.ApplyConfiguration
 	return c.Client.Apply(ctx, obj, opts...)
 }
 
-// appliesIn returns how many times each object in namespace was applied, by
-// kind/namespace/name.
+func (c *applyCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	// The operator creates its objects unstructured (createIfAbsent).
+	if object, ok := obj.(*unstructured.Unstructured); ok {
+		operatorApplies.Lock()
+		operatorApplies.count[object.GetKind()+"/"+object.GetNamespace()+"/"+object.GetName()]++
+		operatorApplies.Unlock()
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+// appliesIn returns how many times each object in namespace was written (created or
+// applied), by kind/namespace/name.
 func appliesIn(namespace string) map[string]int {
 	operatorApplies.Lock()
 	defer operatorApplies.Unlock()
