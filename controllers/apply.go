@@ -30,7 +30,7 @@ import (
 // referenced before what references it. A refusal of the API server for the object's
 // content is the user's to fix and returned as a refusal. It returns the scheduler's
 // Deployment as it now is.
-func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, rendered *render.Result,
+func (r *writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, rendered *render.Result,
 	live ownership.Live) (*appsv1.Deployment, error) {
 	var waves [applyWaves][]*unstructured.Unstructured
 	var deployment *unstructured.Unstructured
@@ -83,7 +83,7 @@ func applyWave(object *unstructured.Unstructured) int {
 
 // applyAll applies objects concurrently, maxConcurrentApplies at a time. A transient
 // failure is returned before any refusal; of refusals, the first in objects' order.
-func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []*unstructured.Unstructured,
+func (r *writer) applyAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []*unstructured.Unstructured,
 	live ownership.Live) error {
 	refusals := make([]error, len(objects))
 	group, groupCtx := errgroup.WithContext(ctx)
@@ -118,7 +118,7 @@ const maxConcurrentApplies = 16
 // applyDeployment applies the scheduler's Deployment if it changed and returns it as
 // the API server answered, or as the cache holds it when nothing changed: observe must
 // see the pod template just applied, which the cache may not have yet.
-func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured,
+func (r *writer) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured,
 	live ownership.Live) (*appsv1.Deployment, error) {
 	cached := live[ownership.ObjectID(object)]
 	applied, err := r.applyIfChanged(ctx, cr, object, cached)
@@ -143,7 +143,7 @@ func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, cr *
 // not repeated, and only the API server's copy names who edited a field. What applying
 // undoes of someone else's edits, cr's Events tell (EditUndone); an object the operator
 // creates, or changes as cr now asks, is no such edit.
-func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured,
+func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured,
 	cached client.Object) (*unstructured.Unstructured, error) {
 	object := desired.DeepCopy()
 	hash, err := drift.Hash(object.Object)
@@ -196,7 +196,7 @@ func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, cr *v
 // so the apply that follows recreates it headless. A Service per scheduler with a
 // cluster IP of its own exhausted the service range at a few hundred schedulers, and
 // monitoring reads the pods' endpoints, which a headless Service lists as well.
-func (r *SecondarySchedulerReconciler) replaceClusterIPService(ctx context.Context, cached client.Object) error {
+func (r *writer) replaceClusterIPService(ctx context.Context, cached client.Object) error {
 	service, ok := cached.(*corev1.Service)
 	if !ok || service.Spec.ClusterIP == "" || service.Spec.ClusterIP == corev1.ClusterIPNone {
 		return nil
@@ -212,7 +212,7 @@ func (r *SecondarySchedulerReconciler) replaceClusterIPService(ctx context.Conte
 // applyObject applies one object as the operator's field owner. object becomes what the
 // API server answered. A refusal of the API server for the object's content is returned
 // as a refusal.
-func (r *SecondarySchedulerReconciler) applyObject(ctx context.Context, object *unstructured.Unstructured) error {
+func (r *writer) applyObject(ctx context.Context, object *unstructured.Unstructured) error {
 	key := client.ObjectKeyFromObject(object)
 	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner(FieldOwner), client.ForceOwnership)
 	switch {

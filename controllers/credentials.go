@@ -26,7 +26,7 @@ import (
 // longer valid, a new one. For that it applies the ServiceAccount and its
 // ClusterRoleBinding (already checked to be cr's), then requests one token. Nil when the
 // scheduler presents no bound token.
-func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.SecondaryScheduler, access *gather.MetricsAccess,
+func (r *writer) credentials(ctx context.Context, cr *v1.SecondaryScheduler, access *gather.MetricsAccess,
 	rendered *render.Result) (*render.BoundToken, error) {
 	identity := access.Identity
 	if identity == nil {
@@ -57,7 +57,7 @@ func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.S
 // When it does not exist yet, it is applied as rendered, without a token; one that exists
 // is left as it is, since it may still hold a token the scheduler uses while a new one is
 // requested.
-func (r *SecondarySchedulerReconciler) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result) (*corev1.Secret, error) {
+func (r *writer) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result) (*corev1.Secret, error) {
 	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsTokenSecretName(cr)}
 	secret := &corev1.Secret{}
 	err := r.APIReader.Get(ctx, key, secret)
@@ -82,7 +82,7 @@ func (r *SecondarySchedulerReconciler) tokenSecret(ctx context.Context, cr *v1.S
 
 // keepToken applies the token Secret of rendered, which holds a token just requested, at
 // once: a failure further on then does not cost another token.
-func (r *SecondarySchedulerReconciler) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result) error {
+func (r *writer) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result) error {
 	for _, object := range rendered.Objects {
 		if render.IsMetricsTokenSecret(cr, object) {
 			if err := r.applyObject(ctx, object); err != nil {
@@ -102,7 +102,7 @@ const defaultTokenExpiration = 24 * time.Hour
 // keeps it. It asks for the API server's own audiences: the providers that read metrics
 // behind kube-rbac-proxy or OpenShift's thanos-querier authenticate the token with a
 // TokenReview of those.
-func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
+func (r *writer) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
 	auth v1.ServiceAccountTokenAuth, keeper *corev1.Secret) (*render.BoundToken, error) {
 	account := &corev1.ServiceAccount{}
 	accountKey := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}
@@ -145,7 +145,7 @@ func apiErrorSummary(err error) string {
 // ServiceAccount's. It asks only after the endpoint refused the token, so that a token
 // revoked or overwritten is replaced, while a refusal for want of permissions (the token
 // is fine, the ClusterRole is not) does not churn tokens and restart the scheduler.
-func (r *SecondarySchedulerReconciler) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
+func (r *writer) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
 	if !report.ReportedUnauthorized(cr) {
 		return true, nil
 	}
