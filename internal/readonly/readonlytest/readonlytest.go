@@ -55,15 +55,7 @@ var forbiddenImports = []string{
 // the package under test) can reach no writer.
 func AssertCannotWrite(t *testing.T, pattern string) {
 	t.Helper()
-	loaded, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedTypes |
-		packages.NeedSyntax | packages.NeedTypesInfo}, pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(loaded) != 1 || len(loaded[0].Errors) > 0 {
-		t.Fatalf("load the package: %v", loaded)
-	}
-	pkg := loaded[0]
+	pkg := loadPackage(t, pattern)
 	for path := range pkg.Imports {
 		if slices.Contains(forbiddenImports, path) {
 			t.Errorf("package %s imports %s, which could make a writer of its own or reach around the types", pkg.PkgPath, path)
@@ -123,7 +115,7 @@ func AssertCannotWrite(t *testing.T, pattern string) {
 // stages: what they are made from, and what holds them.
 func AssertDeclarationsCannotWrite(t *testing.T, pattern string, names ...string) {
 	t.Helper()
-	scope := loadScope(t, pattern)
+	scope := loadPackage(t, pattern).Types.Scope()
 	for _, name := range names {
 		switch object := scope.Lookup(name).(type) {
 		case *types.TypeName:
@@ -144,7 +136,7 @@ func AssertDeclarationsCannotWrite(t *testing.T, pattern string, names ...string
 // that reach a writer, each with the way it does (as writerPath tells it).
 func WritingFields(t *testing.T, pattern, typeName string) map[string]string {
 	t.Helper()
-	object, ok := loadScope(t, pattern).Lookup(typeName).(*types.TypeName)
+	object, ok := loadPackage(t, pattern).Types.Scope().Lookup(typeName).(*types.TypeName)
 	if !ok {
 		t.Fatalf("%s is no type of %s", typeName, pattern)
 	}
@@ -161,9 +153,10 @@ func WritingFields(t *testing.T, pattern, typeName string) map[string]string {
 	return writing
 }
 
-// loadScope is the scope of the package of pattern, type-checked from its source: the
-// export data of a compiled package would leave out its unexported declarations.
-func loadScope(t *testing.T, pattern string) *types.Scope {
+// loadPackage loads the package of pattern, type-checked from its source: its code is
+// read, and the export data of a compiled package would leave out its unexported
+// declarations.
+func loadPackage(t *testing.T, pattern string) *packages.Package {
 	t.Helper()
 	loaded, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedTypes |
 		packages.NeedSyntax | packages.NeedTypesInfo}, pattern)
@@ -173,7 +166,7 @@ func loadScope(t *testing.T, pattern string) *types.Scope {
 	if len(loaded) != 1 || len(loaded[0].Errors) > 0 {
 		t.Fatalf("load the package: %v", loaded)
 	}
-	return loaded[0].Types.Scope()
+	return loaded[0]
 }
 
 // writerPath is how typ reaches a writing method ("field.Method"), empty when it cannot:
