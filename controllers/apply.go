@@ -35,7 +35,7 @@ import (
 // referenced before what references it. A refusal of the API server for the object's
 // content is the user's to fix and returned as a refusal. It returns the scheduler's
 // Deployment as it now is.
-func (r *SecondarySchedulerReconciler) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, rendered *render.Result,
+func (r *writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, rendered *render.Result,
 	live ownership.Live) (*appsv1.Deployment, error) {
 	var waves [applyWaves][]*unstructured.Unstructured
 	var deployment *unstructured.Unstructured
@@ -88,7 +88,7 @@ func applyWave(object *unstructured.Unstructured) int {
 
 // applyAll applies objects concurrently, maxConcurrentApplies at a time. A transient
 // failure is returned before any refusal; of refusals, the first in objects' order.
-func (r *SecondarySchedulerReconciler) applyAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []*unstructured.Unstructured,
+func (r *writer) applyAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []*unstructured.Unstructured,
 	live ownership.Live) error {
 	refusals := make([]error, len(objects))
 	group, groupCtx := errgroup.WithContext(ctx)
@@ -123,7 +123,7 @@ const maxConcurrentApplies = 16
 // applyDeployment applies the scheduler's Deployment if it changed and returns it as
 // the API server answered, or as the cache holds it when nothing changed: observe must
 // see the pod template just applied, which the cache may not have yet.
-func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured,
+func (r *writer) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured,
 	live ownership.Live) (*appsv1.Deployment, error) {
 	cached := live[ownership.ObjectID(object)]
 	applied, err := r.applyIfChanged(ctx, cr, object, cached)
@@ -151,7 +151,7 @@ func (r *SecondarySchedulerReconciler) applyDeployment(ctx context.Context, cr *
 // which is then not repeated, and only the API server's copy names who edited a field.
 // What applying undoes of someone else's edits, cr's Events tell (EditUndone); an object
 // the operator creates, or changes as cr now asks, is no such edit.
-func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured,
+func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured,
 	cached client.Object) (*unstructured.Unstructured, error) {
 	object := desired.DeepCopy()
 	hash, err := drift.Hash(object.Object)
@@ -225,7 +225,7 @@ func (r *SecondarySchedulerReconciler) applyIfChanged(ctx context.Context, cr *v
 // the API server answers AlreadyExists, and the object is read (ownership.ReadOwned):
 // someone else's is refused (ObjectNameTaken) and left as it is; cr's, written before
 // the cache saw it, is returned for the caller to apply over. Nil when object was created.
-func (r *SecondarySchedulerReconciler) createIfAbsent(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured) (client.Object, error) {
+func (r *writer) createIfAbsent(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured) (client.Object, error) {
 	err := r.Create(ctx, object, client.FieldOwner(FieldOwner))
 	if err == nil {
 		logf.FromContext(ctx).V(2).Info("created", "kind", object.GetKind(), "object", client.ObjectKeyFromObject(object))
@@ -234,7 +234,7 @@ func (r *SecondarySchedulerReconciler) createIfAbsent(ctx context.Context, cr *v
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, writeError("create", object, err)
 	}
-	existing, err := r.ownershipStage().ReadOwned(ctx, cr, object)
+	existing, err := r.owned.ReadOwned(ctx, cr, object)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (r *SecondarySchedulerReconciler) createIfAbsent(ctx context.Context, cr *v
 // per scheduler with a cluster IP of its own exhausted the service range at a few hundred
 // schedulers, and monitoring reads the pods' endpoints, which a headless Service lists as
 // well.
-func (r *SecondarySchedulerReconciler) replaceClusterIPService(ctx context.Context, cached client.Object) (bool, error) {
+func (r *writer) replaceClusterIPService(ctx context.Context, cached client.Object) (bool, error) {
 	service, ok := cached.(*corev1.Service)
 	if !ok || service.Spec.ClusterIP == "" || service.Spec.ClusterIP == corev1.ClusterIPNone {
 		return false, nil
@@ -270,7 +270,7 @@ func (r *SecondarySchedulerReconciler) replaceClusterIPService(ctx context.Conte
 // (createIfAbsent) has its fields under an Update entry of the operator's field owner,
 // which no apply would ever remove; they are claimed for the operator's applies first
 // (claimCreatedFields), so that a field no longer rendered goes away.
-func (r *SecondarySchedulerReconciler) applyOwned(ctx context.Context, object *unstructured.Unstructured, owned client.Object) error {
+func (r *writer) applyOwned(ctx context.Context, object *unstructured.Unstructured, owned client.Object) error {
 	if err := r.claimCreatedFields(ctx, object, owned); err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (r *SecondarySchedulerReconciler) applyOwned(ctx context.Context, object *u
 // those of an Update entry, even the applier's, stay forever. The cache keeps who wrote
 // each entry (not its fields, CacheOptions), which is all this needs. Nothing is sent for
 // an object without such an entry, as every object is from its first change on.
-func (r *SecondarySchedulerReconciler) claimCreatedFields(ctx context.Context, object *unstructured.Unstructured, owned client.Object) error {
+func (r *writer) claimCreatedFields(ctx context.Context, object *unstructured.Unstructured, owned client.Object) error {
 	entries := owned.GetManagedFields()
 	created := slices.IndexFunc(entries, func(entry metav1.ManagedFieldsEntry) bool {
 		return entry.Manager == FieldOwner && entry.Operation == metav1.ManagedFieldsOperationUpdate && entry.Subresource == ""
@@ -323,7 +323,7 @@ func (r *SecondarySchedulerReconciler) claimCreatedFields(ctx context.Context, o
 
 // mergeCreatedFields merges the operator's Update entry of object into its apply entry,
 // from the API server's copy.
-func (r *SecondarySchedulerReconciler) mergeCreatedFields(ctx context.Context, object *unstructured.Unstructured, owned client.Object) error {
+func (r *writer) mergeCreatedFields(ctx context.Context, object *unstructured.Unstructured, owned client.Object) error {
 	live, err := r.readLive(ctx, object, owned.GetUID())
 	if err != nil || live == nil {
 		return err

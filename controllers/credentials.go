@@ -29,7 +29,7 @@ import (
 // ClusterRoleBinding as the apply stage does (applyIfChanged), then requests one token.
 // What it writes goes into live, which the apply stage then finds as written. Nil when
 // the scheduler presents no bound token.
-func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.SecondaryScheduler, access *gather.MetricsAccess,
+func (r *writer) credentials(ctx context.Context, cr *v1.SecondaryScheduler, access *gather.MetricsAccess,
 	rendered *render.Result, live ownership.Live) (*render.BoundToken, error) {
 	identity := access.Identity
 	if identity == nil {
@@ -60,7 +60,7 @@ func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.S
 // One that live holds (the ownership check proved it cr's) is left as it is, since it
 // may still hold a token the scheduler uses while a new one is requested; otherwise it
 // is created as rendered, without a token (createIfAbsent).
-func (r *SecondarySchedulerReconciler) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result,
+func (r *writer) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result,
 	live ownership.Live) (client.Object, error) {
 	for _, object := range rendered.Objects {
 		if !render.IsMetricsTokenSecret(cr, object) {
@@ -85,7 +85,7 @@ func (r *SecondarySchedulerReconciler) tokenSecret(ctx context.Context, cr *v1.S
 
 // keepToken writes the token Secret of rendered, which holds a token just requested, at
 // once: a failure further on then does not cost another token.
-func (r *SecondarySchedulerReconciler) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result, live ownership.Live) error {
+func (r *writer) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result, live ownership.Live) error {
 	for _, object := range rendered.Objects {
 		if render.IsMetricsTokenSecret(cr, object) {
 			if err := r.writeInto(ctx, cr, object, live); err != nil {
@@ -98,7 +98,7 @@ func (r *SecondarySchedulerReconciler) keepToken(ctx context.Context, cr *v1.Sec
 
 // writeInto writes object as the apply stage does (applyIfChanged) and records what it
 // wrote in live, for the apply stage to find unchanged.
-func (r *SecondarySchedulerReconciler) writeInto(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured, live ownership.Live) error {
+func (r *writer) writeInto(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured, live ownership.Live) error {
 	written, err := r.applyIfChanged(ctx, cr, object, live[ownership.ObjectID(object)])
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ const defaultTokenExpiration = 24 * time.Hour
 // keeps it. It asks for the API server's own audiences: the providers that read metrics
 // behind kube-rbac-proxy or OpenShift's thanos-querier authenticate the token with a
 // TokenReview of those.
-func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
+func (r *writer) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
 	auth v1.ServiceAccountTokenAuth, keeper client.Object) (*render.BoundToken, error) {
 	account := &corev1.ServiceAccount{}
 	accountKey := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}
@@ -161,7 +161,7 @@ func apiErrorSummary(err error) string {
 // ServiceAccount's. It asks only after the endpoint refused the token, so that a token
 // revoked or overwritten is replaced, while a refusal for want of permissions (the token
 // is fine, the ClusterRole is not) does not churn tokens and restart the scheduler.
-func (r *SecondarySchedulerReconciler) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
+func (r *writer) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
 	if !report.ReportedUnauthorized(cr) {
 		return true, nil
 	}

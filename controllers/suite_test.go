@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -33,7 +32,6 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 )
@@ -240,7 +238,6 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	if err != nil {
 		return nil, err
 	}
-	clientset := kubernetes.NewForConfigOrDie(config)
 	// As an installation does: the admission policy the installer ships; then, as main.go
 	// does, its parameters written before the controllers start, with the operator's own
 	// permissions, and kept in place after.
@@ -261,32 +258,22 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	if err := (&AdmissionParametersReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	reconciler := &SecondarySchedulerReconciler{
-		Client:           countApplies(mgr.GetClient()),
-		APIReader:        mgr.GetAPIReader(),
-		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
-		Recorder:         mgr.GetEventRecorder(EventReporter),
-		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		SecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
-			// Only Secrets meant for a scheduler's metrics provider reach the operator.
-			refwatch.WithLabelSelector(v1.MetricsTokenForLabel)),
-		CABundleWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		ExtenderSecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
-			// Only Secrets meant for a scheduler's extenders reach the operator.
-			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
-		ExtenderConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{},
-			// Likewise the ConfigMaps of their CA bundles.
-			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
-		MetricsProber:  &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
-		ExtenderProber: &ExtenderProber{Dial: loopbackOnlyDial, Timeout: 5 * time.Second, Interval: time.Second},
-		Clock:          operatorClock,
-		Tenancy:        tenancy.Policy{Namespaces: schedulerNamespaces},
+	reconciler, err := NewSecondarySchedulerReconciler(mgr, Options{
+		Client:                countApplies(mgr.GetClient()),
+		Dial:                  loopbackOnlyDial,
+		MetricsProbeInterval:  time.Second,
+		ExtenderProbeInterval: time.Second,
+		Clock:                 operatorClock,
+		Tenancy:               tenancy.Policy{Namespaces: schedulerNamespaces},
 		// Tests make their Prometheus Services in these namespaces or give an address.
 		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring", "observability", "rules-monitoring"},
 		Admission:            policies,
 		// Long enough for a pod to be created and looked at, short for the tests.
 		StrandedPodGrace:      5 * time.Second,
 		IgnoredSchedulerNames: []string{ignoredSchedulerName},
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := SetUpRouting(mgr, reconciler, true, operatorNamespace); err != nil {
 		return nil, err
