@@ -143,7 +143,7 @@ func (r *writer) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler,
 // applyIfChanged writes desired unless cached, the object as the cache holds it (nil
 // when it holds none), already is what applying desired would make it. It returns the
 // object as the API server answered, nil when nothing was written. desired is not
-// modified. Each write carries its own proof that the object is cr's (writeOwned): an
+// modified. Each write carries its own proof that the object is cr's (createIfAbsent, applyOwned): an
 // object the cache does not hold is created, never applied, so that a name someone else
 // took answers AlreadyExists rather than being taken over; one it holds is applied with
 // its UID as a precondition. When the cache tells a difference, the object is read again
