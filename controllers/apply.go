@@ -153,17 +153,10 @@ func (r *writer) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler,
 // the operator creates, or changes as cr now asks, is no such edit.
 func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured,
 	cached client.Object) (*unstructured.Unstructured, error) {
-	object := desired.DeepCopy()
-	hash, err := drift.Hash(object.Object)
+	object, err := withAppliedHash(desired)
 	if err != nil {
 		return nil, err
 	}
-	annotations := object.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[drift.AppliedHashAnnotation] = hash
-	object.SetAnnotations(annotations)
 	if cached == nil {
 		existing, err := r.createIfAbsent(ctx, cr, object)
 		if err != nil {
@@ -197,16 +190,13 @@ func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, 
 				undone = findUndoneEdits(live, object)
 			}
 		}
-		if replaced, err := r.replaceClusterIPService(ctx, cached); err != nil || replaced {
-			if err != nil {
+		replaced, err := r.replaceClusterIPService(ctx, cached)
+		if err != nil {
+			return nil, err
+		}
+		if replaced {
+			if err := r.recreate(ctx, cr, object); err != nil {
 				return nil, err
-			}
-			existing, err := r.createIfAbsent(ctx, cr, object)
-			if err != nil {
-				return nil, err
-			}
-			if existing != nil {
-				return nil, fmt.Errorf("recreate Service %s headless: made anew meanwhile", client.ObjectKeyFromObject(object))
 			}
 			return object, nil
 		}
@@ -217,6 +207,33 @@ func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, 
 	logf.FromContext(ctx).V(2).Info("applied", "kind", object.GetKind(), "object", client.ObjectKeyFromObject(object))
 	r.reportUndoneEdits(cr, undone)
 	return object, nil
+}
+
+// withAppliedHash is a copy of desired annotated with the hash of its content, by which
+// a later reconcile tells the operator's own writes from someone else's edits (drift).
+func withAppliedHash(desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	object := desired.DeepCopy()
+	hash, err := drift.Hash(object.Object)
+	if err != nil {
+		return nil, err
+	}
+	annotations := object.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[drift.AppliedHashAnnotation] = hash
+	object.SetAnnotations(annotations)
+	return object, nil
+}
+
+// recreate creates object anew after its predecessor was deleted to be replaced; an
+// object made meanwhile under its name, even cr's, waits for the next reconcile.
+func (r *writer) recreate(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured) error {
+	existing, err := r.createIfAbsent(ctx, cr, object)
+	if err == nil && existing != nil {
+		err = fmt.Errorf("recreate %s %s: made anew meanwhile", object.GetKind(), client.ObjectKeyFromObject(object))
+	}
+	return err
 }
 
 // createIfAbsent creates object, which the cache does not hold as cr's, as the

@@ -69,7 +69,10 @@ func (r *writer) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, ren
 		if kept := live[ownership.ObjectID(object)]; kept != nil {
 			return kept, nil
 		}
-		created := object.DeepCopy()
+		created, err := withAppliedHash(object)
+		if err != nil {
+			return nil, err
+		}
 		existing, err := r.createIfAbsent(ctx, cr, created)
 		if err != nil {
 			return nil, err

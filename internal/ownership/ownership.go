@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -54,49 +53,38 @@ func NewChecker(cache, api client.Reader, scheme *runtime.Scheme) *Checker {
 // free (ReadOwned): a new scheduler costs no read of the names it is about to create.
 func (c *Checker) Check(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) (Live, error) {
 	found := Live{}
-	var uncached []*unstructured.Unstructured
 	for _, object := range desired {
-		typed, err := c.scheme.New(object.GroupVersionKind())
+		owned, err := c.cachedOrRead(ctx, cr, object)
 		if err != nil {
-			uncached = append(uncached, object)
-			continue
+			return nil, err
 		}
-		existing := typed.(client.Object)
-		key := client.ObjectKeyFromObject(object)
-		if err := c.cache.Get(ctx, key, existing); apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
-		}
-		if !OwnedBy(existing, cr) {
-			return nil, NameTaken(object, existing, cr)
-		}
-		found[ObjectID(object)] = existing
-	}
-	live := make([]client.Object, len(uncached))
-	group, groupCtx := errgroup.WithContext(ctx)
-	group.SetLimit(maxConcurrentReads)
-	for i, object := range uncached {
-		group.Go(func() error {
-			var err error
-			live[i], err = c.ReadOwned(groupCtx, cr, object)
-			return err
-		})
-	}
-	if err := group.Wait(); err != nil {
-		return nil, err
-	}
-	for i, object := range uncached {
-		if live[i] != nil {
-			found[ObjectID(object)] = live[i]
+		if owned != nil {
+			found[ObjectID(object)] = owned
 		}
 	}
 	return found, nil
 }
 
-// maxConcurrentReads bounds the reads of the ownership check in flight at once: of the
-// kinds the cache cannot hold, a scheduler has one object today.
-const maxConcurrentReads = 4
+// cachedOrRead is the object of desired's name when it is cr's: as the cache holds it,
+// or, for a kind the cache cannot hold, as the API server answers (ReadOwned); nil when
+// the cache holds none, a refusal (NameTaken) when it holds someone else's.
+func (c *Checker) cachedOrRead(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured) (client.Object, error) {
+	typed, err := c.scheme.New(desired.GroupVersionKind())
+	if err != nil {
+		return c.ReadOwned(ctx, cr, desired)
+	}
+	existing := typed.(client.Object)
+	key := client.ObjectKeyFromObject(desired)
+	if err := c.cache.Get(ctx, key, existing); apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", desired.GetKind(), key, err)
+	}
+	if !OwnedBy(existing, cr) {
+		return nil, NameTaken(desired, existing, cr)
+	}
+	return existing, nil
+}
 
 // Live are a scheduler's objects as the cache holds them, by ObjectID.
 type Live map[string]client.Object
