@@ -66,7 +66,10 @@ type env struct {
 	// namespaces are where the operator may run schedulers: every benchmark's.
 	namespaces []string
 	// operatorBinary is the manager the operator runs; baseline runs swap it.
-	operatorBinary     string
+	operatorBinary string
+	// operatorNamespaces are the namespaces the running operator was allowed (and
+	// watches): namespaces, but for the memory benchmark's first start.
+	operatorNamespaces []string
 	operatorKubeconfig string
 	operator           *process
 	metricsURL         string

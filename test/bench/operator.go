@@ -23,13 +23,20 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 )
 
-// useOperator runs the operator from binary, starting it when it does not run or runs
-// another binary; with fresh, it is restarted anyway. It returns once the operator's
-// controller has started its workers.
+// useOperator runs the operator from binary, allowed every benchmark's namespaces,
+// starting it when it does not run or runs another binary or namespaces; with fresh, it
+// is restarted anyway. It returns once the operator's controller has started its workers.
 func (e *env) useOperator(ctx context.Context, binary string, fresh bool) error {
-	if !fresh && e.operator != nil && e.operator.running() && e.operatorBinary == binary {
+	if !fresh && e.operator != nil && e.operator.running() && e.operatorBinary == binary && slices.Equal(e.operatorNamespaces, e.namespaces) {
 		return nil
 	}
+	return e.startOperator(ctx, binary, e.namespaces)
+}
+
+// startOperator starts the operator from binary anew, allowed to run schedulers in
+// namespaces only (which it then watches), and returns once the operator's controller
+// has started its workers.
+func (e *env) startOperator(ctx context.Context, binary string, namespaces []string) error {
 	e.operator.stop()
 	port, err := freePort()
 	if err != nil {
@@ -41,7 +48,8 @@ func (e *env) useOperator(ctx context.Context, binary string, fresh bool) error 
 	logOffset := (&process{logPath: filepath.Join(e.outputDir, "operator.log")}).logSize()
 	args := []string{"--kubeconfig", e.operatorKubeconfig,
 		"--metrics-bind-address=" + fmt.Sprintf("127.0.0.1:%d", port), "--metrics-secure=false", "--health-probe-bind-address=0",
-		"--scheduler-namespaces=" + strings.Join(e.namespaces, ",")}
+		"--scheduler-namespaces=" + strings.Join(namespaces, ",")}
+	e.operatorNamespaces = namespaces
 	e.pprofURL = ""
 	// A baseline binary from before the flag existed would refuse it.
 	if hasFlag(binary, "pprof-bind-address") {
