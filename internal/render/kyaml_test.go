@@ -120,6 +120,41 @@ func TestValueNodeScalars(t *testing.T) {
 	}
 }
 
+// TestSetStringsWritesWhatSetValueWrites sets the operator's labels, with values that
+// YAML might read as other types, into the pod template's mapping and into a new one:
+// the text, which is hashed, is what setValue writes of the map.
+func TestSetStringsWritesWhatSetValueWrites(t *testing.T) {
+	for _, value := range []string{"packer", "on", "yes", "no", "y", "true", "null", "", "123", "010", "1e3", "0x1f", "1_000",
+		"2001-12-14", "4f1f5a8e-0000-4000-8000-000000000001", "a.b_c-d"} {
+		labels := OwnerLabels(secondaryScheduler(value, nil))
+		labels[ConfigHashAnnotation] = value
+		for _, path := range [][]string{{"spec", "template", "metadata", "labels"}, {"spec", "template", "metadata", "new"}} {
+			t.Run(fmt.Sprintf("%q at %s", value, strings.Join(path, ".")), func(t *testing.T) {
+				want, got := yaml.MustParse(deploymentHead), yaml.MustParse(deploymentHead)
+				if err := setValue(want, labels, path...); err != nil {
+					t.Fatal(err)
+				}
+				if err := setStrings(got, labels, path...); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.MustString(), got.MustString()); diff != "" {
+					t.Errorf("text differs from setValue's (-setValue +setStrings):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// deploymentHead is the start of the Deployment asset, with its empty flow mappings.
+const deploymentHead = `apiVersion: apps/v1
+kind: Deployment
+spec:
+  template:
+    metadata:
+      labels: {}
+      annotations: {}
+`
+
 // dnsSubdomain is what the API server accepts as a schedulerName (the CRD's pattern).
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 

@@ -346,20 +346,23 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err := setJSONValue(node, PodSelector(cr), "spec", "selector", "matchLabels"); err != nil {
 		return nil, err
 	}
-	podLabels := OwnerLabels(cr)
 	settings := []struct {
 		path  []string
 		value any
 	}{
 		{[]string{"spec", "replicas"}, result.replicas},
-		{[]string{"spec", "template", "metadata", "labels"}, podLabels},
-		{[]string{"spec", "template", "metadata", "annotations"}, map[string]string{ConfigHashAnnotation: result.ConfigHash}},
 		{[]string{"spec", "template", "spec", "serviceAccountName"}, WorkloadName(cr)},
 	}
 	for _, setting := range settings {
 		if err := setValue(node, setting.value, setting.path...); err != nil {
 			return nil, err
 		}
+	}
+	if err := setStrings(node, OwnerLabels(cr), "spec", "template", "metadata", "labels"); err != nil {
+		return nil, err
+	}
+	if err := setStrings(node, map[string]string{ConfigHashAnnotation: result.ConfigHash}, "spec", "template", "metadata", "annotations"); err != nil {
+		return nil, err
 	}
 	container, err := lookup(node, "spec", "template", "spec", "containers", "[name=kube-scheduler]")
 	if err != nil {
