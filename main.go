@@ -8,13 +8,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -32,10 +30,8 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/controllers"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/clusterdial"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsauth"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/promdiscovery"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
@@ -266,39 +262,22 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
-	discoveryClient, err := discovery.NewDiscoveryClientForConfig(config)
+	policies, err := setUpAdmission(ctx, mgr, config, opts)
 	if err != nil {
 		return err
 	}
-	reconciler := &controllers.SecondarySchedulerReconciler{
-		Client:           mgr.GetClient(),
-		APIReader:        mgr.GetAPIReader(),
-		Version:          discoveryClient,
-		Recorder:         mgr.GetEventRecorder(controllers.EventReporter),
-		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		SecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
-			// Only Secrets meant for a scheduler's metrics provider reach the operator.
-			refwatch.WithLabelSelector(v1.MetricsTokenForLabel)),
-		CABundleWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		ExtenderSecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
-			// Only Secrets meant for a scheduler's extenders reach the operator.
-			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
-		ExtenderConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{},
-			// Likewise the ConfigMaps of their CA bundles.
-			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
-		MetricsProber: &controllers.MetricsProber{Interval: opts.metricsProbeInterval, Timeout: 10 * time.Second,
-			// Outside a cluster (make run) Service names do not resolve; their endpoints do.
-			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
-		ExtenderProber: &controllers.ExtenderProber{Interval: opts.extenderProbeInterval, Timeout: 5 * time.Second,
-			Dial: (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: 5 * time.Second}}).DialContext},
+	reconciler, err := controllers.NewSecondarySchedulerReconciler(mgr, controllers.Options{
+		MetricsProbeInterval:     opts.metricsProbeInterval,
+		ExtenderProbeInterval:    opts.extenderProbeInterval,
 		Tenancy:                  tenancy.Policy{Namespaces: schedulerNamespaces, Unbound: unbound},
 		PrometheusNamespaces:     prometheusNamespaces,
 		MetricsTokenClusterRoles: opts.metricsTokenClusterRoles,
 		MaxConcurrentReconciles:  opts.concurrentReconciles,
 		IgnoredSchedulerNames:    opts.ignoredSchedulerNames,
 		StrandedPodGrace:         opts.strandedPodGrace,
-	}
-	if err := setUpAdmission(ctx, mgr, config, reconciler, opts); err != nil {
+		Admission:                policies,
+	})
+	if err != nil {
 		return err
 	}
 	if err := controllers.SetUpRouting(mgr, reconciler, routingSupported, operatorNamespace()); err != nil {
@@ -320,12 +299,12 @@ func run(ctx context.Context, opts options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	if reconciler.Admission != nil {
+	if policies != nil {
 		// Ready only once the admission policies are in place: a SecondaryScheduler created
 		// before runs nothing (CreatedBeforeAdmissionPolicy), so kubectl rollout status, and
 		// OLM's wait for the CSV, must not say the operator is ready to take one until then.
 		if err := mgr.AddReadyzCheck("admission-policy", func(request *http.Request) error {
-			_, err := reconciler.Admission.Check(request.Context(), mgr.GetClient())
+			_, err := policies.Check(request.Context(), mgr.GetClient())
 			return err
 		}); err != nil {
 			return err
@@ -363,31 +342,31 @@ func setUpMonitoring(mgr ctrl.Manager, opts options, schedulerNamespaces []strin
 // setUpAdmission renders the admission policy the installer ships, to check it, and its
 // parameters, which the operator writes in its namespace; it writes them once before the
 // controllers start (so that SecondarySchedulers are not reported refused for a moment at
-// every start), and registers the controller that keeps them in place. The operator still
-// starts when it cannot: it then runs no scheduler and says why in each
-// SecondaryScheduler's status, rather than crash-looping.
-func setUpAdmission(ctx context.Context, mgr ctrl.Manager, config *rest.Config, reconciler *controllers.SecondarySchedulerReconciler, opts options) error {
+// every start), registers the controller that keeps them in place, and returns them, for
+// the reconciler to check. The operator still starts when it cannot write them: it then
+// runs no scheduler and says why in each SecondaryScheduler's status, rather than
+// crash-looping. Nil policies with --require-admission-policy=false.
+func setUpAdmission(ctx context.Context, mgr ctrl.Manager, config *rest.Config, opts options) (*admission.Policies, error) {
 	log := ctrl.Log.WithName("setup")
 	if !opts.requireAdmissionPolicy {
 		log.Error(nil, "--require-admission-policy=false: nothing checks who creates SecondarySchedulers, so anyone who may create one runs a scheduler "+
 			"whose ServiceAccount binds and deletes pods in every namespace; for development only")
-		return nil
+		return nil, nil
 	}
 	namespace := operatorNamespace()
 	if namespace == "" {
-		return fmt.Errorf("the admission policy's parameters live in the operator's namespace, and it is not known: set $POD_NAMESPACE")
+		return nil, fmt.Errorf("the admission policy's parameters live in the operator's namespace, and it is not known: set $POD_NAMESPACE")
 	}
 	policies, err := admission.Desired(namespace, opts.allowedImages)
 	if err != nil {
-		return fmt.Errorf("--allowed-scheduler-images: %w", err)
+		return nil, fmt.Errorf("--allowed-scheduler-images: %w", err)
 	}
 	direct, err := client.New(config, client.Options{Scheme: scheme})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := policies.Ensure(ctx, direct, direct); err != nil {
 		log.Error(err, "cannot write the admission policy's parameters; the operator runs no scheduler until it can", "parameters", render.AuthorityPolicyName)
 	}
-	reconciler.Admission = policies
-	return (&controllers.AdmissionParametersReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr)
+	return policies, (&controllers.AdmissionParametersReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr)
 }

@@ -30,10 +30,10 @@ import (
 // it then (a scheduler of an earlier release keeps running). It reads the policies from
 // the cache and writes nothing.
 func (r *SecondarySchedulerReconciler) checkAdmission(ctx context.Context, cr *v1.SecondaryScheduler) error {
-	if r.Admission == nil {
+	if r.admission == nil {
 		return nil // --require-admission-policy=false, for development only
 	}
-	inPlace, err := r.Admission.Check(ctx, r.Client)
+	inPlace, err := r.admission.Check(ctx, r.cache)
 	var notInPlace *admission.NotInPlaceError
 	if errors.As(err, &notInPlace) {
 		return refusal.New(v1.ReasonAdmissionPolicyMissing,
@@ -45,7 +45,7 @@ func (r *SecondarySchedulerReconciler) checkAdmission(ctx context.Context, cr *v
 		return err
 	}
 	var disallowed *admission.DisallowedImageError
-	if err := r.Admission.CheckImages(&cr.Spec); errors.As(err, &disallowed) {
+	if err := r.admission.CheckImages(&cr.Spec); errors.As(err, &disallowed) {
 		return refusal.New(v1.ReasonImageNotAllowed, "%v; the operator runs no such image, whatever admitted it (the admission policy's parameters "+
 			"may have been changed when this spec was written): choose an allowed image", disallowed)
 	} else if err != nil {

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -49,4 +50,51 @@ func TestAReconcileThatChangesNothingWritesNothing(t *testing.T) {
 	delete(after, configMapKey)
 	delete(before, configMapKey)
 	s.g.Expect(after).To(Equal(before), "nothing else applied")
+}
+
+// TestAFieldTheOperatorCreatedGoesOnceNoLongerRendered: the operator creates a new
+// scheduler's objects rather than applying them (a create proves that no one else's
+// object had the name), which leaves their fields under an Update entry of its field
+// owner; server-side apply never removes those. A field rendered at creation and no
+// longer rendered must still go away: the first change claims the fields for the
+// operator's applies, and the operator's writes leave no Update entry of its own behind.
+func TestAFieldTheOperatorCreatedGoesOnceNoLongerRendered(t *testing.T) {
+	s := newScenario(t)
+	own := s.namespace + "-created-with"
+	s.createPriorityClass(own)
+	cr := binPacking("created-with-a-class")
+	cr.Spec.PriorityClassName = own
+	s.create(cr)
+	s.g.Eventually(func() string { return s.podPriorityClass(cr) }).Should(Equal(own))
+	s.update(cr, func() { cr.Spec.PriorityClassName = "" })
+	s.g.Eventually(func() string { return s.podPriorityClass(cr) }).ShouldNot(Equal(own), "the field rendered at creation is gone")
+	s.g.Expect(operatorEntries(s.deployment(cr))).To(Equal([]string{string(metav1.ManagedFieldsOperationApply)}),
+		"one entry of the operator's, its applies'")
+
+	// An apply under the operator's name between the create and the first change (as
+	// the credentials step makes for the metrics identity) leaves both entries: they are
+	// merged, and the field goes all the same.
+	second := binPacking("created-and-applied")
+	second.Spec.PriorityClassName = own
+	s.create(second)
+	s.g.Eventually(func() string { return s.podPriorityClass(second) }).Should(Equal(own))
+	deployment := s.deployment(second)
+	labels := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"namespace": deployment.Namespace, "name": deployment.Name, "labels": deployment.Labels}}}
+	s.g.Expect(adminClient.Apply(s.ctx, client.ApplyConfigurationFromUnstructured(labels), client.FieldOwner(FieldOwner))).To(Succeed())
+	s.g.Expect(operatorEntries(s.deployment(second))).To(ConsistOf(string(metav1.ManagedFieldsOperationApply), string(metav1.ManagedFieldsOperationUpdate)))
+	s.update(second, func() { second.Spec.PriorityClassName = "" })
+	s.g.Eventually(func() string { return s.podPriorityClass(second) }).ShouldNot(Equal(own), "the field rendered at creation is gone")
+	s.g.Expect(operatorEntries(s.deployment(second))).To(Equal([]string{string(metav1.ManagedFieldsOperationApply)}))
+}
+
+// operatorEntries are the operations of the operator's managed-fields entries of object.
+func operatorEntries(object client.Object) []string {
+	var entries []string
+	for _, entry := range object.GetManagedFields() {
+		if entry.Manager == FieldOwner {
+			entries = append(entries, string(entry.Operation))
+		}
+	}
+	return entries
 }

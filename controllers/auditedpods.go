@@ -80,7 +80,7 @@ func countAudited(audited toolscache.Indexer, name string) (int, error) {
 // pod's label gives, when the pod comes or goes, once the informer has listed them all.
 func (r *SecondarySchedulerReconciler) auditedPodSource(informer toolscache.SharedIndexInformer) source.Source {
 	claimant := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, object client.Object) []reconcile.Request {
-		claimants, err := gather.Claimants(ctx, r.Client, object.GetLabels()[v1.LabelWouldRouteTo])
+		claimants, err := gather.Claimants(ctx, r.cache, object.GetLabels()[v1.LabelWouldRouteTo])
 		if err != nil {
 			return nil
 		}

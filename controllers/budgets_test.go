@@ -27,10 +27,12 @@ type lifecycleBudget struct {
 // ready without a leader, and Available): the figures are the most measured. Status is
 // written only when it changes, and idle is nothing.
 var (
-	// applyEach is one server-side apply of each child of a scheduler.
-	applyEach = requestCounts{
-		"patch clusterrolebindings": 2, "patch rolebindings": 2, "patch roles": 1, "patch serviceaccounts": 1,
-		"patch configmaps": 1, "patch services": 1, "patch leases": 1, "patch deployments": 1,
+	// createEach is one create of each child of a scheduler: creating, not applying, is
+	// what proves that no one else's object had the name (createIfAbsent), so no name is
+	// read first.
+	createEach = requestCounts{
+		"create clusterrolebindings": 2, "create rolebindings": 2, "create roles": 1, "create serviceaccounts": 1,
+		"create configmaps": 1, "create services": 1, "create leases": 1, "create deployments": 1,
 	}
 	// deleteEach is one delete of each child, then the patch that removes the finalizer.
 	deleteEach = requestCounts{
@@ -38,16 +40,13 @@ var (
 		"delete configmaps": 1, "delete services": 1, "delete leases": 1, "delete deployments": 1,
 		"patch secondaryschedulers": 1,
 	}
-	// askedBeforeCreate are the GETs the ownership check makes of every name it is about
-	// to create, that a new scheduler's children always answer Not Found.
-	askedBeforeCreate = requestCounts{
-		"get clusterrolebindings 404": 2, "get rolebindings 404": 2, "get roles 404": 1, "get serviceaccounts 404": 1,
-		"get configmaps 404": 1, "get services 404": 1, "get leases 404": 1, "get deployments 404": 1,
-	}
-
+	// firstEditEach is the first change of the ConfigMap and the Deployment that an edit
+	// of the profile's arguments changes: since the operator created them, their fields are
+	// claimed for its applies (claimCreatedFields, one patch, once), then applied.
+	firstEditEach    = requestCounts{"patch configmaps": 2, "patch deployments": 2}
 	binPackingBudget = lifecycleBudget{
-		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 4, "create events": 4}),
-		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 4},
+		create: createEach.plus(requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 4, "create events": 4}),
+		edit:   firstEditEach.plus(requestCounts{"patch secondaryschedulers/status": 3, "create events": 4}),
 		idle:   requestCounts{},
 		delete: deleteEach,
 	}
@@ -55,8 +54,8 @@ var (
 	// (RecordingRuleMissing), and the next one finds them: up to three more status writes and four
 	// more Events than a scheduler whose first probe succeeds.
 	targetLoadPackingBudget = lifecycleBudget{
-		create: applyEach.plus(askedBeforeCreate, requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 5, "create events": 8}),
-		edit:   requestCounts{"patch configmaps": 1, "patch deployments": 1, "patch secondaryschedulers/status": 3, "create events": 4},
+		create: createEach.plus(requestCounts{"patch secondaryschedulers": 1, "patch secondaryschedulers/status": 5, "create events": 8}),
+		edit:   firstEditEach.plus(requestCounts{"patch secondaryschedulers/status": 3, "create events": 4}),
 		idle:   requestCounts{},
 		delete: deleteEach,
 	}

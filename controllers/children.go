@@ -78,7 +78,7 @@ const maxConcurrentDeletes = 8
 
 // deleteChildren deletes cr's objects of the given kinds, those that are provably its own
 // and nothing else (deleteOwned), concurrently.
-func (r *SecondarySchedulerReconciler) deleteChildren(ctx context.Context, cr *v1.SecondaryScheduler, kinds []childKind) error {
+func (r *writer) deleteChildren(ctx context.Context, cr *v1.SecondaryScheduler, kinds []childKind) error {
 	var doomed []client.Object
 	for _, kind := range kinds {
 		for _, namespace := range namespacesOf(cr, kind) {
@@ -99,7 +99,7 @@ func (r *SecondarySchedulerReconciler) deleteChildren(ctx context.Context, cr *v
 // its owner reference. The others (cluster-scoped ones, the RoleBinding in kube-system),
 // which nothing else deletes and which no cache may miss, are listed from the API server,
 // selected by cr's owner labels, its UID included.
-func (r *SecondarySchedulerReconciler) listLabelled(ctx context.Context, cr *v1.SecondaryScheduler, kind childKind, namespace string) ([]client.Object, error) {
+func (r *writer) listLabelled(ctx context.Context, cr *v1.SecondaryScheduler, kind childKind, namespace string) ([]client.Object, error) {
 	list := kind.list()
 	switch {
 	case namespace == cr.Namespace:
@@ -129,7 +129,7 @@ func (r *SecondarySchedulerReconciler) listLabelled(ctx context.Context, cr *v1.
 }
 
 // deleteAll deletes those of objects that are cr's, a few at a time.
-func (r *SecondarySchedulerReconciler) deleteAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []client.Object) error {
+func (r *writer) deleteAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []client.Object) error {
 	group, groupCtx := errgroup.WithContext(ctx)
 	group.SetLimit(maxConcurrentDeletes)
 	for _, object := range objects {
@@ -140,7 +140,7 @@ func (r *SecondarySchedulerReconciler) deleteAll(ctx context.Context, cr *v1.Sec
 
 // pruneChildren deletes cr's objects that the desired scheduler no longer has, such as
 // the metrics-reader binding once the profile stops reading metrics.k8s.io.
-func (r *SecondarySchedulerReconciler) pruneChildren(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) error {
+func (r *writer) pruneChildren(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) error {
 	wanted := map[string]bool{}
 	for _, object := range desired {
 		wanted[object.GetKind()+"/"+object.GetNamespace()+"/"+object.GetName()] = true

@@ -9,8 +9,10 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -23,11 +25,12 @@ import (
 
 // credentials returns the bound token a scheduler that authenticates with one is to
 // present: the one gathering found kept, or, when there is none or it is due or no
-// longer valid, a new one. For that it applies the ServiceAccount and its
-// ClusterRoleBinding (already checked to be cr's), then requests one token. Nil when the
-// scheduler presents no bound token.
-func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.SecondaryScheduler, access *gather.MetricsAccess,
-	rendered *render.Result) (*render.BoundToken, error) {
+// longer valid, a new one. For that it writes the ServiceAccount and its
+// ClusterRoleBinding as the apply stage does (applyIfChanged), then requests one token.
+// What it writes goes into live, which the apply stage then finds as written. Nil when
+// the scheduler presents no bound token.
+func (r *writer) credentials(ctx context.Context, cr *v1.SecondaryScheduler, access *gather.MetricsAccess,
+	rendered *render.Result, live ownership.Live) (*render.BoundToken, error) {
 	identity := access.Identity
 	if identity == nil {
 		return nil, nil
@@ -40,12 +43,12 @@ func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.S
 	}
 	for _, object := range rendered.Objects {
 		if render.IsMetricsIdentityObject(cr, object) {
-			if err := r.applyObject(ctx, object); err != nil {
+			if err := r.writeInto(ctx, cr, object, live); err != nil {
 				return nil, err
 			}
 		}
 	}
-	keeper, err := r.tokenSecret(ctx, cr, rendered)
+	keeper, err := r.tokenSecret(ctx, cr, rendered, live)
 	if err != nil {
 		return nil, err
 	}
@@ -54,41 +57,57 @@ func (r *SecondarySchedulerReconciler) credentials(ctx context.Context, cr *v1.S
 
 // tokenSecret is the Secret that keeps cr's metrics token, which the token is bound to:
 // deleting it (or cr, which owns it) ends the token at once, rather than at its expiry.
-// When it does not exist yet, it is applied as rendered, without a token; one that exists
-// is left as it is, since it may still hold a token the scheduler uses while a new one is
-// requested.
-func (r *SecondarySchedulerReconciler) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result) (*corev1.Secret, error) {
-	key := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsTokenSecretName(cr)}
-	secret := &corev1.Secret{}
-	err := r.APIReader.Get(ctx, key, secret)
-	if apierrors.IsNotFound(err) {
-		for _, object := range rendered.Objects {
-			if render.IsMetricsTokenSecret(cr, object) {
-				if err := r.applyObject(ctx, object); err != nil {
-					return nil, err
-				}
-			}
+// One that live holds (the ownership check proved it cr's) is left as it is, since it
+// may still hold a token the scheduler uses while a new one is requested; otherwise it
+// is created as rendered, without a token (createIfAbsent).
+func (r *writer) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result,
+	live ownership.Live) (client.Object, error) {
+	for _, object := range rendered.Objects {
+		if !render.IsMetricsTokenSecret(cr, object) {
+			continue
 		}
-		err = r.APIReader.Get(ctx, key, secret)
+		if kept := live[ownership.ObjectID(object)]; kept != nil {
+			return kept, nil
+		}
+		created, err := withAppliedHash(object)
+		if err != nil {
+			return nil, err
+		}
+		existing, err := r.createIfAbsent(ctx, cr, created)
+		if err != nil {
+			return nil, err
+		}
+		if existing != nil {
+			return existing, nil
+		}
+		live[ownership.ObjectID(object)] = created
+		return created, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read Secret %s, which keeps the metrics token: %w", key, err)
-	}
-	if !ownership.OwnedBy(secret, cr) {
-		return nil, fmt.Errorf("secret %s was replaced by someone else's: %w", key, errWaiting)
-	}
-	return secret, nil
+	return nil, fmt.Errorf("no Secret to keep the metrics token of %s was rendered", client.ObjectKeyFromObject(cr))
 }
 
-// keepToken applies the token Secret of rendered, which holds a token just requested, at
+// keepToken writes the token Secret of rendered, which holds a token just requested, at
 // once: a failure further on then does not cost another token.
-func (r *SecondarySchedulerReconciler) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result) error {
+func (r *writer) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result, live ownership.Live) error {
 	for _, object := range rendered.Objects {
 		if render.IsMetricsTokenSecret(cr, object) {
-			if err := r.applyObject(ctx, object); err != nil {
+			if err := r.writeInto(ctx, cr, object, live); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// writeInto writes object as the apply stage does (applyIfChanged) and records what it
+// wrote in live, for the apply stage to find unchanged.
+func (r *writer) writeInto(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured, live ownership.Live) error {
+	written, err := r.applyIfChanged(ctx, cr, object, live[ownership.ObjectID(object)])
+	if err != nil {
+		return err
+	}
+	if written != nil {
+		live[ownership.ObjectID(object)] = written
 	}
 	return nil
 }
@@ -102,8 +121,8 @@ const defaultTokenExpiration = 24 * time.Hour
 // keeps it. It asks for the API server's own audiences: the providers that read metrics
 // behind kube-rbac-proxy or OpenShift's thanos-querier authenticate the token with a
 // TokenReview of those.
-func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
-	auth v1.ServiceAccountTokenAuth, keeper *corev1.Secret) (*render.BoundToken, error) {
+func (r *writer) requestToken(ctx context.Context, cr *v1.SecondaryScheduler,
+	auth v1.ServiceAccountTokenAuth, keeper client.Object) (*render.BoundToken, error) {
 	account := &corev1.ServiceAccount{}
 	accountKey := types.NamespacedName{Namespace: cr.Namespace, Name: render.MetricsServiceAccountName(cr)}
 	if err := r.APIReader.Get(ctx, accountKey, account); err != nil {
@@ -114,7 +133,7 @@ func (r *SecondarySchedulerReconciler) requestToken(ctx context.Context, cr *v1.
 	}
 	expiration := ptr.Deref(auth.ExpirationSeconds, int64(defaultTokenExpiration/time.Second))
 	request := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration,
-		BoundObjectRef: &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Secret", Name: keeper.Name, UID: keeper.UID}}}
+		BoundObjectRef: &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Secret", Name: keeper.GetName(), UID: keeper.GetUID()}}}
 	issued := r.now()
 	if err := r.SubResource("token").Create(ctx, account, request); err != nil {
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
@@ -145,7 +164,7 @@ func apiErrorSummary(err error) string {
 // ServiceAccount's. It asks only after the endpoint refused the token, so that a token
 // revoked or overwritten is replaced, while a refusal for want of permissions (the token
 // is fine, the ClusterRole is not) does not churn tokens and restart the scheduler.
-func (r *SecondarySchedulerReconciler) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
+func (r *writer) tokenStillValid(ctx context.Context, cr *v1.SecondaryScheduler, token *render.BoundToken) (bool, error) {
 	if !report.ReportedUnauthorized(cr) {
 		return true, nil
 	}

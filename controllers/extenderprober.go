@@ -178,7 +178,7 @@ func (r *SecondarySchedulerReconciler) reportExtenders(ctx context.Context, cr *
 		if extender.InPod {
 			if pods == nil {
 				pods = &corev1.PodList{}
-				if err := r.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
+				if err := r.cache.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
 					return nil, 0, err
 				}
 			}
@@ -188,16 +188,16 @@ func (r *SecondarySchedulerReconciler) reportExtenders(ctx context.Context, cr *
 				entry.Reason = v1.ReasonExtenderNotReady
 			}
 		} else {
-			record, probed := r.ExtenderProber.probe(key, extender)
+			record, probed := r.extenderProber.probe(key, extender)
 			entry.Probed, entry.Reachable, entry.Reason, entry.Message = probed, record.result.Reachable, record.result.Reason, record.result.Message
 			entry.At = metav1.NewTime(record.at)
 		}
 		seen = append(seen, entry)
 	}
-	r.ExtenderProber.forget(key, names...)
+	r.extenderProber.forget(key, names...)
 	problem := report.Extenders(status, conditions, seen)
 	if len(seen) == 0 {
 		return problem, 0, nil
 	}
-	return problem, r.ExtenderProber.Interval, nil
+	return problem, r.extenderProber.Interval, nil
 }

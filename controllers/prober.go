@@ -187,13 +187,13 @@ type metricsJudgement struct {
 // metrics.
 func (r *SecondarySchedulerReconciler) judgeMetrics(cr *v1.SecondaryScheduler, desired *gather.Facts) *metricsJudgement {
 	if desired.Prometheus == nil {
-		r.MetricsProber.forget(client.ObjectKeyFromObject(cr))
+		r.metricsProber.forget(client.ObjectKeyFromObject(cr))
 		return nil
 	}
 	metrics := cr.Spec.Profile.LoadMetrics()
 	staleAfter := metrics.EffectiveStaleAfter()
-	interval := r.MetricsProber.intervalFor(staleAfter)
-	result, probed := r.MetricsProber.probe(client.ObjectKeyFromObject(cr), desired.Prometheus.URL, desired.Access, desired.NodeNames, staleAfter, interval)
+	interval := r.metricsProber.intervalFor(staleAfter)
+	result, probed := r.metricsProber.probe(client.ObjectKeyFromObject(cr), desired.Prometheus.URL, desired.Access, desired.NodeNames, staleAfter, interval)
 	return &metricsJudgement{verdict: failsafe.Judge(metrics, cr.Status.Metrics, result, probed, r.now()), interval: interval}
 }
 
@@ -218,7 +218,7 @@ func (r *SecondarySchedulerReconciler) announceScoring(cr *v1.SecondaryScheduler
 	}
 	metrics := cr.Spec.Profile.LoadMetrics()
 	if status.Metrics.Scoring == v1.ScoringByRequests {
-		r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, string(v1.ReasonScoringByRequests), "Scoring",
+		r.recorder.Eventf(cr, nil, corev1.EventTypeWarning, string(v1.ReasonScoringByRequests), "Scoring",
 			"the metrics have been unusable since %s: the scheduler now scores nodes by their requests (whenUnavailable: ScoreByRequests), "+
 				"until they have been healthy for %s", status.Metrics.UnavailableSince.UTC().Format(time.RFC3339), metrics.EffectiveResumeAfter())
 		return
@@ -227,7 +227,7 @@ func (r *SecondarySchedulerReconciler) announceScoring(cr *v1.SecondaryScheduler
 	if !metrics.ScoresByRequestsWhenUnavailable() {
 		reason = "whenUnavailable is no longer ScoreByRequests"
 	}
-	r.Recorder.Eventf(cr, nil, corev1.EventTypeNormal, string(v1.ReasonLoadAwareScoringResumed), "Scoring",
+	r.recorder.Eventf(cr, nil, corev1.EventTypeNormal, string(v1.ReasonLoadAwareScoringResumed), "Scoring",
 		"%s: the scheduler scores nodes by their measured load again", reason)
 }
 

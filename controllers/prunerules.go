@@ -21,7 +21,7 @@ import (
 // (deleteOwned, ownership.OwnedBy): the name render gives cr's rules, and the controller
 // reference render gives (cr's in cr's namespace, none elsewhere), with a precondition on
 // its UID.
-func (r *SecondarySchedulerReconciler) pruneRecordingRules(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) error {
+func (r *writer) pruneRecordingRules(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) error {
 	if !mayHaveRecordingRules(cr) || cr.UID == "" {
 		// Most schedulers never had any: the list would be a request per reconcile, and
 		// a 404 in a cluster without the Prometheus Operator.

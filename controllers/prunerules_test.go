@@ -55,8 +55,8 @@ func TestPruneRecordingRulesDeletesOnlyProvenRules(t *testing.T) {
 
 	operator, err := client.New(operatorRESTConfig, client.Options{Scheme: testScheme})
 	s.g.Expect(err).NotTo(HaveOccurred())
-	reconciler := &SecondarySchedulerReconciler{Client: operator, APIReader: operator}
-	s.g.Expect(reconciler.pruneRecordingRules(s.ctx, cr, nil)).To(Succeed())
+	write := &writer{Client: operator, APIReader: operator}
+	s.g.Expect(write.pruneRecordingRules(s.ctx, cr, nil)).To(Succeed())
 
 	s.g.Expect(apierrors.IsNotFound(s.get(ours.DeepCopy()))).To(BeTrue(), "the scheduler's own rules are pruned")
 	s.expectUnchanged(renamed, uncontrolled, controlled)

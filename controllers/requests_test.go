@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -45,6 +46,9 @@ func (c *requestCounter) wrap(base http.RoundTripper) http.RoundTripper {
 			resource += "/" + info.Subresource
 		}
 		seen := operatorRequest{verb: info.Verb, resource: resource, namespace: info.Namespace, name: info.Name}
+		if seen.name == "" && seen.verb == "create" {
+			seen.name = createdName(r)
+		}
 		if response != nil {
 			seen.status = response.StatusCode
 		}
@@ -53,6 +57,28 @@ func (c *requestCounter) wrap(base http.RoundTripper) http.RoundTripper {
 		c.mu.Unlock()
 		return response, err
 	})
+}
+
+// createdName is the name in the body of a create, whose path names none; "" when the
+// body cannot be read again or is not JSON.
+func createdName(r *http.Request) string {
+	if r.GetBody == nil {
+		return ""
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = body.Close() }()
+	var object struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if json.NewDecoder(body).Decode(&object) != nil {
+		return ""
+	}
+	return object.Metadata.Name
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)

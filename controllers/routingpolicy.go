@@ -467,7 +467,7 @@ func (f *RoutingFacts) policyProblem(ctx context.Context, reader client.Reader) 
 // where the routing probe is created in dry run, and of the namespaces where schedulers
 // run are never routed.
 func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, supported bool, operatorNamespace string) error {
-	facts := &RoutingFacts{Supported: supported, Tenancy: reconciler.Tenancy, NeverRouted: slices.Clone(reconciler.Tenancy.Namespaces),
+	facts := &RoutingFacts{Supported: supported, Tenancy: reconciler.tenancy, NeverRouted: slices.Clone(reconciler.tenancy.Namespaces),
 		OperatorNamespace: operatorNamespace}
 	if operatorNamespace != "" {
 		facts.NeverRouted = append(facts.NeverRouted, operatorNamespace)
@@ -481,7 +481,7 @@ func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, su
 			return fmt.Errorf("read the routing policy: %w", err)
 		}
 	}
-	reconciler.Routing = facts
+	reconciler.routing = facts
 	return (&RoutingTableReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Facts: facts, Now: reconciler.now}).SetupWithManager(mgr)
 }
 
@@ -490,12 +490,12 @@ func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, su
 // alone, zero for never.
 func (r *SecondarySchedulerReconciler) reportRouting(ctx context.Context, cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus,
 	conditions *report.Conditions) (time.Duration, error) {
-	if r.Routing == nil || cr.Spec.Routing == nil {
+	if r.routing == nil || cr.Spec.Routing == nil {
 		report.Routing(cr, status, conditions, report.RoutingFacts{Audited: -1})
 		return 0, nil
 	}
 	list := &v1.SecondarySchedulerList{}
-	if err := r.List(ctx, list); err != nil {
+	if err := r.cache.List(ctx, list); err != nil {
 		return 0, fmt.Errorf("list SecondarySchedulers: %w", err)
 	}
 	key := client.ObjectKeyFromObject(cr)
@@ -504,9 +504,9 @@ func (r *SecondarySchedulerReconciler) reportRouting(ctx context.Context, cr *v1
 			list.Items[i].Status = *status
 		}
 	}
-	facts := report.RoutingFacts{Verdict: r.Routing.decide(list.Items, r.now())[key], Audited: -1}
-	if r.Routing.Supported {
-		routes, err := ReadTableRoutes(ctx, r.Client)
+	facts := report.RoutingFacts{Verdict: r.routing.decide(list.Items, r.now())[key], Audited: -1}
+	if r.routing.Supported {
+		routes, err := ReadTableRoutes(ctx, r.cache)
 		if err != nil {
 			return 0, err
 		}
@@ -516,22 +516,22 @@ func (r *SecondarySchedulerReconciler) reportRouting(ctx context.Context, cr *v1
 		if route, found := routes.InEffect[key]; found {
 			facts.InEffect = &route
 		}
-		facts.ProbeProblem = r.Routing.ProbeError()
-		facts.PolicyProblem = r.Routing.policyProblem(ctx, r.Client)
+		facts.ProbeProblem = r.routing.ProbeError()
+		facts.PolicyProblem = r.routing.policyProblem(ctx, r.cache)
 		var notInPlace *admission.NotInPlaceError
 		if facts.PolicyProblem != nil && !errors.As(facts.PolicyProblem, &notInPlace) {
 			return 0, facts.PolicyProblem
 		}
 	}
 	verdict := facts.Verdict
-	if verdict.Route != nil && verdict.Route.Mode == v1.RoutingAudit && r.Routing.audited != nil {
+	if verdict.Route != nil && verdict.Route.Mode == v1.RoutingAudit && r.routing.audited != nil {
 		var err error
-		if facts.Audited, err = countAudited(r.Routing.audited, verdict.Route.SchedulerName); err != nil {
+		if facts.Audited, err = countAudited(r.routing.audited, verdict.Route.SchedulerName); err != nil {
 			return 0, err
 		}
 	}
 	report.Routing(cr, status, conditions, facts)
-	if err := r.Routing.WriteError(); err != nil && verdict.Route != nil && (facts.Carried == nil || facts.Carried.Generation != verdict.Route.Generation) {
+	if err := r.routing.WriteError(); err != nil && verdict.Route != nil && (facts.Carried == nil || facts.Carried.Generation != verdict.Route.Generation) {
 		conditions.AppendToMessage(v1.ConditionRouting, "The operator could not write the routing table: "+err.Error())
 	}
 	return verdict.RecheckAfter, nil

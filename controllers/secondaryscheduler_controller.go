@@ -1,18 +1,21 @@
-// Package controllers holds the reconciler of SecondarySchedulers. A reconcile runs the
-// stages in order, each a package whose types say what it may do: the admission check
+// Package controllers holds the reconciler of SecondarySchedulers, which
+// NewSecondarySchedulerReconciler makes whole. A reconcile runs the stages in order,
+// each a package or a type whose types say what it may do: the admission check
 // (admissionpolicy.go, which also keeps the policy in place); internal/gather, which
 // reads every fact and holds readers only; internal/render, pure; internal/ownership,
 // which proves no object of the names needed is someone else's and reads only; the
 // credentials stage (credentials.go, a metrics token) and the failsafe's verdict on the
 // metrics (prober.go), after which the scheduler is rendered anew if they changed it; the
-// apply stage (apply.go), the only one that writes a scheduler's objects;
-// internal/observe, which reads what runs. Status is derived from what they found
+// apply stage (apply.go); internal/observe, which reads what runs. The credentials, the
+// apply, the deletes and the finalizer are the writer's (writer.go): but for status and
+// Events, the reconciler writes through it alone. Status is derived from what they found
 // (internal/report) and written once (internal/statusapply, server-side apply), only for
 // a generation applied or refused. A stage that finds what only the user can fix returns
 // an internal/refusal error, which stops the stages after it and becomes the Degraded
 // condition; every reason the conditions give is declared, with its precedence, in
 // internal/reasons. Gathering, the ownership check and observing are proven unable to
-// write by internal/readonly/readonlytest.
+// write by internal/readonly/readonlytest, and to be given no writer by
+// TestReadStagesGetNoWriter.
 package controllers
 
 import (
@@ -20,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,26 +32,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/desired"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/operatormetrics"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/report"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
 // FieldOwner is the server-side apply field manager of every object the operator writes.
@@ -62,99 +56,22 @@ const EventReporter = "secondary-scheduler-operator"
 // the ClusterRoleBindings and the RoleBinding in kube-system.
 const Finalizer = "operator.secondary-scheduler.io/cleanup"
 
-// SecondarySchedulerReconciler keeps each SecondaryScheduler's scheduler in its desired state.
-type SecondarySchedulerReconciler struct {
-	client.Client
-	// APIReader reads the ConfigMaps users reference, which the scoped cache does not hold.
-	APIReader client.Reader
-	// Version tells the cluster's Kubernetes version, for the default image.
-	Version discovery.ServerVersionInterface
-	// Recorder emits Events on SecondarySchedulers.
-	Recorder events.EventRecorder
-	// ConfigMapWatches watches the ConfigMaps named by spec.schedulerConfig.
-	ConfigMapWatches *refwatch.Watches
-	// SecretWatches watches the Secrets named by spec.profile.metrics.tokenSecretRef.
-	SecretWatches *refwatch.Watches
-	// CABundleWatches watches the ConfigMaps holding the metrics provider's CA bundle.
-	CABundleWatches *refwatch.Watches
-	// ExtenderSecretWatches watches the Secrets of the extenders' TLS,
-	// ExtenderConfigMapWatches the ConfigMaps of their CA bundles (only those labelled
-	// v1.LabelExtenderTLSFor, both).
-	ExtenderSecretWatches, ExtenderConfigMapWatches *refwatch.Watches
-	// MetricsProber probes the metrics of load-aware schedulers.
-	MetricsProber *MetricsProber
-	// ExtenderProber probes the schedulers' extenders.
-	ExtenderProber *ExtenderProber
-	// Clock tells when metrics tokens are due for renewal; nil for the real clock.
-	Clock clock.PassiveClock
-	// Tenancy says in which namespaces schedulers may run.
-	Tenancy tenancy.Policy
-	// PrometheusNamespaces are the only namespaces where Prometheus is discovered (and so
-	// the only ones a discovered endpoint, which may receive a token, can come from).
-	PrometheusNamespaces []string
-	// MetricsTokenClusterRoles are the ClusterRoles a metrics token's ServiceAccount may be
-	// bound to (the admin's allow-list; the operator also needs bind on each).
-	MetricsTokenClusterRoles []string
-	// MaxConcurrentReconciles is how many SecondarySchedulers are reconciled at once.
-	MaxConcurrentReconciles int
-	// IgnoredSchedulerNames are scheduler names other schedulers of the cluster serve:
-	// pods naming them are never told that no SecondaryScheduler provides them.
-	IgnoredSchedulerNames []string
-	// StrandedPodGrace is how long a pod naming a scheduler no SecondaryScheduler provides
-	// may wait before it is told so; zero for v1.DefaultPendingPodThreshold.
-	StrandedPodGrace time.Duration
-	// PendingPods finds the pods stuck waiting for a scheduler, in the cache of
-	// unscheduled pods; nil reports none.
-	PendingPods *pendingpods.Finder
-	// Admission are the admission policies that must be in place before the operator
-	// applies anything for a SecondaryScheduler; nil only with the development flag
-	// --require-admission-policy=false.
-	Admission *admission.Policies
-	// Routing are the facts routes are decided by (SetUpRouting); nil reports no route.
-	Routing *RoutingFacts
-
-	// gather is the gather stage, made at the first reconcile.
-	gather gatherer
-	// ownership is the ownership check, made at the first reconcile.
-	ownership ownershipChecker
-	// observe is the observe stage, made at the first reconcile.
-	observe observer
-	// status writes status, made at the first reconcile.
-	status statusWriter
-	// finalized holds, by SecondaryScheduler, the resourceVersion its finalizer was removed
-	// from, until the cache sees it gone (finalize).
-	finalized sync.Map
-	// reconcileErrors counts the reconciles that did not reach the desired state; the
-	// token expiries are those of the metrics tokens last seen. Both are served on the
-	// operator's /metrics from SetupWithManager.
-	reconcileErrors *operatormetrics.ReconcileErrors
-	tokenExpiries   operatormetrics.TokenExpiries
-}
-
-// now is the reconciler's time, for metrics tokens.
-func (r *SecondarySchedulerReconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
-}
-
 // Reconcile brings one SecondaryScheduler's scheduler to its desired state and writes
 // status once. A transient failure writes no status: the status keeps describing the
 // last generation that was applied or refused, and the reconcile is retried.
 func (r *SecondarySchedulerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cr := &v1.SecondaryScheduler{}
-	if err := r.Get(ctx, req.NamespacedName, cr); err != nil {
+	if err := r.cache.Get(ctx, req.NamespacedName, cr); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forgetReferences(req.NamespacedName)
-			r.statusStage().Forget(req.NamespacedName)
+			r.status.Forget(req.NamespacedName)
 			r.finalized.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	// The status this reconcile starts from is the newest: the one last written, when the
 	// cache does not have it yet.
-	r.statusStage().Newest(cr)
+	r.status.Newest(cr)
 	log := withOperatorLogLevel(logf.FromContext(ctx), cr.Spec.OperatorLogLevel)
 	ctx = logf.IntoContext(ctx, log)
 
@@ -210,7 +127,7 @@ func (r *SecondarySchedulerReconciler) warnOfImageSkew(cr *v1.SecondaryScheduler
 	if next.imageSkew == "" || cr.Status.ImageSource == status.ImageSource {
 		return
 	}
-	r.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, string(v1.ReasonImageVersionSkew), "Image", "image %s: %s", status.Image, next.imageSkew)
+	r.recorder.Eventf(cr, nil, corev1.EventTypeWarning, string(v1.ReasonImageVersionSkew), "Image", "image %s: %s", status.Image, next.imageSkew)
 }
 
 // reconcile acts on cr according to its management state and returns its new status.
@@ -226,8 +143,8 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	var next outcome
 	var err error
 	switch {
-	case !r.Tenancy.Allows(cr.Namespace):
-		err = r.refuse(ctx, cr, status, conditions, &refusal.Error{Reason: v1.ReasonNamespaceNotAllowed, Message: r.Tenancy.Refusal(cr.Namespace)})
+	case !r.tenancy.Allows(cr.Namespace):
+		err = r.refuse(ctx, cr, status, conditions, &refusal.Error{Reason: v1.ReasonNamespaceNotAllowed, Message: r.tenancy.Refusal(cr.Namespace)})
 	case cr.EffectiveManagementState() == v1.Removed:
 		next, err = r.reconcileRemoved(ctx, cr, status, conditions)
 	case cr.EffectiveManagementState() == v1.Unmanaged:
@@ -258,10 +175,10 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 // threshold, zero for none.
 func (r *SecondarySchedulerReconciler) reportPendingPods(cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (time.Duration, error) {
-	if r.PendingPods == nil {
+	if r.pendingPods == nil {
 		return 0, nil
 	}
-	pending, err := r.PendingPods.Find(report.ServedNames(status), cr.EffectivePendingPodThreshold(), r.now())
+	pending, err := r.pendingPods.Find(report.ServedNames(status), cr.EffectivePendingPodThreshold(), r.now())
 	if err != nil {
 		return 0, err
 	}
@@ -277,16 +194,16 @@ func (r *SecondarySchedulerReconciler) reconcileRemoved(ctx context.Context, cr 
 	status.Metrics = nil
 	meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
 	conditions.SetAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
-	if err := r.stopScheduler(ctx, cr); errors.Is(err, errWaiting) {
+	if err := r.write.stopScheduler(ctx, cr); errors.Is(err, errWaiting) {
 		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRemoved, "managementState is Removed: waiting for the scheduler's pods to stop")
 		return outcome{requeueAfter: 3 * time.Second}, nil
 	} else if err != nil {
 		return outcome{}, err
 	}
-	if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
+	if err := r.write.pruneRecordingRules(ctx, cr, nil); err != nil {
 		return outcome{}, err
 	}
-	return outcome{}, r.deleteChildren(ctx, cr, allChildKinds)
+	return outcome{}, r.write.deleteChildren(ctx, cr, allChildKinds)
 }
 
 // reconcileUnmanaged only reports what runs.
@@ -366,8 +283,10 @@ type applied struct {
 // is added -> credentials (a new metrics token) and the failsafe's verdict on the
 // metrics, and a render with them when they change it -> apply. A refusal from any stage
 // stops the others: nothing in the cluster but cr's finalizer changes before the
-// ownership check has passed, and nothing at all unless the admission policy checked who
-// created or changed cr.
+// ownership check has passed over what the cache holds, and nothing at all unless the
+// admission policy checked who created or changed cr. Every write then carries its own
+// proof (applyIfChanged): an object the cache does not hold is created, so that a name
+// someone else took is refused, not taken over.
 func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*applied, error) {
 	if err := cr.Spec.Undecodable(); err != nil {
 		return nil, refusal.New(v1.ReasonInvalidSpec, "the operator did not read this spec: %v; correct that field "+
@@ -388,7 +307,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	if err != nil {
 		return nil, err
 	}
-	token, err := r.credentials(ctx, cr, found.Access, rendered)
+	token, err := r.write.credentials(ctx, cr, found.Access, rendered, live)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +326,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 		}
 	}
 	if final.Access != found.Access {
-		if err := r.keepToken(ctx, cr, rendered); err != nil {
+		if err := r.write.keepToken(ctx, cr, rendered, live); err != nil {
 			return nil, err
 		}
 	}
@@ -416,7 +335,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	} else {
 		r.tokenExpiries.Forget(client.ObjectKeyFromObject(cr))
 	}
-	deployment, err := r.apply(ctx, cr, final, rendered, live)
+	deployment, err := r.write.apply(ctx, cr, final, rendered, live)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +368,7 @@ func (r *SecondarySchedulerReconciler) retryAfterRefusal(status *v1.SecondarySch
 	case refused.Reason == v1.ReasonObjectNameTaken:
 		return outcome{requeueAfter: nameTakenRetry(status, r.now())}
 	case reasons.KeepsFromMetrics(refused.Reason):
-		return outcome{requeueAfter: r.MetricsProber.Interval}
+		return outcome{requeueAfter: r.metricsProber.Interval}
 	}
 	return outcome{}
 }
@@ -492,7 +411,7 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 		return nil
 	}
 	changed := report.Changed(cr.Status.Conditions, status.Conditions)
-	if err := r.statusStage().Write(ctx, cr, status); err != nil {
+	if err := r.status.Write(ctx, cr, status); err != nil {
 		return err
 	}
 	for _, condition := range changed {
@@ -502,7 +421,7 @@ func (r *SecondarySchedulerReconciler) writeStatus(ctx context.Context, cr *v1.S
 		if meta.FindStatusCondition(cr.Status.Conditions, condition.Type) == nil && !reasons.TellsFirstReport(condition) {
 			continue // a condition's first report is told only when it is news
 		}
-		r.Recorder.Eventf(cr, nil, reasons.EventType(condition), condition.Reason, condition.Type, "%s=%s: %s", condition.Type, condition.Status, condition.Message)
+		r.recorder.Eventf(cr, nil, reasons.EventType(condition), condition.Reason, condition.Type, "%s=%s: %s", condition.Type, condition.Status, condition.Message)
 	}
 	return nil
 }
@@ -531,17 +450,17 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 		return nil
 	}
 	allButLease := slices.DeleteFunc(slices.Clone(allChildKinds), func(kind childKind) bool { return kind.name == leaseKind.name })
-	if err := r.deleteChildren(ctx, cr, allButLease); err != nil {
+	if err := r.write.deleteChildren(ctx, cr, allButLease); err != nil {
 		return err
 	}
-	if err := r.deleteChildren(ctx, cr, []childKind{leaseKind}); err != nil {
+	if err := r.write.deleteChildren(ctx, cr, []childKind{leaseKind}); err != nil {
 		return err
 	}
-	if err := r.pruneRecordingRules(ctx, cr, nil); err != nil {
+	if err := r.write.pruneRecordingRules(ctx, cr, nil); err != nil {
 		return err
 	}
 	finalizedVersion := cr.ResourceVersion
-	if err := removeFinalizer(ctx, r.Client, cr, Finalizer); client.IgnoreNotFound(err) != nil {
+	if err := r.write.removeFinalizer(ctx, cr); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
 	r.finalized.Store(client.ObjectKeyFromObject(cr), finalizedVersion)
@@ -551,13 +470,11 @@ func (r *SecondarySchedulerReconciler) finalize(ctx context.Context, cr *v1.Seco
 
 // forgetReferences stops watching what a SecondaryScheduler referenced.
 func (r *SecondarySchedulerReconciler) forgetReferences(key types.NamespacedName) {
-	r.ConfigMapWatches.Reference(key, nil)
-	r.SecretWatches.Reference(key, nil)
-	r.CABundleWatches.Reference(key, nil)
-	r.ExtenderSecretWatches.ReferenceAll(key, nil)
-	r.ExtenderConfigMapWatches.ReferenceAll(key, nil)
-	r.MetricsProber.forget(key)
-	r.ExtenderProber.forget(key)
-	r.gatherStage().Forget(key)
+	for _, watch := range r.references {
+		watch.watches.ReferenceAll(key, nil)
+	}
+	r.metricsProber.forget(key)
+	r.extenderProber.forget(key)
+	r.read.gather.Forget(key)
 	r.tokenExpiries.Forget(key)
 }

@@ -34,7 +34,6 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/operatormetrics"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -47,10 +46,10 @@ import (
 // (internal/refwatch), so no cache ever holds every ConfigMap or Secret of the cluster.
 // Nodes are cached whole, for their labels, taints and Ready condition, less what a
 // kubelet reports that placement does not need (images, volumes, managed fields).
-// No cached object keeps its managed fields, but for the times of the admission policies'
-// and of the ConfigMaps (their parameters among them): the operator reads nothing else of
-// them, and for an object written with server-side apply they are about as large as the
-// object. The ConfigMaps are cached in the operator's namespace too, for the parameters.
+// No cached object keeps its managed fields but for who wrote each entry and when, of
+// the admission policies and the scheduler's objects (the ConfigMaps of the parameters
+// among them): the operator reads nothing else of them, and for an object written with
+// server-side apply they are about as large as the object. The ConfigMaps are cached in the operator's namespace too, for the parameters.
 func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routingSupported bool) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedByValue})
 	namespaces := map[string]cache.Config{}
@@ -81,13 +80,14 @@ func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routin
 	// The scheduler's pods, for observe: few, and each change of theirs worth a look.
 	options.ByObject[&corev1.Pod{}] = cache.ByObject{Label: ours, Transform: trimPod}
 	for _, kind := range allChildKinds {
-		scope := cache.ByObject{Label: ours}
+		// Who wrote each managed-fields entry tells apply whether the operator created the
+		// object and has yet to claim its fields (claimCreatedFields).
+		scope := cache.ByObject{Label: ours, Transform: keepWriteTimes}
 		switch kind.name {
 		case roleBindingKind.name:
 			scope.Namespaces = maps.Clone(namespaces)
 			scope.Namespaces[render.AuthenticationReaderNamespace] = cache.Config{}
 		case configMapKind.name:
-			scope.Transform = keepWriteTimes
 			if operatorNamespace != "" {
 				scope.Namespaces = maps.Clone(namespaces)
 				scope.Namespaces[operatorNamespace] = cache.Config{}
@@ -98,8 +98,9 @@ func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routin
 	return options
 }
 
-// keepWriteTimes keeps of a cached object's managed fields who wrote it and when, not
-// which fields: admission.Check reads when the admission policies were last written.
+// keepWriteTimes keeps of a cached object's managed fields who wrote it, how and when,
+// not which fields: admission.Check reads when the admission policies were last written,
+// apply whether the operator's entry is still that of its create.
 func keepWriteTimes(object any) (any, error) {
 	if accessor, ok := object.(metav1.Object); ok {
 		entries := accessor.GetManagedFields()
@@ -143,9 +144,9 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.SecondaryScheduler{}, gather.SchedulerNameIndex, gather.IndexSchedulerName); err != nil {
 		return fmt.Errorf("index SecondarySchedulers by scheduler name: %w", err)
 	}
-	for _, watches := range []*refwatch.Watches{r.ConfigMapWatches, r.SecretWatches, r.CABundleWatches, r.ExtenderSecretWatches, r.ExtenderConfigMapWatches} {
-		if err := mgr.Add(watches); err != nil {
-			return fmt.Errorf("add reference watches: %w", err)
+	for _, watch := range r.references {
+		if err := mgr.Add(watch.watches); err != nil {
+			return fmt.Errorf("add the watches of each %s referenced: %w", watch.name, err)
 		}
 	}
 	// The operator's own status writes change neither generation nor deletion, so they
@@ -165,14 +166,13 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	controller := ctrl.NewControllerManagedBy(mgr).
 		Named("secondaryscheduler").
 		For(&v1.SecondaryScheduler{}, builder.WithPredicates(specOrDeletionChanged)).
-		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.otherClaimants), builder.WithPredicates(claimsChanged)).
-		WatchesRawSource(r.ConfigMapWatches.Source()).
-		WatchesRawSource(r.SecretWatches.Source()).
-		WatchesRawSource(r.CABundleWatches.Source()).
-		WatchesRawSource(r.ExtenderSecretWatches.Source()).
-		WatchesRawSource(r.ExtenderConfigMapWatches.Source()).
-		WatchesRawSource(r.MetricsProber.Source()).
-		WatchesRawSource(r.ExtenderProber.Source())
+		Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.otherClaimants), builder.WithPredicates(claimsChanged))
+	for _, watch := range r.references {
+		controller = controller.WatchesRawSource(watch.watches.Source())
+	}
+	controller = controller.
+		WatchesRawSource(r.metricsProber.Source()).
+		WatchesRawSource(r.extenderProber.Source())
 	// A Lease is renewed every few seconds, which matters not; a new holder does: it is
 	// the hand-over from a pod of an older configuration that Available waits for.
 	holderChanged := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
@@ -187,16 +187,16 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	}
 	// A pod that cannot pull its image or crashes changes only its own status.
 	controller = controller.Watches(&corev1.Pod{}, ownerOf)
-	if r.Admission != nil {
+	if r.admission != nil {
 		// Whether any scheduler may run hangs on the admission policies and their
 		// parameters.
 		for _, kind := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
 			controller = controller.Watches(kind, handler.EnqueueRequestsFromMapFunc(r.everySecondaryScheduler))
 		}
 		controller = controller.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.everySecondaryScheduler),
-			builder.WithPredicates(predicate.NewPredicateFuncs(r.Admission.IsParameters)))
+			builder.WithPredicates(predicate.NewPredicateFuncs(r.admission.IsParameters)))
 	}
-	if r.Routing != nil && r.Routing.Supported {
+	if r.routing != nil && r.routing.Supported {
 		// What the routing table carries, and whether the routing policy and its binding
 		// are in place, is each route's Routing condition; and a route changed or gone may
 		// end another's conflict with it.
@@ -222,7 +222,7 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	if err != nil {
 		return err
 	}
-	r.PendingPods = pendingpods.NewFinder(unscheduled.GetIndexer())
+	r.pendingPods = pendingpods.NewFinder(unscheduled.GetIndexer())
 	if err := r.registerMetrics(mgr); err != nil {
 		return err
 	}
@@ -230,12 +230,12 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		return err
 	}
 	controller = controller.WatchesRawSource(newUnscheduledPodSource(unscheduled, r.pendingPodEvents()))
-	if r.Routing != nil && r.Routing.Supported {
+	if r.routing != nil && r.routing.Supported {
 		audited, err := auditedPods(mgr)
 		if err != nil {
 			return err
 		}
-		r.Routing.audited = audited.GetIndexer()
+		r.routing.audited = audited.GetIndexer()
 		controller = controller.WatchesRawSource(r.auditedPodSource(audited))
 	}
 	// A PriorityClass's existence is all the operator reads of it.
@@ -246,13 +246,13 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		builder.OnlyMetadata, builder.WithPredicates(comesOrGoes))
 	// Reconciles of different SecondarySchedulers run concurrently (one resource is
 	// never reconciled twice at once): most of a reconcile waits on the API server.
-	return controller.WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).Complete(r)
+	return controller.WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(r.maxConcurrentReconciles, 1)}).Complete(r)
 }
 
 // registerMetrics serves the operator's metrics about the schedulers (internal/operatormetrics).
 func (r *SecondarySchedulerReconciler) registerMetrics(mgr ctrl.Manager) error {
 	r.reconcileErrors = operatormetrics.NewReconcileErrors()
-	schedulers := &operatormetrics.Collector{Schedulers: mgr.GetCache(), Probes: r.MetricsProber, Tokens: &r.tokenExpiries, Elected: mgr.Elected()}
+	schedulers := &operatormetrics.Collector{Schedulers: mgr.GetCache(), Probes: r.metricsProber, Tokens: &r.tokenExpiries, Elected: mgr.Elected()}
 	for _, collector := range []prometheus.Collector{r.reconcileErrors.Collector(), schedulers} {
 		if err := registerCollector(collector); err != nil {
 			return fmt.Errorf("register the operator's metrics: %w", err)

@@ -20,7 +20,7 @@ var errWaiting = errors.New("waiting for objects to go away")
 // its Lease: kube-scheduler leaves its Lease held when it stops, and deleting the Lease
 // while a scheduler still runs would only break its leader election. Both are deleted
 // only if they are cr's.
-func (r *SecondarySchedulerReconciler) stopScheduler(ctx context.Context, cr *v1.SecondaryScheduler) error {
+func (r *writer) stopScheduler(ctx context.Context, cr *v1.SecondaryScheduler) error {
 	if err := r.deleteChildren(ctx, cr, []childKind{deploymentKind}); err != nil {
 		return err
 	}

@@ -78,15 +78,15 @@ type strandedPods struct {
 
 // strandedPodsController registers the controller of stranded pods with mgr.
 func (r *SecondarySchedulerReconciler) strandedPodsController(mgr ctrl.Manager, unscheduled toolscache.SharedIndexInformer) error {
-	grace := r.StrandedPodGrace
+	grace := r.strandedPodGrace
 	if grace <= 0 {
 		grace = v1.DefaultPendingPodThreshold
 	}
 	// As the event broadcaster names the instance.
 	hostname, _ := os.Hostname()
-	stranded := &strandedPods{secondarySchedulers: r.Client, unscheduled: unscheduled.GetIndexer(),
-		events: r.Client, reportingInstance: EventReporter + "-" + hostname,
-		ignored: r.IgnoredSchedulerNames, grace: grace, now: r.now, elected: mgr.Elected(),
+	stranded := &strandedPods{secondarySchedulers: r.cache, unscheduled: unscheduled.GetIndexer(),
+		events: mgr.GetClient(), reportingInstance: EventReporter + "-" + hostname,
+		ignored: r.ignoredSchedulerNames, grace: grace, now: r.now, elected: mgr.Elected(),
 		warned: map[types.NamespacedName]types.UID{}}
 	if err := registerCollector(stranded); err != nil {
 		return fmt.Errorf("register the metric of pods naming an unknown scheduler: %w", err)

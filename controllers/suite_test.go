@@ -17,9 +17,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -32,7 +32,6 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
-	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refwatch"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/installer"
 )
@@ -239,7 +238,6 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	if err != nil {
 		return nil, err
 	}
-	clientset := kubernetes.NewForConfigOrDie(config)
 	// As an installation does: the admission policy the installer ships; then, as main.go
 	// does, its parameters written before the controllers start, with the operator's own
 	// permissions, and kept in place after.
@@ -260,32 +258,22 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	if err := (&AdmissionParametersReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Policies: policies}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	reconciler := &SecondarySchedulerReconciler{
-		Client:           countApplies(mgr.GetClient()),
-		APIReader:        mgr.GetAPIReader(),
-		Version:          discovery.NewDiscoveryClientForConfigOrDie(config),
-		Recorder:         mgr.GetEventRecorder(EventReporter),
-		ConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		SecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
-			// Only Secrets meant for a scheduler's metrics provider reach the operator.
-			refwatch.WithLabelSelector(v1.MetricsTokenForLabel)),
-		CABundleWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{}),
-		ExtenderSecretWatches: refwatch.New(clientset.CoreV1().RESTClient(), "secrets", &corev1.Secret{},
-			// Only Secrets meant for a scheduler's extenders reach the operator.
-			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
-		ExtenderConfigMapWatches: refwatch.New(clientset.CoreV1().RESTClient(), "configmaps", &corev1.ConfigMap{},
-			// Likewise the ConfigMaps of their CA bundles.
-			refwatch.WithLabelSelector(v1.LabelExtenderTLSFor)),
-		MetricsProber:  &MetricsProber{Dial: loopbackOnlyDial, Timeout: 10 * time.Second, Interval: time.Second},
-		ExtenderProber: &ExtenderProber{Dial: loopbackOnlyDial, Timeout: 5 * time.Second, Interval: time.Second},
-		Clock:          operatorClock,
-		Tenancy:        tenancy.Policy{Namespaces: schedulerNamespaces},
+	reconciler, err := NewSecondarySchedulerReconciler(mgr, Options{
+		Client:                countApplies(mgr.GetClient()),
+		Dial:                  loopbackOnlyDial,
+		MetricsProbeInterval:  time.Second,
+		ExtenderProbeInterval: time.Second,
+		Clock:                 operatorClock,
+		Tenancy:               tenancy.Policy{Namespaces: schedulerNamespaces},
 		// Tests make their Prometheus Services in these namespaces or give an address.
 		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring", "observability", "rules-monitoring"},
 		Admission:            policies,
 		// Long enough for a pod to be created and looked at, short for the tests.
 		StrandedPodGrace:      5 * time.Second,
 		IgnoredSchedulerNames: []string{ignoredSchedulerName},
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := SetUpRouting(mgr, reconciler, true, operatorNamespace); err != nil {
 		return nil, err
@@ -324,13 +312,15 @@ func (c *aheadClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 // moveAhead makes the operator's time run by ahead of the real time.
 func (c *aheadClock) moveAhead(ahead time.Duration) { c.ahead.Store(int64(ahead)) }
 
-// operatorApplies counts the operator's server-side applies, by kind/namespace/name.
+// operatorApplies counts the operator's writes of its objects, creates and server-side
+// applies, by kind/namespace/name.
 var operatorApplies = struct {
 	sync.Mutex
 	count map[string]int
 }{count: map[string]int{}}
 
-// countApplies wraps the operator's client to count its applies in operatorApplies.
+// countApplies wraps the operator's client to count its creates and applies in
+// operatorApplies.
 func countApplies(c client.Client) client.Client { return &applyCounter{Client: c} }
 
 type applyCounter struct{ client.Client }
@@ -349,8 +339,18 @@ func (c *applyCounter) Apply(ctx context.Context, obj runtime.ApplyConfiguration
 	return c.Client.Apply(ctx, obj, opts...)
 }
 
-// appliesIn returns how many times each object in namespace was applied, by
-// kind/namespace/name.
+func (c *applyCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	// The operator creates its objects unstructured (createIfAbsent).
+	if object, ok := obj.(*unstructured.Unstructured); ok {
+		operatorApplies.Lock()
+		operatorApplies.count[object.GetKind()+"/"+object.GetNamespace()+"/"+object.GetName()]++
+		operatorApplies.Unlock()
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+// appliesIn returns how many times each object in namespace was written (created or
+// applied), by kind/namespace/name.
 func appliesIn(namespace string) map[string]int {
 	operatorApplies.Lock()
 	defer operatorApplies.Unlock()

@@ -32,8 +32,9 @@ func TestTransientFailureWritesNoStatus(t *testing.T) {
 	webhook := unreachableWebhookFor(s, "deployments")
 	s.update(cr, func() { cr.Spec.LogLevel = v1.Debug })
 	// The reconcile of the new generation has failed once it says so in the log: any
-	// status it wrote is there by then.
-	failed := "apply Deployment " + cr.Namespace + "/" + render.WorkloadName(cr)
+	// status it wrote is there by then. (Its first write of the Deployment claims the
+	// fields of its create, and fails as the apply would.)
+	failed := "Deployment " + cr.Namespace + "/" + render.WorkloadName(cr) + ": "
 	s.g.Eventually(func() bool {
 		for line := range strings.Lines(operatorLog.String()) {
 			if strings.Contains(line, failed) && strings.Contains(line, `"namespace": "`+cr.Namespace+`"`) {

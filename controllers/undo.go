@@ -33,7 +33,7 @@ const undoneEditFields = 3
 // The answer of the apply cannot serve: a forced apply takes the edited fields back, so
 // their editor is gone from it. Nil when the object is gone, or is no longer the one the
 // cache held (uid): it is then no edit of an object of ours.
-func (r *SecondarySchedulerReconciler) readLive(ctx context.Context, desired *unstructured.Unstructured, uid types.UID) (*unstructured.Unstructured, error) {
+func (r *writer) readLive(ctx context.Context, desired *unstructured.Unstructured, uid types.UID) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())
 	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), live)
@@ -67,7 +67,7 @@ func findUndoneEdits(live, desired *unstructured.Unstructured) *undoneEdits {
 }
 
 // reportUndoneEdits tells, in an Event on cr, what the operator just wrote back.
-func (r *SecondarySchedulerReconciler) reportUndoneEdits(cr *v1.SecondaryScheduler, edits *undoneEdits) {
+func (r *writer) reportUndoneEdits(cr *v1.SecondaryScheduler, edits *undoneEdits) {
 	if edits == nil {
 		return
 	}

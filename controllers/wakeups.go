@@ -35,7 +35,7 @@ func (r *SecondarySchedulerReconciler) otherClaimants(ctx context.Context, objec
 	cr := object.(*v1.SecondaryScheduler)
 	var requests []reconcile.Request
 	for _, name := range gather.ClaimedNames(cr) {
-		claimants, err := gather.Claimants(ctx, r.Client, name)
+		claimants, err := gather.Claimants(ctx, r.cache, name)
 		if err != nil {
 			return nil
 		}
@@ -62,7 +62,7 @@ func (r *SecondarySchedulerReconciler) priorityClassUsers(ctx context.Context, c
 // requests; after says what happened, for the log when they cannot be listed.
 func (r *SecondarySchedulerReconciler) secondarySchedulersWhere(ctx context.Context, after string, keep func(*v1.SecondaryScheduler) bool) []reconcile.Request {
 	list := &v1.SecondarySchedulerList{}
-	if err := r.List(ctx, list); err != nil {
+	if err := r.cache.List(ctx, list); err != nil {
 		logf.FromContext(ctx).Error(err, "list SecondarySchedulers after "+after)
 		return nil
 	}
@@ -120,13 +120,13 @@ func (r *SecondarySchedulerReconciler) enqueueForNode(ctx context.Context, queue
 		return
 	}
 	list := &v1.SecondarySchedulerList{}
-	if err := r.List(ctx, list); err != nil {
+	if err := r.cache.List(ctx, list); err != nil {
 		logf.FromContext(ctx).Error(err, "list SecondarySchedulers for a node event")
 		return
 	}
 	for i := range list.Items {
 		cr := &list.Items[i]
-		if r.Tenancy.Allows(cr.Namespace) && cr.EffectiveManagementState() == v1.Managed && nodeMatters(cr, oldNode, newNode) {
+		if r.tenancy.Allows(cr.Namespace) && cr.EffectiveManagementState() == v1.Managed && nodeMatters(cr, oldNode, newNode) {
 			queue.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cr)})
 		}
 	}
@@ -172,7 +172,7 @@ func (r *SecondarySchedulerReconciler) pendingPodEvents() handler.TypedEventHand
 		if pod.SchedulerName() == "" || pod.SchedulerName() == corev1.DefaultSchedulerName {
 			return
 		}
-		claimants, err := gather.Claimants(ctx, r.Client, pod.SchedulerName())
+		claimants, err := gather.Claimants(ctx, r.cache, pod.SchedulerName())
 		if err != nil {
 			return
 		}

@@ -2,7 +2,8 @@
 // ever changed or deleted by the operator. OwnedBy is the proof (owner labels with the
 // UID, the controller reference render gives, and for a binding or a PrometheusRule what
 // render renders); Checker is the read-only stage that runs before anything is applied,
-// refusing a name taken by someone else's object. The package cannot write:
+// refusing a name that the cache holds as someone else's, and ReadOwned the proof that
+// follows a create answered AlreadyExists. The package cannot write:
 // TestOwnershipCheckCannotWrite.
 package ownership
 
@@ -15,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,63 +27,64 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
-// Checker checks, before anything is applied, that no object of the names a scheduler
-// needs is someone else's. It holds readers only (internal/readonly).
+// Checker proves, from what the cache holds, which of the objects a scheduler needs
+// are already its own, and refuses when one is someone else's. An object the cache does
+// not hold is not read: the write proves it absent (the operator creates it, never
+// applies it, and a name taken in the meantime answers AlreadyExists, when ReadOwned
+// reads it). It holds readers only (internal/readonly).
 type Checker struct {
 	cache, api client.Reader
 	scheme     *runtime.Scheme
 }
 
-// NewChecker is a Checker reading the cache (the operator's own objects), then the API
-// server for a name the cache misses; scheme tells which kinds the cache holds.
+// NewChecker is a Checker reading the cache (the operator's own objects), and the API
+// server for a kind the cache cannot hold and for ReadOwned; scheme tells which kinds
+// the cache holds.
 func NewChecker(cache, api client.Reader, scheme *runtime.Scheme) *Checker {
 	return &Checker{cache: readonly.Wrap(cache), api: readonly.Wrap(api), scheme: scheme}
 }
 
-// Check refuses cr when an object the scheduler needs already exists
-// under its name but is not provably cr's: server-side apply would silently take it
-// over. It runs after rendering and before anything is applied or a token requested. The
-// cache holds only the operator's objects, so a miss there is checked against the API
-// server; the objects are looked at concurrently, since a new scheduler misses them all.
-// It returns the objects the cache holds as cr's, which apply compares with what it
-// would write.
+// Check refuses cr when an object the scheduler needs is held under its name but is not
+// provably cr's: server-side apply would silently take it over. It runs after rendering
+// and before anything is applied or a token requested. It returns the objects proven
+// cr's by ObjectID: those the cache holds, which apply compares with what it would
+// write, and of the kinds the cache cannot hold (the Prometheus Operator's), their
+// metadata as the API server answered. A name missing from both is the write's to prove
+// free (ReadOwned): a new scheduler costs no read of the names it is about to create.
 func (c *Checker) Check(ctx context.Context, cr *v1.SecondaryScheduler, desired []*unstructured.Unstructured) (Live, error) {
-	live := make([]client.Object, len(desired))
-	refusals := make([]error, len(desired))
-	group, groupCtx := errgroup.WithContext(ctx)
-	group.SetLimit(maxConcurrentReads)
-	for i, object := range desired {
-		group.Go(func() error {
-			var err error
-			live[i], err = c.checkOne(groupCtx, cr, object)
-			if refusal.Is(err) {
-				refusals[i] = err // every name is still looked at: a transient error comes first
-				return nil
-			}
-			return err
-		})
-	}
-	if err := group.Wait(); err != nil {
-		return nil, err
-	}
 	found := Live{}
-	for i, object := range desired {
-		if refusals[i] != nil {
-			return nil, refusals[i]
+	for _, object := range desired {
+		owned, err := c.cachedOrRead(ctx, cr, object)
+		if err != nil {
+			return nil, err
 		}
-		if live[i] != nil {
-			found[ObjectID(object)] = live[i]
+		if owned != nil {
+			found[ObjectID(object)] = owned
 		}
 	}
 	return found, nil
 }
 
-// maxConcurrentReads bounds the reads of the ownership check in flight at once. A new
-// scheduler misses all of its objects (10 to 13) in the cache and asks the API server
-// for each: the bound is above that, so that they still go in one round trip (at 8, a
-// run of the convergence benchmark measured a p50 of 82 ms, against 53 ms at 16), and keeps a resource with many more objects
-// from flooding the API server beside the reconciles of other schedulers.
-const maxConcurrentReads = 16
+// cachedOrRead is the object of desired's name when it is cr's: as the cache holds it,
+// or, for a kind the cache cannot hold, as the API server answers (ReadOwned); nil when
+// the cache holds none, a refusal (NameTaken) when it holds someone else's.
+func (c *Checker) cachedOrRead(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured) (client.Object, error) {
+	typed, err := c.scheme.New(desired.GroupVersionKind())
+	if err != nil {
+		return c.ReadOwned(ctx, cr, desired)
+	}
+	existing := typed.(client.Object)
+	key := client.ObjectKeyFromObject(desired)
+	if err := c.cache.Get(ctx, key, existing); apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", desired.GetKind(), key, err)
+	}
+	if !OwnedBy(existing, cr) {
+		return nil, NameTaken(desired, existing, cr)
+	}
+	return existing, nil
+}
 
 // Live are a scheduler's objects as the cache holds them, by ObjectID.
 type Live map[string]client.Object
@@ -93,39 +94,37 @@ func ObjectID(object client.Object) string {
 	return KindOf(object) + "/" + object.GetNamespace() + "/" + object.GetName()
 }
 
-// checkOne checks one object of the scheduler: it returns the cached object
-// when the cache holds it as cr's, a refusal when someone else's has its name.
-func (c *Checker) checkOne(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured) (client.Object, error) {
-	key := client.ObjectKeyFromObject(object)
+// ReadOwned reads from the API server the object of desired's kind and name: nil when
+// there is none, the object when it is cr's, a refusal (NameTaken) when it is someone
+// else's. A kind of the scheme is read whole, so that OwnedBy sees what a binding
+// grants; another kind as metadata.
+func (c *Checker) ReadOwned(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured) (client.Object, error) {
+	key := client.ObjectKeyFromObject(desired)
 	var existing client.Object
-	// Typed, so that the read is served by the cache; kinds outside the scheme (the
-	// Prometheus Operator's) are not cached and are read as metadata.
-	if typed, err := c.scheme.New(object.GroupVersionKind()); err == nil {
+	if typed, err := c.scheme.New(desired.GroupVersionKind()); err == nil {
 		existing = typed.(client.Object)
-		err = c.cache.Get(ctx, key, existing)
-		if err == nil && OwnedBy(existing, cr) {
-			return existing, nil
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
-		}
 	} else {
 		metadata := &metav1.PartialObjectMetadata{}
-		metadata.SetGroupVersionKind(object.GroupVersionKind())
+		metadata.SetGroupVersionKind(desired.GroupVersionKind())
 		existing = metadata
 	}
 	if err := c.api.Get(ctx, key, existing); apierrors.IsNotFound(err) {
 		return nil, nil
 	} else if err != nil {
-		return nil, fmt.Errorf("read %s %s: %w", object.GetKind(), key, err)
+		return nil, fmt.Errorf("read %s %s: %w", desired.GetKind(), key, err)
 	}
 	if !OwnedBy(existing, cr) {
-		return nil, refusal.New(v1.ReasonObjectNameTaken,
-			"%s %s already exists and does not belong to this SecondaryScheduler (uid %s)%s; the operator will not take it over, change it or delete it. "+
-				"Delete or rename it, or give this SecondaryScheduler another name",
-			object.GetKind(), strings.TrimPrefix(key.String(), "/"), cr.UID, proofNote(existing, cr))
+		return nil, NameTaken(desired, existing, cr)
 	}
-	return nil, nil
+	return existing, nil
+}
+
+// NameTaken is the refusal of cr when existing, someone else's, has the name of desired.
+func NameTaken(desired *unstructured.Unstructured, existing client.Object, cr *v1.SecondaryScheduler) error {
+	return refusal.New(v1.ReasonObjectNameTaken,
+		"%s %s already exists and does not belong to this SecondaryScheduler (uid %s)%s; the operator will not take it over, change it or delete it. "+
+			"Delete or rename it, or give this SecondaryScheduler another name",
+		desired.GetKind(), strings.TrimPrefix(client.ObjectKeyFromObject(desired).String(), "/"), cr.UID, proofNote(existing, cr))
 }
 
 // OwnedBy reports whether object is provably cr's. It carries cr's owner labels,

@@ -62,13 +62,12 @@ func runConvergence(ctx context.Context, e *env) (*section, error) {
 }
 
 // convergenceMissed explains a missed convergence target.
-const convergenceMissed = "A new scheduler's objects take four round trips to the API server, one after another: the ownership check " +
-	"of its ten names (concurrent GETs, answered 404 from etcd since the cache holds only the operator's objects) while the finalizer is " +
-	"added, the objects pods need (concurrent applies), the bindings, which the API server checks against the Role they bind, and the " +
-	"Deployment, whose pods need all of them. On this machine each round trip waits on an API server and etcd that share 2 cores with " +
-	"kwok, the harness and up to 49 running kube-scheduler processes renewing their Leases, and p99 of 50 samples is the single slowest. " +
-	"Plan: answer the ownership check from a metadata-only cache of the scheduler namespaces instead of GETs, one round trip less; the " +
-	"other three are the order the API server and the pods need."
+const convergenceMissed = "A new scheduler's objects take three round trips to the API server, one after another, while the finalizer " +
+	"is added: the objects pods need (concurrent creates; a create proves the name free, so no name is read first), the bindings, " +
+	"which the API server checks against the Role they bind, and the Deployment, whose pods need all of them. On this machine each " +
+	"round trip waits on an API server and etcd that share 2 cores with kwok, the harness and up to 49 running kube-scheduler " +
+	"processes renewing their Leases, and p99 of 50 samples is the single slowest: the load average in the line above says how " +
+	"much else ran."
 
 // countsText writes how many schedulers had each object count, "10 (50 schedulers)".
 func countsText(counts map[int]int) string {

@@ -55,15 +55,7 @@ var forbiddenImports = []string{
 // the package under test) can reach no writer.
 func AssertCannotWrite(t *testing.T, pattern string) {
 	t.Helper()
-	loaded, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedTypes |
-		packages.NeedSyntax | packages.NeedTypesInfo}, pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(loaded) != 1 || len(loaded[0].Errors) > 0 {
-		t.Fatalf("load the package: %v", loaded)
-	}
-	pkg := loaded[0]
+	pkg := loadPackage(t, pattern)
 	for path := range pkg.Imports {
 		if slices.Contains(forbiddenImports, path) {
 			t.Errorf("package %s imports %s, which could make a writer of its own or reach around the types", pkg.PkgPath, path)
@@ -114,6 +106,67 @@ func AssertCannotWrite(t *testing.T, pattern string) {
 	if checked < minDeclarations {
 		t.Fatalf("checked only %d declarations: is the package loaded?", checked)
 	}
+}
+
+// AssertDeclarationsCannotWrite fails t unless each of names, a type or a function of the
+// package of pattern, can reach no writer: a type through its fields and methods, a
+// function through its parameters and results. Where AssertCannotWrite proves a whole
+// stage package, this proves the part of a larger package that makes and holds read
+// stages: what they are made from, and what holds them.
+func AssertDeclarationsCannotWrite(t *testing.T, pattern string, names ...string) {
+	t.Helper()
+	scope := loadPackage(t, pattern).Types.Scope()
+	for _, name := range names {
+		switch object := scope.Lookup(name).(type) {
+		case *types.TypeName:
+			if path := writerPath(object.Type(), map[types.Type]bool{}); path != "" {
+				t.Errorf("type %s reaches a writer: %s", name, path)
+			}
+		case *types.Func:
+			if path := writerPath(object.Type(), map[types.Type]bool{}); path != "" {
+				t.Errorf("func %s reaches a writer: %s", name, path)
+			}
+		default:
+			t.Errorf("%s is no type or function of %s", name, pattern)
+		}
+	}
+}
+
+// WritingFields are the fields of the struct type typeName, of the package of pattern,
+// that reach a writer, each with the way it does (as writerPath tells it).
+func WritingFields(t *testing.T, pattern, typeName string) map[string]string {
+	t.Helper()
+	object, ok := loadPackage(t, pattern).Types.Scope().Lookup(typeName).(*types.TypeName)
+	if !ok {
+		t.Fatalf("%s is no type of %s", typeName, pattern)
+	}
+	fields, ok := object.Type().Underlying().(*types.Struct)
+	if !ok {
+		t.Fatalf("%s is no struct", typeName)
+	}
+	writing := map[string]string{}
+	for i := range fields.NumFields() {
+		if path := writerPath(fields.Field(i).Type(), map[types.Type]bool{}); path != "" {
+			writing[fields.Field(i).Name()] = path
+		}
+	}
+	return writing
+}
+
+// loadPackage loads the package of pattern, type-checked from its source: its code is
+// read, and the export data of a compiled package would leave out its unexported
+// declarations.
+func loadPackage(t *testing.T, pattern string) *packages.Package {
+	t.Helper()
+	loaded, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedTypes |
+		packages.NeedSyntax | packages.NeedTypesInfo}, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded) != 1 || len(loaded[0].Errors) > 0 {
+		t.Fatalf("load the package: %v", loaded)
+	}
+	return loaded[0]
 }
 
 // writerPath is how typ reaches a writing method ("field.Method"), empty when it cannot:
