@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -26,10 +27,12 @@ import (
 // setJSONValue (typed nodes, with neither sigs.k8s.io/yaml's text nor a YAML 1.1 check of
 // each string, which JSON does not need), or on the converted object (ownObject).
 //
-// Cost, BenchmarkRender/BinPacking on 2 busy cores: every field set with kyaml's setters
-// and sigs.k8s.io/yaml took 10,750 allocations (1.5 MB) and about 3.9 times the CPU time
-// of the hand-made YAML layer this replaced (2,270 allocations, 0.46 MB); as now, 4,070
-// allocations (0.54 MB) and about 1.3 times its time, which was 0.6 ms on an idle machine.
+// Cost, BenchmarkRender/BinPacking: every field set with kyaml's setters and
+// sigs.k8s.io/yaml took 10,750 allocations (1.5 MB) and about 3.9 times the CPU time of
+// the hand-made YAML layer this replaced (2,270 allocations, 0.46 MB). As now, 3,613
+// allocations (0.47 MB) and the time of that layer: 0.83 against 0.86 ms, runs of the two
+// alternating on an idle 2-core machine. Of what remains, writing the pod template as
+// text for its hash and the scheduler configuration as text are half the garbage.
 
 // parsedAssets holds each bindata asset parsed once, by path (*yaml.RNode). Renderings
 // run on several goroutines at once and each changes its own copy (loadAsset): what is
@@ -152,7 +155,7 @@ func setNode(node, value *yaml.RNode, path ...string) error {
 	if existing := parent.Field(field); existing != nil && !existing.Value.IsNil() {
 		style = existing.Value.YNode().Style
 	}
-	if style == 0 && value.IsStringValue() && yaml.IsYaml1_1NonString(value.YNode()) {
+	if style == 0 && value.IsStringValue() && isYAML11NonString(value.YNode()) {
 		style = yaml.DoubleQuotedStyle
 	}
 	// OverrideStyle spares the setter a second YAML 1.1 check of the string; whatever
@@ -165,6 +168,37 @@ func setNode(node, value *yaml.RNode, path ...string) error {
 		set.YNode().Style = style
 	}
 	return nil
+}
+
+// yaml11Answers remembers kyaml's answer to whether a YAML 1.1 reader takes a string for
+// another type: kyaml finds out by parsing the string with a YAML 1.1 parser, which was a
+// tenth of a rendering's time, and the strings a rendering sets (labels, names, images,
+// flags) are mostly the same from one rendering to the next. Bounded, so that no input
+// makes it grow without end: strings beyond the bound are asked anew each time.
+var yaml11Answers struct {
+	sync.Map
+	size atomic.Int32
+}
+
+const (
+	yaml11AnswersMax     = 4096
+	yaml11AnswerMaxBytes = 256
+)
+
+// isYAML11NonString is kyaml's IsYaml1_1NonString, remembered (yaml11Answers).
+func isYAML11NonString(node *yaml.Node) bool {
+	if node.Kind != yaml.ScalarNode {
+		return false
+	}
+	if answer, ok := yaml11Answers.Load(node.Value); ok {
+		return answer.(bool)
+	}
+	answer := yaml.IsYaml1_1NonString(node)
+	// Load first: past the bound, Add alone would count on until it wrapped round.
+	if len(node.Value) <= yaml11AnswerMaxBytes && yaml11Answers.size.Load() < yaml11AnswersMax && yaml11Answers.size.Add(1) <= yaml11AnswersMax {
+		yaml11Answers.Store(node.Value, answer)
+	}
+	return answer
 }
 
 // setStrings sets one field of the mapping at path for each entry of values, in the

@@ -87,6 +87,19 @@ func TestSetNodeQuotesWhatYAML11Misreads(t *testing.T) {
 	}
 }
 
+// TestYAML11AnswersAreKyamls asks each lookalike string twice, the second time from
+// what isYAML11NonString remembers: both answers are kyaml's.
+func TestYAML11AnswersAreKyamls(t *testing.T) {
+	for _, s := range lookalikeStrings {
+		want := yaml.IsValueNonString(s)
+		for range 2 {
+			if got := isYAML11NonString(yaml.NewStringRNode(s).YNode()); got != want {
+				t.Errorf("isYAML11NonString(%q) = %v, kyaml says %v", s, got, want)
+			}
+		}
+	}
+}
+
 // fieldOf is the value at path in a decoded document.
 func fieldOf(document map[string]any, path []string) any {
 	var value any = document
