@@ -76,11 +76,11 @@ func readsMetricsServer(cr *v1.SecondaryScheduler) bool {
 }
 
 func metricsReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "clusterrolebinding-metrics-reader.yaml", ClusterBindingName(cr, "metrics-reader"), "")
+	node, err := newObject("clusterrolebinding-metrics-reader.yaml", ClusterBindingName(cr, "metrics-reader"), "")
 	if err != nil {
 		return nil, err
 	}
-	if err := setNode(node, yaml.NewStringRNode(SchedulerMetricsReaderClusterRole), "roleRef", "name"); err != nil {
+	if err := setJSONValue(node, SchedulerMetricsReaderClusterRole, "roleRef", "name"); err != nil {
 		return nil, err
 	}
 	return node, setSchedulerSubject(node, cr)

@@ -119,29 +119,29 @@ func metricsIdentityBuilders(identity *MetricsIdentity) []func(*v1.SecondarySche
 }
 
 func metricsServiceAccount(cr *v1.SecondaryScheduler, _ MetricsIdentity) (*yaml.RNode, error) {
-	return newObject(cr, "serviceaccount-metrics.yaml", MetricsServiceAccountName(cr), cr.Namespace)
+	return newObject("serviceaccount-metrics.yaml", MetricsServiceAccountName(cr), cr.Namespace)
 }
 
 func metricsTokenBinding(cr *v1.SecondaryScheduler, identity MetricsIdentity) (*yaml.RNode, error) {
-	node, err := newObject(cr, "clusterrolebinding-metrics-token.yaml", ClusterBindingName(cr, "metrics-token"), "")
+	node, err := newObject("clusterrolebinding-metrics-token.yaml", ClusterBindingName(cr, "metrics-token"), "")
 	if err != nil {
 		return nil, err
 	}
-	if err := setNode(node, yaml.NewStringRNode(identity.ClusterRole), "roleRef", "name"); err != nil {
+	if err := setJSONValue(node, identity.ClusterRole, "roleRef", "name"); err != nil {
 		return nil, err
 	}
 	subject, err := lookup(node, "subjects", "[kind=ServiceAccount]")
 	if err != nil {
 		return nil, err
 	}
-	if err := setNode(subject, yaml.NewStringRNode(MetricsServiceAccountName(cr)), "name"); err != nil {
+	if err := setJSONValue(subject, MetricsServiceAccountName(cr), "name"); err != nil {
 		return nil, err
 	}
-	return node, setNode(subject, yaml.NewStringRNode(cr.Namespace), "namespace")
+	return node, setJSONValue(subject, cr.Namespace, "namespace")
 }
 
 func metricsTokenSecret(cr *v1.SecondaryScheduler, token BoundToken) (*yaml.RNode, error) {
-	node, err := newObject(cr, "secret-metrics-token.yaml", MetricsTokenSecretName(cr), cr.Namespace)
+	node, err := newObject("secret-metrics-token.yaml", MetricsTokenSecretName(cr), cr.Namespace)
 	if err != nil || token.Token == "" {
 		return node, err
 	}
@@ -150,15 +150,15 @@ func metricsTokenSecret(cr *v1.SecondaryScheduler, token BoundToken) (*yaml.RNod
 		TokenExpiresAtAnnotation:         token.ExpiresAt.UTC().Format(time.RFC3339),
 		TokenServiceAccountUIDAnnotation: token.ServiceAccountUID,
 	}
-	if err := setValue(node, annotations, "metadata", "annotations"); err != nil {
+	if err := setJSONValue(node, annotations, "metadata", "annotations"); err != nil {
 		return nil, err
 	}
 	if token.ResourceVersion != "" {
-		if err := setNode(node, yaml.NewStringRNode(token.ResourceVersion), "metadata", "resourceVersion"); err != nil {
+		if err := setJSONValue(node, token.ResourceVersion, "metadata", "resourceVersion"); err != nil {
 			return nil, err
 		}
 	}
-	return node, setValue(node, map[string][]byte{"token": []byte(token.Token)}, "data")
+	return node, setJSONValue(node, map[string][]byte{"token": []byte(token.Token)}, "data")
 }
 
 // ParseBoundToken reads back a token Secret that metricsTokenSecret rendered; false when

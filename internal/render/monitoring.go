@@ -60,12 +60,12 @@ func MonitoringObjects(namespace string, schedulerNamespaces []string, labels ma
 	own := map[string]string{LabelManagedBy: ManagedByValue, LabelName: operatorNameValue}
 	maps.Copy(own, labels)
 	return renderAssets(monitoringAssets, own, func(asset string, node *yaml.RNode) error {
-		if err := setNamespace(node, namespace); err != nil {
+		if err := setJSONValue(node, namespace, yaml.MetadataField, yaml.NamespaceField); err != nil {
 			return err
 		}
 		switch {
 		case asset == schedulersServiceMonitorAsset:
-			return setValue(node, scraped, "spec", "namespaceSelector", "matchNames")
+			return setJSONValue(node, scraped, "spec", "namespaceSelector", "matchNames")
 		case node.GetKind() == PrometheusRuleGVK.Kind:
 			groups, err := alertRuleGroups()
 			if err != nil {

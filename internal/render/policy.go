@@ -62,7 +62,7 @@ func AuthorityAdmission(operatorNamespace string) ([]*unstructured.Unstructured,
 	return renderAssets(authorityAssets, ownLabels(), func(asset string, node *yaml.RNode) error {
 		switch asset {
 		case authorityBindingAsset:
-			return setValue(node, operatorNamespace, "spec", "paramRef", "namespace")
+			return setJSONValue(node, operatorNamespace, "spec", "paramRef", "namespace")
 		case authorityPolicyAsset:
 			return appendSinkChecks(node, sinks)
 		}
@@ -81,10 +81,10 @@ func AuthorityParameters(operatorNamespace string, allowedImages []string) (*uns
 		}
 	}
 	objects, err := renderAssets([]string{"admission/authority-parameters.yaml"}, ownLabels(), func(_ string, node *yaml.RNode) error {
-		if err := setValue(node, operatorNamespace, "metadata", "namespace"); err != nil {
+		if err := setJSONValue(node, operatorNamespace, "metadata", "namespace"); err != nil {
 			return err
 		}
-		return setValue(node, strings.Join(allowedImages, ","), "data", AllowedImagesKey)
+		return setJSONValue(node, strings.Join(allowedImages, ","), "data", AllowedImagesKey)
 	})
 	if err != nil {
 		return nil, err

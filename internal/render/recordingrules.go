@@ -54,14 +54,16 @@ func RecordingRules(cr *v1.SecondaryScheduler, target RecordingRuleTarget) (*uns
 	}
 	labels := OwnerLabels(cr)
 	maps.Copy(labels, target.Labels)
-	node, err := newObject(cr, "prometheusrule-load-watcher.yaml", RecordingRuleName(cr), target.Namespace)
+	node, err := newObject("prometheusrule-load-watcher.yaml", RecordingRuleName(cr), target.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("render recording rules of %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
-	if err := setLabels(node, labels); err != nil {
+	object, err := ownObject(cr, node)
+	if err != nil {
 		return nil, fmt.Errorf("render recording rules of %s/%s: %w", cr.Namespace, cr.Name, err)
 	}
-	return toUnstructured(node)
+	object.SetLabels(labels)
+	return object, nil
 }
 
 // CheckRuleSelector says why no PrometheusRule of the operator can carry the labels that a

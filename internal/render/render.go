@@ -152,7 +152,7 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("render scheduler of %s/%s: %w", cr.Namespace, cr.Name, err)
 		}
-		object, err := toUnstructured(node)
+		object, err := ownObject(cr, node)
 		if err != nil {
 			return nil, err
 		}
@@ -197,39 +197,47 @@ func configHash(cr *v1.SecondaryScheduler, facts Facts, config string) (string, 
 	return ConfigHash(config), nil
 }
 
-// newObject loads an asset and gives it its name, namespace (empty for cluster-scoped
-// objects) and labels; objects in cr's namespace are controlled by cr, for garbage
-// collection.
-func newObject(cr *v1.SecondaryScheduler, asset, name, namespace string) (*yaml.RNode, error) {
+// newObject loads an asset and gives it its name and namespace (empty for cluster-scoped
+// objects); ownObject marks it as cr's once it is converted.
+func newObject(asset, name, namespace string) (*yaml.RNode, error) {
 	node, err := loadAsset(asset)
 	if err != nil {
 		return nil, err
 	}
-	if err := setName(node, name); err != nil {
+	if err := setJSONValue(node, name, yaml.MetadataField, yaml.NameField); err != nil {
 		return nil, err
 	}
 	if namespace != "" {
-		if err := setNamespace(node, namespace); err != nil {
+		if err := setJSONValue(node, namespace, yaml.MetadataField, yaml.NamespaceField); err != nil {
 			return nil, err
 		}
 	}
-	if err := setLabels(node, OwnerLabels(cr)); err != nil {
+	return node, nil
+}
+
+// ownObject converts an object of cr's scheduler and marks it as cr's: it carries cr's
+// owner labels, and an object in cr's namespace is controlled by cr, for garbage
+// collection. The marks are set on the converted object, which is what the API server
+// receives, rather than on its nodes: no YAML text holds them, and setting them with kyaml
+// (a YAML 1.1 check of each label) and sigs.k8s.io/yaml (the owner reference) made about
+// half of a rendering's allocations.
+func ownObject(cr *v1.SecondaryScheduler, node *yaml.RNode) (*unstructured.Unstructured, error) {
+	object, err := toUnstructured(node)
+	if err != nil {
 		return nil, err
 	}
-	if namespace == cr.Namespace {
-		owner := metav1.OwnerReference{
+	object.SetLabels(OwnerLabels(cr))
+	if object.GetNamespace() == cr.Namespace {
+		object.SetOwnerReferences([]metav1.OwnerReference{{
 			APIVersion:         v1.GroupVersion.String(),
 			Kind:               "SecondaryScheduler",
 			Name:               cr.Name,
 			UID:                cr.UID,
 			Controller:         ptr.To(true),
 			BlockOwnerDeletion: ptr.To(true),
-		}
-		if err := setValue(node, []metav1.OwnerReference{owner}, "metadata", "ownerReferences"); err != nil {
-			return nil, err
-		}
+		}})
 	}
-	return node, nil
+	return object, nil
 }
 
 // setSchedulerSubject makes the scheduler's ServiceAccount the subject of a binding.
@@ -238,19 +246,19 @@ func setSchedulerSubject(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
 	if err != nil {
 		return err
 	}
-	if err := setNode(subject, yaml.NewStringRNode(WorkloadName(cr)), "name"); err != nil {
+	if err := setJSONValue(subject, WorkloadName(cr), "name"); err != nil {
 		return err
 	}
-	return setNode(subject, yaml.NewStringRNode(cr.Namespace), "namespace")
+	return setJSONValue(subject, cr.Namespace, "namespace")
 }
 
 func serviceAccount(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	return newObject(cr, "serviceaccount.yaml", WorkloadName(cr), cr.Namespace)
+	return newObject("serviceaccount.yaml", WorkloadName(cr), cr.Namespace)
 }
 
 func clusterRoleBinding(asset, role string) func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error) {
 	return func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-		node, err := newObject(cr, asset, ClusterBindingName(cr, role), "")
+		node, err := newObject(asset, ClusterBindingName(cr, role), "")
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +267,7 @@ func clusterRoleBinding(asset, role string) func(*v1.SecondaryScheduler, *Result
 }
 
 func authenticationReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "rolebinding-authentication-reader.yaml",
+	node, err := newObject("rolebinding-authentication-reader.yaml",
 		ClusterBindingName(cr, "authentication-reader"), AuthenticationReaderNamespace)
 	if err != nil {
 		return nil, err
@@ -268,11 +276,11 @@ func authenticationReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RN
 }
 
 func lease(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	return newObject(cr, "lease.yaml", LeaseName(cr), cr.Namespace)
+	return newObject("lease.yaml", LeaseName(cr), cr.Namespace)
 }
 
 func leaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "role-lease.yaml", LeaseName(cr), cr.Namespace)
+	node, err := newObject("role-lease.yaml", LeaseName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -280,15 +288,15 @@ func leaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return node, setValue(rule, []string{LeaseName(cr)}, "resourceNames")
+	return node, setJSONValue(rule, []string{LeaseName(cr)}, "resourceNames")
 }
 
 func leaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "rolebinding-lease.yaml", LeaseName(cr), cr.Namespace)
+	node, err := newObject("rolebinding-lease.yaml", LeaseName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	if err := setNode(node, yaml.NewStringRNode(LeaseName(cr)), "roleRef", "name"); err != nil {
+	if err := setJSONValue(node, LeaseName(cr), "roleRef", "name"); err != nil {
 		return nil, err
 	}
 	return node, setSchedulerSubject(node, cr)
@@ -298,57 +306,63 @@ func leaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error)
 // the configuration holds a token.
 func schedulerConfigObject(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
 	if result.configInSecret {
-		node, err := newObject(cr, "secret-scheduler-config.yaml", ConfigObjectName(cr), cr.Namespace)
+		node, err := newObject("secret-scheduler-config.yaml", ConfigObjectName(cr), cr.Namespace)
 		if err != nil {
 			return nil, err
 		}
-		return node, setValue(node, map[string][]byte{schedconfig.ConfigKey: []byte(result.SchedulerConfig)}, "data")
+		return node, setJSONValue(node, map[string][]byte{schedconfig.ConfigKey: []byte(result.SchedulerConfig)}, "data")
 	}
-	node, err := newObject(cr, "configmap-scheduler-config.yaml", ConfigObjectName(cr), cr.Namespace)
+	node, err := newObject("configmap-scheduler-config.yaml", ConfigObjectName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	return node, setValue(node, result.SchedulerConfig, "data", schedconfig.ConfigKey)
+	return node, setJSONValue(node, result.SchedulerConfig, "data", schedconfig.ConfigKey)
 }
 
 func service(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "service.yaml", WorkloadName(cr), cr.Namespace)
+	node, err := newObject("service.yaml", WorkloadName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	return node, setValue(node, PodSelector(cr), "spec", "selector")
+	return node, setJSONValue(node, PodSelector(cr), "spec", "selector")
 }
 
 // podDisruptionBudget lets a drain evict one HighlyAvailable replica at a time, so that
 // another is running to take the lease (the asset says why it is built so).
 func podDisruptionBudget(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "poddisruptionbudget.yaml", WorkloadName(cr), cr.Namespace)
+	node, err := newObject("poddisruptionbudget.yaml", WorkloadName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	return node, setValue(node, PodSelector(cr), "spec", "selector", "matchLabels")
+	return node, setJSONValue(node, PodSelector(cr), "spec", "selector", "matchLabels")
 }
 
 func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
-	node, err := newObject(cr, "deployment.yaml", WorkloadName(cr), cr.Namespace)
+	node, err := newObject("deployment.yaml", WorkloadName(cr), cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	podLabels := OwnerLabels(cr)
+	// The selector is outside the pod template: JSON only.
+	if err := setJSONValue(node, PodSelector(cr), "spec", "selector", "matchLabels"); err != nil {
+		return nil, err
+	}
 	settings := []struct {
 		path  []string
 		value any
 	}{
 		{[]string{"spec", "replicas"}, result.replicas},
-		{[]string{"spec", "selector", "matchLabels"}, PodSelector(cr)},
-		{[]string{"spec", "template", "metadata", "labels"}, podLabels},
-		{[]string{"spec", "template", "metadata", "annotations"}, map[string]string{ConfigHashAnnotation: result.ConfigHash}},
 		{[]string{"spec", "template", "spec", "serviceAccountName"}, WorkloadName(cr)},
 	}
 	for _, setting := range settings {
 		if err := setValue(node, setting.value, setting.path...); err != nil {
 			return nil, err
 		}
+	}
+	if err := setStrings(node, OwnerLabels(cr), "spec", "template", "metadata", "labels"); err != nil {
+		return nil, err
+	}
+	if err := setStrings(node, map[string]string{ConfigHashAnnotation: result.ConfigHash}, "spec", "template", "metadata", "annotations"); err != nil {
+		return nil, err
 	}
 	container, err := lookup(node, "spec", "template", "spec", "containers", "[name=kube-scheduler]")
 	if err != nil {

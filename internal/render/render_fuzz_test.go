@@ -8,12 +8,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
 // FuzzRender renders any spec that decodes as a SecondaryScheduler's, with the facts
 // the operator may have gathered: rendering never panics, whatever passed the API
 // server's validation or not (the operator also sees resources created before a
-// validation rule existed). A spec it renders yields a Deployment.
+// validation rule existed). A spec it renders yields a Deployment, and a configuration
+// that kube-scheduler reads (as YAML 1.1: a string of the spec that it would take for
+// another type is quoted).
 func FuzzRender(f *testing.F) {
 	for _, seed := range []string{
 		`{"profile":{"type":"BinPacking"}}`,
@@ -48,6 +51,11 @@ func FuzzRender(f *testing.F) {
 		result, err := Render(cr, facts)
 		if err != nil {
 			return
+		}
+		if cr.EffectiveProfile() != v1.CustomProfile {
+			if _, err := schedconfig.Parse([]byte(result.SchedulerConfig), cr.EffectiveSchedulerName(), "rendered"); err != nil {
+				t.Fatalf("kube-scheduler would not read the configuration: %v\n%s", err, result.SchedulerConfig)
+			}
 		}
 		for _, object := range result.Objects {
 			if object.GetKind() != "Deployment" {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -8,11 +9,14 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// unstructuredByText is how rendering converted an object before toUnstructured: kyaml
-// writes it as YAML and reads that back as JSON, which Unstructured decodes. It is the
-// reference toUnstructured must match.
+// objectHeader makes a document an object that Unstructured accepts.
+const objectHeader = "apiVersion: v1\nkind: ConfigMap\n"
+
+// unstructuredByText is kyaml's own way to JSON, decoded by Unstructured: RNode.MarshalJSON
+// writes the object as YAML text and reads it back. toUnstructured must give the same,
+// but where kyaml's writer loses a null (spelledNulls).
 func unstructuredByText(node *yaml.RNode) (*unstructured.Unstructured, error) {
-	data, err := node.MarshalJSON()
+	data, err := spelledNulls(node).MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
@@ -20,11 +24,29 @@ func unstructuredByText(node *yaml.RNode) (*unstructured.Unstructured, error) {
 	return object, object.UnmarshalJSON(data)
 }
 
-// expectSameUnstructured checks that toUnstructured gives what the text gave, with the
-// same Go types (int64, float64, string...), or fails where the text failed.
+// spelledNulls is a copy of node whose empty nulls are spelled null: kyaml writes an empty
+// null inside a flow collection as "", which reads back as a string.
+func spelledNulls(node *yaml.RNode) *yaml.RNode {
+	spelled := node.Copy()
+	var spell func(*yaml.Node)
+	spell = func(node *yaml.Node) {
+		if node.Kind == yaml.ScalarNode && node.Value == "" && node.ShortTag() == yaml.NodeTagNull {
+			node.Value = "null"
+		}
+		for _, child := range node.Content {
+			spell(child)
+		}
+	}
+	spell(spelled.YNode())
+	return spelled
+}
+
+// expectSameUnstructured checks that toUnstructured gives what kyaml's text gives, with
+// the same Go types (int64, float64, string...), or fails where the text fails; and that
+// its content is as Unstructured holds decoded JSON.
 func expectSameUnstructured(t *testing.T, node *yaml.RNode) {
 	t.Helper()
-	want, wantErr := unstructuredByText(node.Copy())
+	want, wantErr := unstructuredByText(node)
 	got, err := toUnstructured(node)
 	if (err != nil) != (wantErr != nil) {
 		t.Fatalf("toUnstructured error %v, through the text %v", err, wantErr)
@@ -35,36 +57,41 @@ func expectSameUnstructured(t *testing.T, node *yaml.RNode) {
 	if diff := cmp.Diff(want.Object, got.Object); diff != "" {
 		t.Errorf("toUnstructured differs from the text (-text +toUnstructured):\n%s", diff)
 	}
+	data, err := json.Marshal(got.Object)
+	if err != nil {
+		t.Fatalf("the content does not marshal as JSON: %v", err)
+	}
+	decoded := &unstructured.Unstructured{}
+	if err := decoded.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(decoded.Object, got.Object); diff != "" {
+		t.Errorf("the content is not typed as decoded JSON (-JSON +toUnstructured):\n%s", diff)
+	}
 }
 
-// objectHeader makes a document an object that Unstructured accepts.
-const objectHeader = "apiVersion: v1\nkind: ConfigMap\n"
-
-func TestToUnstructured(t *testing.T) {
+func TestToUnstructuredMatchesText(t *testing.T) {
 	tests := []struct {
 		name string
 		yaml string
-		// direct says that toUnstructured converts the nodes itself, not through the text.
-		direct bool
 	}{
-		{name: "integers become int64", direct: true, yaml: "a: 3\nb: -5\nc: 0\nd: +7\ne: 9223372036854775807\nf: -9223372036854775808"},
-		{name: "an integer beyond int64 becomes float64", yaml: "a: 9223372036854775808"},
+		{name: "integers", yaml: "a: 3\nb: -5\nc: 0\nd: +7\ne: 9223372036854775807\nf: -9223372036854775808"},
+		{name: "an integer beyond int64", yaml: "a: 9223372036854775808"},
 		{name: "other spellings of integers", yaml: "octal: 010\nhex: 0x1F\nunderscores: 1_000\nyaml12octal: 0o17"},
-		{name: "integral floats become int64", yaml: "a: 1.0\nb: 1e3\nc: -2.0\nd: 1e20"},
-		{name: "floats", yaml: "a: 2.5\nb: 1e21\nc: .5\nd: 1.7976931348623157e308"},
+		{name: "integral floats", yaml: "a: 1.0\nb: 1e3\nc: -2.0\nd: 1e20\ne: -0.0"},
+		{name: "floats", yaml: "a: 2.5\nb: 1e21\nc: .5\nd: 1.7976931348623157e308\ne: 9223372036854775807.0"},
 		{name: "infinity", yaml: "a: .inf"},
 		{name: "not a number", yaml: "a: .nan"},
-		{name: "booleans", direct: true, yaml: "a: true\nb: True\nc: FALSE\nd: false"},
-		{name: "YAML 1.1 booleans are strings", direct: true, yaml: "a: yes\nb: on\nc: n\nd: Off"},
-		{name: "nulls", direct: true, yaml: "a: null\nb: ~\nc:\nd: Null"},
-		{name: "strings that look like other types", direct: true,
-			yaml: "a: \"true\"\nb: '123'\nc: \"null\"\nd: '~'\ne: \"2001-12-14\"\ng: \"\"\nh: '1e3'"},
+		{name: "booleans", yaml: "a: true\nb: True\nc: FALSE\nd: false"},
+		{name: "YAML 1.1 booleans", yaml: "a: yes\nb: on\nc: n\nd: Off"},
+		{name: "nulls", yaml: "a: null\nb: ~\nc:\nd: Null"},
+		{name: "strings that look like other types",
+			yaml: "a: \"true\"\nb: '123'\nc: \"null\"\nd: '~'\ne: \"2001-12-14\"\ng: \"\"\nh: '1e3'\ni: '010'\nj: \"on\""},
 		{name: "timestamps", yaml: "a: 2001-12-14\nb: 2001-12-14T21:59:43.10Z\nc: 2001-12-14 21:59:43.10"},
-		{name: "quoted timestamps", direct: true, yaml: "a: \"2001-12-14\"\nb: '2001-12-14T21:59:43.10Z'"},
-		{name: "text", direct: true, yaml: "a: plain text\nb: |\n  literal\n  block\nc: >\n  folded\n  block\nd: 'single # quoted'\ne: \"tab\\there\""},
-		{name: "nested", direct: true, yaml: "m:\n  l:\n  - 1\n  - x: [a, 2, true, null]\n  - [[]]\n  n: {k: {v: w}}"},
-		{name: "empty collections", direct: true, yaml: "m: {}\nl: []\nn: {a: {}, b: []}"},
-		{name: "empty null in a flow mapping", yaml: "m: {a: , b: ~}"},
+		{name: "text", yaml: "a: plain text\nb: |\n  literal\n  block\nc: >\n  folded\n  block\nd: 'single # quoted'\ne: \"tab\\there\""},
+		{name: "nested", yaml: "m:\n  l:\n  - 1\n  - x: [a, 2, true, null]\n  - [[]]\n  n: {k: {v: w}}"},
+		{name: "empty collections", yaml: "m: {}\nl: []\nn: {a: {}, b: []}"},
+		{name: "empty nulls in flow collections", yaml: "m: {a: , b: ~}\nl: [a, ~, {b: }]"},
 		{name: "explicit tags", yaml: "a: !!str 1.5\nb: !!int \"5\"\nc: !!float 1\nd: !custom x\ne: !!binary aGVsbG8="},
 		{name: "a wrong explicit tag", yaml: "a: !!int abc"},
 		{name: "anchors and aliases", yaml: "base: &base {x: 1, y: [a]}\ncopy: *base"},
@@ -73,10 +100,9 @@ func TestToUnstructured(t *testing.T) {
 		{name: "a nested key that is no string", yaml: "m: {1: a}"},
 		{name: "a nested null key", yaml: "m: {~: a}"},
 		{name: "a repeated key", yaml: "m: {a: 1, a: 2}"},
-		{name: "a key that looks like a number, quoted", direct: true, yaml: "m: {\"1\": a, 'true': b}"},
+		{name: "a key that looks like a number, quoted", yaml: "m: {\"1\": a, 'true': b}"},
 		{name: "merge key text as a value", yaml: "a: <<"},
-		{name: "quoted merge key text", yaml: "m: {\"<<\": a}"},
-		{name: "a sequence of mappings", direct: true, yaml: "l:\n- name: a\n  value: 1\n- name: b\n  value: \"2\""},
+		{name: "a sequence of mappings", yaml: "l:\n- name: a\n  value: 1\n- name: b\n  value: \"2\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,71 +110,93 @@ func TestToUnstructured(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, direct := unstructuredContent(node.YNode()); direct != tt.direct {
-				t.Errorf("converted directly: %t, want %t", direct, tt.direct)
-			}
 			expectSameUnstructured(t, node)
 		})
 	}
 }
 
-// TestToUnstructuredOfBuiltNodes converts nodes the way rendering builds them rather
-// than parses them: with tags and styles no parser gives, which kyaml writes differently.
-func TestToUnstructuredOfBuiltNodes(t *testing.T) {
+// TestToUnstructuredTypes pins the types that the API server's JSON gives, for the nodes
+// rendering builds: a string stays a string whatever it looks like, an integer is an
+// int64.
+func TestToUnstructuredTypes(t *testing.T) {
 	scalar := func(tag, value string, style yaml.Style) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value, Style: style}
 	}
 	tests := []struct {
-		name   string
-		key    *yaml.Node
-		value  *yaml.Node
-		flow   bool
-		direct bool
+		name  string
+		value *yaml.Node
+		want  any
 	}{
-		{name: "a string node that reads as a boolean", value: yaml.NewStringRNode("true").YNode(), direct: true},
-		{name: "a string node that reads as null", value: yaml.NewStringRNode("").YNode(), direct: true},
-		{name: "an untagged plain number", value: scalar("", "42", 0), direct: true},
-		{name: "an untagged plain boolean", value: scalar("", "false", 0), direct: true},
-		{name: "an untagged quoted number", value: scalar("", "42", yaml.DoubleQuotedStyle), direct: true},
-		{name: "an integer given a quoted style", value: scalar(intTag, "5", yaml.DoubleQuotedStyle), direct: true},
-		{name: "an integer given a literal style", value: scalar(intTag, "5", yaml.LiteralStyle), direct: true},
-		{name: "a tag the value does not read as", value: scalar(intTag, "five", 0)},
-		{name: "a long tag", value: scalar("tag:yaml.org,2002:str", "x", 0)},
-		{name: "the non-specific tag", value: scalar("!", "5", 0)},
-		{name: "a string node of the merge key text", value: yaml.NewStringRNode("<<").YNode()},
-		{name: "a multi-line untagged plain scalar", value: scalar("", "a\nb", 0), direct: true},
-		{name: "an untagged key that reads as a number", key: scalar("", "123", 0), value: scalar(strTag, "v", 0)},
-		{name: "an untagged key that reads as a string", key: scalar("", "app.kubernetes.io/name", 0), value: scalar(strTag, "v", 0), direct: true},
-		{name: "a string key that reads as a number", key: scalar(strTag, "123", 0), value: scalar(strTag, "v", 0), direct: true},
-		{name: "an untagged empty key", key: scalar("", "", 0), value: scalar(strTag, "v", 0)},
-		{name: "an empty null in flow", value: scalar(nullTag, "", 0), flow: true},
-		{name: "an empty null in a block", value: scalar(nullTag, "", 0), direct: true},
-		{name: "a string that is not UTF-8", value: scalar("", "bad\xff", 0)},
-		{name: "a tagged string that is not UTF-8", value: scalar(strTag, "bad\xff", 0)},
-		{name: "binary from kyaml", value: yaml.NewStringRNode("bad\xff").YNode()},
+		{name: "a string node of a boolean's text", value: yaml.NewStringRNode("true").YNode(), want: "true"},
+		{name: "a string node of a YAML 1.1 boolean's text", value: yaml.NewStringRNode("on").YNode(), want: "on"},
+		{name: "a string node of an integer's text", value: yaml.NewStringRNode("123").YNode(), want: "123"},
+		{name: "a string node of an octal's text", value: yaml.NewStringRNode("010").YNode(), want: "010"},
+		{name: "a string node of a float's text", value: yaml.NewStringRNode("1e3").YNode(), want: "1e3"},
+		{name: "a string node of null's text", value: yaml.NewStringRNode("null").YNode(), want: "null"},
+		{name: "an empty string node", value: yaml.NewStringRNode("").YNode(), want: ""},
+		{name: "an integer", value: typedScalar(yaml.NodeTagInt, "42").YNode(), want: int64(42)},
+		{name: "a negative int64", value: typedScalar(yaml.NodeTagInt, "-9223372036854775808").YNode(), want: int64(-9223372036854775808)},
+		{name: "a boolean", value: typedScalar(yaml.NodeTagBool, "false").YNode(), want: false},
+		{name: "an untagged plain number", value: scalar("", "42", 0), want: int64(42)},
+		{name: "an untagged quoted number", value: scalar("", "42", yaml.DoubleQuotedStyle), want: "42"},
+		{name: "an untagged plain YAML 1.1 boolean", value: scalar("", "yes", 0), want: "yes"},
+		{name: "an integral float", value: scalar(yaml.NodeTagFloat, "2.0", 0), want: int64(2)},
+		{name: "a float", value: scalar(yaml.NodeTagFloat, "0.25", 0), want: 0.25},
+		{name: "a string that is not UTF-8, as JSON writes it", value: yaml.NewStringRNode("bad\xff").YNode(), want: "bad\ufffd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			node, err := yaml.Parse(objectHeader + "data: {}\n")
-			if err != nil {
-				t.Fatal(err)
-			}
+			node := yaml.MustParse(objectHeader + "data: {}\n")
 			data, err := node.Pipe(yaml.Lookup("data"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !tt.flow {
-				data.YNode().Style = 0
+			data.YNode().Content = append(data.YNode().Content, scalar("", "field", 0), tt.value)
+			object, err := toUnstructured(node)
+			if err != nil {
+				t.Fatal(err)
 			}
-			key := tt.key
-			if key == nil {
-				key = scalar("", "field", 0)
+			if diff := cmp.Diff(map[string]any{"field": tt.want}, object.Object["data"]); diff != "" {
+				t.Errorf("converted data (-want +got):\n%s", diff)
 			}
-			data.YNode().Content = append(data.YNode().Content, key, tt.value)
-			if _, direct := unstructuredContent(node.YNode()); direct != tt.direct {
-				t.Errorf("converted directly: %t, want %t", direct, tt.direct)
+		})
+	}
+}
+
+// TestJSONNode checks that what setJSONValue sets converts to the value's JSON, as the API
+// server would decode it.
+func TestJSONNode(t *testing.T) {
+	for name, value := range map[string]any{
+		"strings that look like other types": []string{"123", "on", "010", "true", "null", "", "1e3", "multi\nline"},
+		"a map of strings":                   map[string]string{"b": "2", "a": "yes", "c": ""},
+		"secret data":                        map[string][]byte{"config.yaml": []byte("a: b\n")},
+		"numbers":                            map[string]any{"int": 3, "int64": int64(1) << 40, "float": 0.25, "integral float": 2.0, "big": uint64(1) << 63},
+		"a struct": struct {
+			A *bool
+			B []int
+		}{B: []int{1}},
+		"nested nulls": map[string]any{"m": nil, "l": []any{nil}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			node := yaml.MustParse(objectHeader)
+			if err := setJSONValue(node, value, "data", "field"); err != nil {
+				t.Fatal(err)
 			}
-			expectSameUnstructured(t, node)
+			object, err := toUnstructured(node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"field": value}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &unstructured.Unstructured{}
+			if err := want.UnmarshalJSON(data); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Object, object.Object); diff != "" {
+				t.Errorf("converted (-JSON +got):\n%s", diff)
+			}
 		})
 	}
 }
@@ -166,10 +214,10 @@ func TestToUnstructuredNeedsAKind(t *testing.T) {
 	}
 }
 
-// FuzzToUnstructured checks toUnstructured against the text with any YAML document.
+// FuzzToUnstructured checks toUnstructured against kyaml's text with any YAML document.
 func FuzzToUnstructured(f *testing.F) {
 	for _, seed := range []string{"a: 1", "a: 1.0\nb: [x, {y: ~}]", "a: \"true\"\nb: 2001-12-14", "a: &x {b: 1}\nc: *x", "m: {1: a}",
-		"a: !!int \"5\"", "a: |\n  text\n", "l: [a, , b]", "a: 0x10\nb: 010\nc: 1_0"} {
+		"a: !!int \"5\"", "a: |\n  text\n", "l: [a, , b]", "a: 0x10\nb: 010\nc: 1_0", "m: {A: }"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, document string) {
