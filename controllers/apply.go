@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
@@ -142,7 +143,8 @@ func (r *writer) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler,
 
 // applyIfChanged writes desired unless cached, the object as the cache holds it (nil
 // when it holds none), already is what applying desired would make it. It returns the
-// object as the API server answered, nil when nothing was written. desired is not
+// object as the API server answered or holds it, nil only when nothing was written and
+// cached is that object. desired is not
 // modified. Each write carries its own proof that the object is cr's (createIfAbsent, applyOwned): an
 // object the cache does not hold is created, never applied, so that a name someone else
 // took answers AlreadyExists rather than being taken over; one it holds is applied with
@@ -157,6 +159,7 @@ func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, 
 	if err != nil {
 		return nil, err
 	}
+	readNow := false
 	if cached == nil {
 		existing, err := r.createIfAbsent(ctx, cr, object)
 		if err != nil {
@@ -165,7 +168,7 @@ func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, 
 		if existing == nil {
 			return object, nil
 		}
-		cached = existing // cr's, written before the cache saw it
+		cached, readNow = existing, true // cr's, written before the cache saw it
 	}
 	var undone *undoneEdits
 	if _, metadataOnly := cached.(*metav1.PartialObjectMetadata); !metadataOnly {
@@ -176,6 +179,10 @@ func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, 
 		// Typed objects from the cache carry no apiVersion and kind.
 		current["apiVersion"], current["kind"] = object.GetAPIVersion(), object.GetKind()
 		if drift.Unchanged(current, object.Object) {
+			if readNow {
+				// The API server's copy, which the caller does not hold.
+				return &unstructured.Unstructured{Object: current}, nil
+			}
 			return nil, nil
 		}
 		if drift.EditedBySomeoneElse(current, object.Object) {
@@ -319,12 +326,20 @@ func (r *writer) claimCreatedFields(ctx context.Context, object *unstructured.Un
 		// them whole: csaupgrade does that from the API server's copy.
 		return r.mergeCreatedFields(ctx, object, owned)
 	}
+	// The API server keeps Apply entries before Update entries: an apply of the
+	// operator's that the cache has not seen yet moves the created entry, and the tests
+	// fail, rather than renaming it beside that Apply entry (whose fields would lose
+	// their owner). Its time tells the entry from any other.
 	entry := fmt.Sprintf("/metadata/managedFields/%d", created)
-	patch, err := json.Marshal([]map[string]string{
+	operations := []map[string]string{
 		{"op": "test", "path": entry + "/manager", "value": FieldOwner},
 		{"op": "test", "path": entry + "/operation", "value": string(metav1.ManagedFieldsOperationUpdate)},
-		{"op": "replace", "path": entry + "/operation", "value": string(metav1.ManagedFieldsOperationApply)},
-	})
+	}
+	if written := entries[created].Time; written != nil {
+		operations = append(operations, map[string]string{"op": "test", "path": entry + "/time", "value": written.UTC().Format(time.RFC3339)})
+	}
+	operations = append(operations, map[string]string{"op": "replace", "path": entry + "/operation", "value": string(metav1.ManagedFieldsOperationApply)})
+	patch, err := json.Marshal(operations)
 	if err != nil {
 		return err
 	}

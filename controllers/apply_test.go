@@ -8,9 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
@@ -97,4 +99,35 @@ func operatorEntries(object client.Object) []string {
 		}
 	}
 	return entries
+}
+
+// TestAnObjectTheCacheHasNotSeenIsAnsweredAsTheAPIServerHoldsIt: a create that answers
+// AlreadyExists for an object of cr's the cache has not seen yet (the operator created it
+// a moment before) finds it as the API server holds it; when it is as rendered, nothing is
+// written and the stage still gets the object (the Deployment, which observe reads).
+func TestAnObjectTheCacheHasNotSeenIsAnsweredAsTheAPIServerHoldsIt(t *testing.T) {
+	s := newScenario(t)
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "unseen", UID: uuid.NewUUID()}}
+	deployment := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"namespace": s.namespace, "name": "unseen"},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "unseen"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "unseen"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "scheduler", "image": "example.com/scheduler:1"}}}},
+		}}}
+	deployment.SetLabels(render.OwnerLabels(cr))
+	deployment.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(cr, v1.GroupVersion.WithKind("SecondaryScheduler"))})
+	operator, err := client.New(operatorRESTConfig, client.Options{Scheme: testScheme})
+	s.g.Expect(err).NotTo(HaveOccurred())
+	write := &writer{Client: operator, APIReader: operator, owned: ownership.NewChecker(operator, operator, testScheme)}
+
+	created, err := write.applyDeployment(s.ctx, cr, deployment, ownership.Live{})
+	s.g.Expect(err).NotTo(HaveOccurred())
+	s.g.Expect(created).NotTo(BeNil())
+	// Again, with the cache as empty as before: the create answers AlreadyExists.
+	found, err := write.applyDeployment(s.ctx, cr, deployment, ownership.Live{})
+	s.g.Expect(err).NotTo(HaveOccurred())
+	s.g.Expect(found).NotTo(BeNil(), "the Deployment as the API server holds it")
+	s.g.Expect(found.UID).To(Equal(created.UID))
+	s.g.Expect(found.ResourceVersion).To(Equal(created.ResourceVersion), "nothing written")
 }

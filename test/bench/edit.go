@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -55,18 +54,17 @@ func runEdit(ctx context.Context, e *env) (*section, error) {
 	for i := range editCount {
 		before := e.tracker.state(key)
 		cr := &v1.SecondaryScheduler{}
-		var started time.Time
-		// The operator may write status between the read and the update: read again then.
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if err := e.client.Get(ctx, client.ObjectKey{Namespace: key.namespace, Name: key.name}, cr); err != nil {
-				return err
-			}
-			// Weights 2..51 for cpu: each edit a configuration not seen before.
-			cr.Spec.Profile.BinPacking.ResourceWeights = map[corev1.ResourceName]int64{corev1.ResourceCPU: int64(i + 2), corev1.ResourceMemory: 1}
-			started = time.Now()
-			return e.client.Update(ctx, cr)
-		})
-		if err != nil {
+		if err := e.client.Get(ctx, client.ObjectKey{Namespace: key.namespace, Name: key.name}, cr); err != nil {
+			return s, err
+		}
+		// A merge patch of the spec, without the resource version: the operator writes
+		// status while a rollout goes on, and an update of the whole object could lose to
+		// any number of those in a row.
+		unedited := cr.DeepCopy()
+		// Weights 2..51 for cpu: each edit a configuration not seen before.
+		cr.Spec.Profile.BinPacking.ResourceWeights = map[corev1.ResourceName]int64{corev1.ResourceCPU: int64(i + 2), corev1.ResourceMemory: 1}
+		started := time.Now()
+		if err := e.client.Patch(ctx, cr, client.MergeFrom(unedited)); err != nil {
 			return s, fmt.Errorf("edit %d: %w", i, err)
 		}
 		generation := cr.Generation

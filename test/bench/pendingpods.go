@@ -216,9 +216,18 @@ func (e *env) deleteBenchPods(ctx context.Context) error {
 		return nil
 	}
 	for i := range pendingPodsNamespaces {
-		err := e.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(benchPodsNamespace(i)),
-			client.GracePeriodSeconds(0), client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
+		// One request deletes thousands of pods, and may outlast the API server's request
+		// timeout (which answers while the deletion goes on): asked again until it ends.
+		namespace := benchPodsNamespace(i)
+		err := e.poll(ctx, 10*time.Minute, "the pods of "+namespace+" are deleted", func() (bool, error) {
+			err := e.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(namespace),
+				client.GracePeriodSeconds(0), client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+				return false, nil
+			}
+			return true, client.IgnoreNotFound(err)
+		})
+		if err != nil {
 			return err
 		}
 		if err := e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchPodsNamespace(i)}}); err != nil && !apierrors.IsNotFound(err) {
