@@ -73,17 +73,7 @@ func (c *Checker) cachedOrRead(ctx context.Context, cr *v1.SecondaryScheduler, d
 	if err != nil {
 		return c.ReadOwned(ctx, cr, desired)
 	}
-	existing := typed.(client.Object)
-	key := client.ObjectKeyFromObject(desired)
-	if err := c.cache.Get(ctx, key, existing); apierrors.IsNotFound(err) {
-		return nil, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("read %s %s: %w", desired.GetKind(), key, err)
-	}
-	if !OwnedBy(existing, cr) {
-		return nil, NameTaken(desired, existing, cr)
-	}
-	return existing, nil
+	return getOwned(ctx, c.cache, cr, desired, typed.(client.Object))
 }
 
 // Live are a scheduler's objects as the cache holds them, by ObjectID.
@@ -99,7 +89,6 @@ func ObjectID(object client.Object) string {
 // else's. A kind of the scheme is read whole, so that OwnedBy sees what a binding
 // grants; another kind as metadata.
 func (c *Checker) ReadOwned(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured) (client.Object, error) {
-	key := client.ObjectKeyFromObject(desired)
 	var existing client.Object
 	if typed, err := c.scheme.New(desired.GroupVersionKind()); err == nil {
 		existing = typed.(client.Object)
@@ -108,7 +97,15 @@ func (c *Checker) ReadOwned(ctx context.Context, cr *v1.SecondaryScheduler, desi
 		metadata.SetGroupVersionKind(desired.GroupVersionKind())
 		existing = metadata
 	}
-	if err := c.api.Get(ctx, key, existing); apierrors.IsNotFound(err) {
+	return getOwned(ctx, c.api, cr, desired, existing)
+}
+
+// getOwned reads into existing the object of desired's name from reader: nil when there
+// is none, existing when it is cr's, a refusal (NameTaken) when it is someone else's.
+func getOwned(ctx context.Context, reader client.Reader, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured,
+	existing client.Object) (client.Object, error) {
+	key := client.ObjectKeyFromObject(desired)
+	if err := reader.Get(ctx, key, existing); apierrors.IsNotFound(err) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("read %s %s: %w", desired.GetKind(), key, err)
