@@ -35,9 +35,10 @@ import (
 // nothing. The objects are applied concurrently, in waves (applyWave): what is
 // referenced before what references it. A refusal of the API server for the object's
 // content is the user's to fix and returned as a refusal. It returns the scheduler's
-// Deployment as it now is.
+// Deployment as it now is. A wave that holds an object needing cr's finalizer
+// (needsFinalizer) waits for finalizer first; the waves before it are written beside it.
 func (r *writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, rendered *render.Result,
-	live ownership.Live) (*appsv1.Deployment, error) {
+	live ownership.Live, finalizer *finalizerPatch) (*appsv1.Deployment, error) {
 	var waves [applyWaves][]*unstructured.Unstructured
 	var deployment *unstructured.Unstructured
 	for _, object := range rendered.Objects {
@@ -49,12 +50,22 @@ func (r *writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *ga
 		waves[wave] = append(waves[wave], object)
 	}
 	for _, wave := range waves {
+		if slices.ContainsFunc(wave, func(object *unstructured.Unstructured) bool { return needsFinalizer(cr, object) }) {
+			if err := finalizer.wait(cr); err != nil {
+				return nil, err
+			}
+		}
 		if err := r.applyAll(ctx, cr, wave, live); err != nil {
 			return nil, err
 		}
 	}
 	var applied *appsv1.Deployment
 	if deployment != nil {
+		if needsFinalizer(cr, deployment) {
+			if err := finalizer.wait(cr); err != nil {
+				return nil, err
+			}
+		}
 		var err error
 		if applied, err = r.applyDeployment(ctx, cr, deployment, live); err != nil {
 			return nil, err

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -23,23 +26,29 @@ var operatorRequests = &requestCounter{
 // what each request was about.
 type requestCounter struct {
 	parse *request.RequestInfoFactory
+	// clock orders the requests' sending and answers: it ticks once at each.
+	clock atomic.Int64
 	mu    sync.Mutex
 	seen  []operatorRequest
+	// holds are requests held back before they are sent, by holdKey.
+	holds map[string]<-chan struct{}
 }
 
 // operatorRequest is one request of the operator, and how the API server answered.
 type operatorRequest struct {
 	verb, resource, namespace, name string
 	status                          int
+	// sentAt and answeredAt are the counter's clock when the request was sent and when its
+	// answer came: a request sent after another's answer has a larger sentAt.
+	sentAt, answeredAt int64
 }
 
 // wrap is rest.Config.WrapTransport.
 func (c *requestCounter) wrap(base http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-		response, err := base.RoundTrip(r)
 		info, parseErr := c.parse.NewRequestInfo(r)
 		if parseErr != nil || !info.IsResourceRequest {
-			return response, err
+			return base.RoundTrip(r)
 		}
 		resource := info.Resource
 		if info.Subresource != "" {
@@ -49,6 +58,15 @@ func (c *requestCounter) wrap(base http.RoundTripper) http.RoundTripper {
 		if seen.name == "" && seen.verb == "create" {
 			seen.name = createdName(r)
 		}
+		c.mu.Lock()
+		hold := c.holds[holdKey(seen.verb, seen.resource, seen.namespace, seen.name)]
+		c.mu.Unlock()
+		if hold != nil {
+			<-hold
+		}
+		seen.sentAt = c.clock.Add(1)
+		response, err := base.RoundTrip(r)
+		seen.answeredAt = c.clock.Add(1)
 		if response != nil {
 			seen.status = response.StatusCode
 		}
@@ -57,6 +75,35 @@ func (c *requestCounter) wrap(base http.RoundTripper) http.RoundTripper {
 		c.mu.Unlock()
 		return response, err
 	})
+}
+
+// holdKey names the requests hold holds back.
+func holdKey(verb, resource, namespace, name string) string {
+	return strings.Join([]string{verb, resource, namespace, name}, " ")
+}
+
+// hold holds back every request of verb on resource namespace/name until release is
+// closed; the hold ends with the test.
+func (c *requestCounter) hold(t *testing.T, verb, resource, namespace, name string, release <-chan struct{}) {
+	key := holdKey(verb, resource, namespace, name)
+	c.mu.Lock()
+	if c.holds == nil {
+		c.holds = map[string]<-chan struct{}{}
+	}
+	c.holds[key] = release
+	c.mu.Unlock()
+	t.Cleanup(func() {
+		c.mu.Lock()
+		delete(c.holds, key)
+		c.mu.Unlock()
+	})
+}
+
+// since returns the requests answered since mark.
+func (c *requestCounter) since(mark int) []operatorRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.seen[mark:])
 }
 
 // createdName is the name in the body of a create, whose path names none; "" when the

@@ -280,14 +280,15 @@ type applied struct {
 
 // applyDesired runs the stages that end with the desired scheduler applied: admission
 // check and gather (read only) -> render (pure) -> ownership check, while the finalizer
-// is added -> credentials (a new metrics token) and the failsafe's verdict on the
-// metrics, and a render with them when they change it -> apply. A refusal from any stage
+// starts being added -> credentials (a new metrics token) and the failsafe's verdict on
+// the metrics, and a render with them when they change it -> apply, whose objects that
+// only the finalizer deletes wait for it (needsFinalizer). A refusal from any stage
 // stops the others: nothing in the cluster but cr's finalizer changes before the
 // ownership check has passed over what the cache holds, and nothing at all unless the
 // admission policy checked who created or changed cr. Every write then carries its own
 // proof (applyIfChanged): an object the cache does not hold is created, so that a name
 // someone else took is refused, not taken over.
-func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (*applied, error) {
+func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.SecondaryScheduler) (result *applied, err error) {
 	if err := cr.Spec.Undecodable(); err != nil {
 		return nil, refusal.New(v1.ReasonInvalidSpec, "the operator did not read this spec: %v; correct that field "+
 			"(this resource was stored before the API refused such values)", err)
@@ -303,10 +304,17 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	if err != nil {
 		return nil, err
 	}
-	live, err := r.checkOwnershipAndAddFinalizer(ctx, cr, rendered.Objects)
+	live, finalizer, err := r.checkOwnershipAndAddFinalizer(ctx, cr, rendered.Objects)
 	if err != nil {
 		return nil, err
 	}
+	// Whatever happens next, cr takes the finalizer patch's result before status is
+	// written from it; an error of the patch outweighs the rest's success.
+	defer func() {
+		if finalizerErr := finalizer.wait(cr); finalizerErr != nil && (err == nil || refusal.Is(err)) {
+			result, err = nil, finalizerErr
+		}
+	}()
 	token, err := r.write.credentials(ctx, cr, found.Access, rendered, live)
 	if err != nil {
 		return nil, err
@@ -335,7 +343,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	} else {
 		r.tokenExpiries.Forget(client.ObjectKeyFromObject(cr))
 	}
-	deployment, err := r.write.apply(ctx, cr, final, rendered, live)
+	deployment, err := r.write.apply(ctx, cr, final, rendered, live, finalizer)
 	if err != nil {
 		return nil, err
 	}

@@ -8,9 +8,7 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 
-	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,40 +58,30 @@ func (r *SecondarySchedulerReconciler) gatherFacts(ctx context.Context, cr *v1.S
 	return found, err
 }
 
-// checkOwnershipAndAddFinalizer runs the ownership check (internal/ownership) while it adds the finalizer to cr,
-// when cr lacks it: the finalizer must be there before anything is created, and doing
-// both at once spares a new scheduler a round trip on its way to running. The finalizer
-// is patched onto a copy, whose finalizers and resourceVersion cr takes once both are
-// done, so that the check reads a cr that does not change under it.
+// checkOwnershipAndAddFinalizer runs the ownership check (internal/ownership) while it
+// starts adding the finalizer to cr, when cr lacks it. The finalizer is patched onto a
+// copy, so that the check, and the writes after it, read a cr that does not change under
+// them; cr takes the patch's finalizers and resourceVersion when it is awaited
+// (finalizerPatch.wait). When the check passes, the patch is returned still running: the
+// writes that need the finalizer await it (writer.apply), those that do not go on beside
+// it, which spares a new scheduler a round trip on its way to running. When the check
+// refuses or fails, the patch is awaited first: cr takes its result whatever the check
+// says.
 func (r *SecondarySchedulerReconciler) checkOwnershipAndAddFinalizer(ctx context.Context, cr *v1.SecondaryScheduler,
-	desired []*unstructured.Unstructured) (ownership.Live, error) {
+	desired []*unstructured.Unstructured) (ownership.Live, *finalizerPatch, error) {
 	if controllerutil.ContainsFinalizer(cr, Finalizer) {
-		return r.read.ownership.Check(ctx, cr, desired)
+		live, err := r.read.ownership.Check(ctx, cr, desired)
+		return live, nil, err
 	}
-	withFinalizer := cr.DeepCopy()
-	var live ownership.Live
-	var refused error
-	group, groupCtx := errgroup.WithContext(ctx)
-	group.Go(func() error {
-		if err := r.write.addFinalizer(groupCtx, withFinalizer); err != nil {
-			return fmt.Errorf("add finalizer: %w", err)
+	patch := r.write.startAddingFinalizer(ctx, cr)
+	live, err := r.read.ownership.Check(ctx, cr, desired)
+	if err != nil {
+		if patchErr := patch.wait(cr); patchErr != nil && refusal.Is(err) {
+			return nil, nil, patchErr
 		}
-		return nil
-	})
-	group.Go(func() error {
-		var err error
-		live, err = r.read.ownership.Check(groupCtx, cr, desired)
-		if refusal.Is(err) {
-			// The finalizer patch goes on: cr must take its result whatever the check says.
-			refused, err = err, nil
-		}
-		return err
-	})
-	if err := group.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cr.Finalizers, cr.ResourceVersion = withFinalizer.Finalizers, withFinalizer.ResourceVersion
-	return live, refused
+	return live, patch, nil
 }
 
 // observeScheduler looks at the scheduler (internal/observe) and sets readyReplicas and

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"k8s.io/client-go/tools/events"
@@ -21,7 +22,7 @@ import (
 //   - stopScheduler and deleteChildren (stop.go, children.go): a scheduler's objects
 //     deleted, only those provably its own;
 //   - pruneRecordingRules (prunerules.go): its PrometheusRules no longer wanted;
-//   - addFinalizer and removeFinalizer (finalizer.go): the SecondaryScheduler's finalizer.
+//   - startAddingFinalizer and removeFinalizer (finalizer.go): the SecondaryScheduler's finalizer.
 //
 // The read stages are made from readers alone and never see it (readStages,
 // TestReadStagesGetNoWriter). It is a type of this package rather than a package of its
@@ -48,6 +49,53 @@ type writer struct {
 // addFinalizer adds the operator's finalizer to cr (finalizer.go).
 func (r *writer) addFinalizer(ctx context.Context, cr *v1.SecondaryScheduler) error {
 	return addFinalizer(ctx, r.Client, cr, Finalizer)
+}
+
+// startAddingFinalizer starts adding the operator's finalizer to a copy of cr, in the
+// background; the returned patch is awaited with wait, which gives cr its result.
+func (r *writer) startAddingFinalizer(ctx context.Context, cr *v1.SecondaryScheduler) *finalizerPatch {
+	patch := &finalizerPatch{done: make(chan struct{}), patched: cr.DeepCopy()}
+	go func() {
+		defer close(patch.done)
+		patch.err = r.addFinalizer(ctx, patch.patched)
+	}()
+	return patch
+}
+
+// finalizerPatch is the finalizer being added to a SecondaryScheduler while the first of
+// its objects are written. Only the objects that cr's owner reference cannot bring down
+// with it (needsFinalizer) must wait for it: were cr deleted before the finalizer is
+// there, the garbage collector deletes the others. A nil patch is a finalizer that was
+// already there.
+type finalizerPatch struct {
+	done    chan struct{}
+	patched *v1.SecondaryScheduler
+	err     error
+	taken   bool
+}
+
+// wait waits for the patch and gives cr its finalizers and resourceVersion, once; it is
+// called by the reconcile that started the patch, never by the goroutines of a wave.
+func (p *finalizerPatch) wait(cr *v1.SecondaryScheduler) error {
+	if p == nil {
+		return nil
+	}
+	<-p.done
+	if p.err != nil {
+		return fmt.Errorf("add finalizer: %w", p.err)
+	}
+	if !p.taken {
+		cr.Finalizers, cr.ResourceVersion = p.patched.Finalizers, p.patched.ResourceVersion
+		p.taken = true
+	}
+	return nil
+}
+
+// needsFinalizer reports whether object must not be created before cr's finalizer is
+// there: an object cluster-scoped or in another namespace, which cr's owner reference
+// cannot bring down, so that only the finalizer deletes it.
+func needsFinalizer(cr *v1.SecondaryScheduler, object client.Object) bool {
+	return object.GetNamespace() != cr.Namespace
 }
 
 // removeFinalizer removes the operator's finalizer from cr (finalizer.go).
