@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,7 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -187,4 +192,56 @@ func deleteOwned(ctx context.Context, c client.Client, cr *v1.SecondaryScheduler
 		return fmt.Errorf("delete %s %s: %w", ownership.KindOf(object), client.ObjectKeyFromObject(object), err)
 	}
 	return nil
+}
+
+// echoesOfWrites enqueues what the events of a scheduler's objects and pods ask at
+// controller-runtime's low priority: most are the echoes of the operator's own writes
+// (each create of a new scheduler's ten objects comes back as an event) or of the
+// Deployment's progress, and a SecondaryScheduler just created or changed, whose events
+// keep the default priority, goes before them when every worker is busy. Without the
+// priority queue (a controller option) it is the handler itself.
+func echoesOfWrites(events handler.EventHandler) handler.EventHandler {
+	lower := func(queue workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		if prioritized, ok := queue.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+			return lowPriorityQueue{prioritized}
+		}
+		return queue
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			events.Create(ctx, e, lower(queue))
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			events.Update(ctx, e, lower(queue))
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			events.Delete(ctx, e, lower(queue))
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			events.Generic(ctx, e, lower(queue))
+		},
+	}
+}
+
+// lowPriorityQueue adds every request at handler.LowPriority; a request already queued
+// at a higher priority keeps it.
+type lowPriorityQueue struct {
+	priorityqueue.PriorityQueue[reconcile.Request]
+}
+
+func (q lowPriorityQueue) Add(item reconcile.Request) {
+	q.AddWithOpts(priorityqueue.AddOpts{}, item)
+}
+
+func (q lowPriorityQueue) AddAfter(item reconcile.Request, after time.Duration) {
+	q.AddWithOpts(priorityqueue.AddOpts{After: after}, item)
+}
+
+func (q lowPriorityQueue) AddRateLimited(item reconcile.Request) {
+	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true}, item)
+}
+
+func (q lowPriorityQueue) AddWithOpts(opts priorityqueue.AddOpts, items ...reconcile.Request) {
+	opts.Priority = ptr.To(handler.LowPriority)
+	q.PriorityQueue.AddWithOpts(opts, items...)
 }

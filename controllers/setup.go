@@ -180,13 +180,13 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	}}
 	for _, kind := range allChildKinds {
 		if kind.name == leaseKind.name {
-			controller = controller.Watches(kind.object(), ownerOf, builder.WithPredicates(holderChanged))
+			controller = controller.Watches(kind.object(), echoesOfWrites(ownerOf), builder.WithPredicates(holderChanged))
 			continue
 		}
-		controller = controller.Watches(kind.object(), ownerOf)
+		controller = controller.Watches(kind.object(), echoesOfWrites(ownerOf))
 	}
 	// A pod that cannot pull its image or crashes changes only its own status.
-	controller = controller.Watches(&corev1.Pod{}, ownerOf)
+	controller = controller.Watches(&corev1.Pod{}, echoesOfWrites(ownerOf))
 	if r.admission != nil {
 		// Whether any scheduler may run hangs on the admission policies and their
 		// parameters.
