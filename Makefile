@@ -150,6 +150,18 @@ build: manifests generate fmt vet ## Build the operator binary, bin/manager, and
 	go build -o bin/manager .
 	go build -o bin/kubectl-secondary_scheduler ./cmd/kubectl-secondary_scheduler
 
+.PHONY: images
+PAUSE_IMAGE ?= registry.k8s.io/pause:3.10
+images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh), from static builds on this machine and no registry (hack/buildimages): the operator's (IMG), Kubernetes' kube-scheduler of the control plane's version, scheduler-plugins' when make scheduler-plugins built it, and the pause image (PAUSE_IMAGE).
+	mkdir -p $(LOCALBIN)/static
+	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/manager .
+	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/kubectl-secondary_scheduler ./cmd/kubectl-secondary_scheduler
+	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/pause ./test/pause
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-scheduler
+	go run ./hack/buildimages -o $(LOCALBIN)/images.tar -operator $(IMG) -manager $(LOCALBIN)/static/manager \
+		-plugin $(LOCALBIN)/static/kubectl-secondary_scheduler -pause $(PAUSE_IMAGE)=$(LOCALBIN)/static/pause \
+		-scheduler registry.k8s.io/kube-scheduler:$(KUBE_VERSION)=KubeScheduler:$(CONTROL_PLANE_DIR)/kube-scheduler
+
 .PHONY: run
 SCHEDULER_NAMESPACES ?= default
 run: manifests generate fmt vet $(KUBECTL) ## Run the operator against the current kubeconfig, running schedulers in SCHEDULER_NAMESPACES (comma-separated), with the admission policy of config/admission applied and its parameters in namespace secondary-scheduler-operator.

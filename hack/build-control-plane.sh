@@ -9,7 +9,8 @@
 #
 # Usage: hack/build-control-plane.sh [component...]
 #   components: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl
-#   metrics-server (default: all of them)
+#   metrics-server (default: all of them), and kubelet and kube-proxy, for a real node
+#   (hack/real-node.sh), which only that builds
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.37.0}"
@@ -34,7 +35,7 @@ trap 'rm -rf "${scratch}"' EXIT
 
 build_kubernetes() {
   local components=()
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do
     if want "$c" && missing "$c"; then components+=("$c"); fi
   done
   [ ${#components[@]} -gt 0 ] || return 0

@@ -15,6 +15,8 @@
 #   KUBE_CONTROLLER_MANAGER_ARGS (the same for kube-controller-manager's)
 #   METRICS_SERVER (default false; true runs metrics-server, for kubectl top: it reads the
 #   scheduler pods' use from podrunner, which measures their processes)
+#   REAL_NODE (default false; true names in the API server's certificate the addresses a
+#   pod of a real node reaches it at, for hack/real-node.sh)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,6 +31,7 @@ APPLY_CRD="${APPLY_CRD:-true}"
 KUBE_APISERVER_ARGS="${KUBE_APISERVER_ARGS:-}"
 KUBE_CONTROLLER_MANAGER_ARGS="${KUBE_CONTROLLER_MANAGER_ARGS:-}"
 METRICS_SERVER="${METRICS_SERVER:-false}"
+REAL_NODE="${REAL_NODE:-false}"
 
 export KWOK_WORKDIR="${OUTPUT_DIR}/kwok"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"
@@ -125,6 +128,34 @@ CONFIG
   echo "${config}"
 }
 
+# real_node_config writes, and names, the kwokctl options a real node needs: the API
+# server's certificate names the kubernetes Service's address (the first of the default
+# service range, 10.0.0.0/24), which in-cluster clients dial, and the machine's own, which
+# kube-proxy sends the Service's traffic to; and the API server reaches a kubelet (for
+# kubectl logs and exec) at the address the node reports, not at its name, which no DNS
+# here resolves, with the admin's certificate, which the kubelet trusts (its client CA is
+# the cluster's).
+real_node_config() {
+  local config="${OUTPUT_DIR}/kwokctl-real-node.yaml" machine
+  machine=$(ip -4 route get 1.1.1.1 | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+  cat >"${config}" <<CONFIG
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs: [10.0.0.1, ${machine}]
+componentsPatches:
+- name: kube-apiserver
+  extraArgs:
+  - key: kubelet-preferred-address-types
+    value: InternalIP,Hostname
+  - key: kubelet-client-certificate
+    value: ${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/pki/admin.crt
+  - key: kubelet-client-key
+    value: ${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/pki/admin.key
+CONFIG
+  echo "${config}"
+}
+
 up() {
   "${repo_root}/hack/build-control-plane.sh"
   mkdir -p "${OUTPUT_DIR}"
@@ -161,6 +192,9 @@ up() {
           extra_args+=(--extra-args "${component}=requestheader-${setting}")
         done
       done
+    fi
+    if [ "${REAL_NODE}" = true ]; then
+      extra_args+=(--config "$(real_node_config)")
     fi
     "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary "${extra_args[@]}" \
       --config "${repo_root}/hack/kwokctl-config.yaml" \
