@@ -30,7 +30,7 @@ import (
 // What it writes goes into live, which the apply stage then finds as written. Nil when
 // the scheduler presents no bound token.
 func (r *writer) credentials(ctx context.Context, cr *v1.SecondaryScheduler, access *gather.MetricsAccess,
-	rendered *render.Result, live ownership.Live) (*render.BoundToken, error) {
+	rendered *render.Result, live ownership.Live, finalizer *finalizerPatch) (*render.BoundToken, error) {
 	identity := access.Identity
 	if identity == nil {
 		return nil, nil
@@ -43,7 +43,7 @@ func (r *writer) credentials(ctx context.Context, cr *v1.SecondaryScheduler, acc
 	}
 	for _, object := range rendered.Objects {
 		if render.IsMetricsIdentityObject(cr, object) {
-			if err := r.writeInto(ctx, cr, object, live); err != nil {
+			if err := r.writeInto(ctx, cr, object, live, finalizer); err != nil {
 				return nil, err
 			}
 		}
@@ -88,10 +88,11 @@ func (r *writer) tokenSecret(ctx context.Context, cr *v1.SecondaryScheduler, ren
 
 // keepToken writes the token Secret of rendered, which holds a token just requested, at
 // once: a failure further on then does not cost another token.
-func (r *writer) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result, live ownership.Live) error {
+func (r *writer) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rendered *render.Result, live ownership.Live,
+	finalizer *finalizerPatch) error {
 	for _, object := range rendered.Objects {
 		if render.IsMetricsTokenSecret(cr, object) {
-			if err := r.writeInto(ctx, cr, object, live); err != nil {
+			if err := r.writeInto(ctx, cr, object, live, finalizer); err != nil {
 				return err
 			}
 		}
@@ -99,9 +100,16 @@ func (r *writer) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rende
 	return nil
 }
 
-// writeInto writes object as the apply stage does (applyIfChanged) and records what it
-// wrote in live, for the apply stage to find unchanged.
-func (r *writer) writeInto(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured, live ownership.Live) error {
+// writeInto writes object as the apply stage does (applyIfChanged), once cr's finalizer
+// is there if the object needs it (the metrics ClusterRoleBinding does), and records what
+// it wrote in live, for the apply stage to find unchanged.
+func (r *writer) writeInto(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured, live ownership.Live,
+	finalizer *finalizerPatch) error {
+	if needsFinalizer(cr, object) {
+		if err := finalizer.wait(cr); err != nil {
+			return err
+		}
+	}
 	written, err := r.applyIfChanged(ctx, cr, object, live[ownership.ObjectID(object)])
 	if err != nil {
 		return err

@@ -107,47 +107,68 @@ func TestAuthorityPolicyGuardsTheFinalizer(t *testing.T) {
 
 // A new scheduler's objects that its owner reference brings down with it are written
 // beside the finalizer patch, not after it; those only the finalizer deletes (the
-// ClusterRoleBindings and the RoleBinding in kube-system) are sent only once the patch is
-// answered: were the SecondaryScheduler deleted before its finalizer is there, nothing
-// would delete them. The patch is held back until the first objects are created, which
-// a reconcile that waited for it first would never do.
+// ClusterRoleBindings, the metrics token's among them, and the RoleBinding in
+// kube-system) are sent only once the patch is answered: were the SecondaryScheduler
+// deleted before its finalizer is there, nothing would delete them. The patch is held back
+// until the first objects are created, which a reconcile that waited for it first would
+// never do.
 func TestOnlyWhatTheFinalizerDeletesWaitsForIt(t *testing.T) {
-	s := newScenario(t)
-	cr := binPacking("finalizer-beside")
-	release := make(chan struct{})
-	operatorRequests.hold(t, "patch", "secondaryschedulers", s.namespace, cr.Name, release)
-	mark := operatorRequests.mark()
-	s.create(cr)
-	createdInNamespace := func() []string {
-		var created []string
-		for _, seen := range operatorRequests.since(mark) {
-			if seen.verb == "create" && seen.namespace == s.namespace && seen.status == http.StatusCreated {
-				created = append(created, seen.resource)
+	for _, test := range []struct {
+		name string
+		cr   *v1.SecondaryScheduler
+		// createdBeside are kinds of the objects of cr's namespace created while the
+		// patch is held, and outside how many objects only the finalizer deletes.
+		createdBeside []string
+		outside       int
+	}{
+		{"bin packing", binPacking("finalizer-beside"), []string{"serviceaccounts", "configmaps", "roles"}, 3},
+		// The metrics ServiceAccount comes before its ClusterRoleBinding, and the token
+		// after both: the credentials step writes them before the others.
+		{"metrics token", &v1.SecondaryScheduler{
+			ObjectMeta: metav1.ObjectMeta{Name: "finalizer-token"},
+			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+				Metrics: &v1.LoadMetrics{Address: "https://prometheus.invalid:9091", ServiceAccountToken: &v1.ServiceAccountTokenAuth{}}}},
+		}, []string{"serviceaccounts"}, 4},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			s := newScenario(t)
+			cr := test.cr
+			release := make(chan struct{})
+			operatorRequests.hold(t, "patch", "secondaryschedulers", s.namespace, cr.Name, release)
+			mark := operatorRequests.mark()
+			s.create(cr)
+			createdInNamespace := func() []string {
+				var created []string
+				for _, seen := range operatorRequests.since(mark) {
+					if seen.verb == "create" && seen.namespace == s.namespace && seen.status == http.StatusCreated {
+						created = append(created, seen.resource)
+					}
+				}
+				return created
 			}
-		}
-		return created
-	}
-	s.g.Eventually(createdInNamespace).Should(ContainElements("serviceaccounts", "configmaps", "roles"),
-		"the objects of the scheduler's namespace are created while the finalizer patch is held")
-	s.g.Expect(s.clusterScopedChildren(cr)).To(BeEmpty(), "nothing only the finalizer deletes exists before it is there")
-	close(release)
+			s.g.Eventually(createdInNamespace).Should(ContainElements(test.createdBeside),
+				"objects of the scheduler's namespace are created while the finalizer patch is held")
+			s.g.Expect(s.clusterScopedChildren(cr)).To(BeEmpty(), "nothing only the finalizer deletes exists before it is there")
+			close(release)
 
-	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(3))
-	var finalizerAnswered int64
-	var outside []operatorRequest
-	for _, seen := range operatorRequests.since(mark) {
-		switch {
-		case seen.verb == "patch" && seen.resource == "secondaryschedulers" && seen.name == cr.Name && seen.namespace == s.namespace:
-			s.g.Expect(seen.status).To(Equal(http.StatusOK), "the finalizer patch")
-			finalizerAnswered = seen.answeredAt
-		case seen.verb == "create" && seen.namespace != s.namespace && strings.Contains(seen.name, s.namespace):
-			outside = append(outside, seen)
-		}
+			s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(test.outside))
+			var finalizerAnswered int64
+			var outside []operatorRequest
+			for _, seen := range operatorRequests.since(mark) {
+				switch {
+				case seen.verb == "patch" && seen.resource == "secondaryschedulers" && seen.name == cr.Name && seen.namespace == s.namespace:
+					s.g.Expect(seen.status).To(Equal(http.StatusOK), "the finalizer patch")
+					finalizerAnswered = seen.answeredAt
+				case seen.verb == "create" && seen.namespace != s.namespace && strings.Contains(seen.name, s.namespace):
+					outside = append(outside, seen)
+				}
+			}
+			s.g.Expect(finalizerAnswered).NotTo(BeZero(), "the finalizer was patched")
+			s.g.Expect(outside).To(HaveLen(test.outside), "each object only the finalizer deletes was created once")
+			for _, seen := range outside {
+				s.g.Expect(seen.sentAt).To(BeNumerically(">", finalizerAnswered), "%s %s was sent before the finalizer was there", seen.resource, seen.name)
+			}
+			s.g.Expect(s.current(cr).Finalizers).To(ContainElement(Finalizer))
+		})
 	}
-	s.g.Expect(finalizerAnswered).NotTo(BeZero(), "the finalizer was patched")
-	s.g.Expect(outside).To(HaveLen(3), "the two ClusterRoleBindings and the RoleBinding in kube-system were created once")
-	for _, seen := range outside {
-		s.g.Expect(seen.sentAt).To(BeNumerically(">", finalizerAnswered), "%s %s was sent before the finalizer was there", seen.resource, seen.name)
-	}
-	s.g.Expect(s.current(cr).Finalizers).To(ContainElement(Finalizer))
 }

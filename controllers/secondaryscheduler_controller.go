@@ -315,7 +315,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 			result, err = nil, finalizerErr
 		}
 	}()
-	token, err := r.write.credentials(ctx, cr, found.Access, rendered, live)
+	token, err := r.write.credentials(ctx, cr, found.Access, rendered, live, finalizer)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +334,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 		}
 	}
 	if final.Access != found.Access {
-		if err := r.write.keepToken(ctx, cr, rendered, live); err != nil {
+		if err := r.write.keepToken(ctx, cr, rendered, live, finalizer); err != nil {
 			return nil, err
 		}
 	}

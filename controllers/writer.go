@@ -22,7 +22,7 @@ import (
 //   - stopScheduler and deleteChildren (stop.go, children.go): a scheduler's objects
 //     deleted, only those provably its own;
 //   - pruneRecordingRules (prunerules.go): its PrometheusRules no longer wanted;
-//   - startAddingFinalizer and removeFinalizer (finalizer.go): the SecondaryScheduler's finalizer.
+//   - startAddingFinalizer and removeFinalizer (here and finalizer.go): the SecondaryScheduler's finalizer.
 //
 // The read stages are made from readers alone and never see it (readStages,
 // TestReadStagesGetNoWriter). It is a type of this package rather than a package of its
