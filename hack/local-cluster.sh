@@ -19,11 +19,8 @@
 #   pod of a real node reaches it at, for hack/real-node.sh)
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-KUBE_VERSION="${KUBE_VERSION:-v1.37.0}"
-CONTROL_PLANE_DIR="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
-CLUSTER_NAME="${CLUSTER_NAME:-secondary-scheduler}"
-OUTPUT_DIR="${OUTPUT_DIR:-${repo_root}/_output/${CLUSTER_NAME}}"
+# shellcheck source=hack/local-cluster-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/local-cluster-env.sh"
 FAKE_NODES="${FAKE_NODES:-4}"
 FAKE_NODE_CPU="${FAKE_NODE_CPU:-4}"
 FAKE_NODE_MEMORY="${FAKE_NODE_MEMORY:-16Gi}"

@@ -19,11 +19,8 @@
 # Needs root, and the packages containerd, runc, containernetworking-plugins and iptables.
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-KUBE_VERSION="${KUBE_VERSION:-v1.37.0}"
-CONTROL_PLANE_DIR="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
-CLUSTER_NAME="${CLUSTER_NAME:-secondary-scheduler}"
-OUTPUT_DIR="${OUTPUT_DIR:-${repo_root}/_output/${CLUSTER_NAME}}"
+# shellcheck source=hack/local-cluster-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/local-cluster-env.sh"
 NODE_NAME="${NODE_NAME:-real-node}"
 POD_CIDR="${POD_CIDR:-10.88.0.0/24}"
 IMAGES="${IMAGES:-}"
