@@ -357,18 +357,36 @@ func readAll(r io.Reader) string {
 	return string(data)
 }
 
-// serveLoadOfEveryNode makes prometheus serve the series load-watcher reads for every
-// node of the cluster, labelled with the node's name as they should be.
-func (s *scenario) serveLoadOfEveryNode(prometheus *promtest.Server) {
+// ownNodePool creates a node that only this scenario's schedulers place pods on (each of
+// crs gets a node pool selecting it alone) and returns its name, for serveLoad. Nodes are
+// shared by every test, and a load-aware scheduler without a pool needs series for all of
+// them: the nodes other tests create and delete meanwhile would move its status, and a
+// test that counts its requests would count theirs.
+func (s *scenario) ownNodePool(crs ...*v1.SecondaryScheduler) string {
 	s.t.Helper()
-	nodes := &corev1.NodeList{}
-	s.g.Expect(adminClient.List(s.ctx, nodes)).To(gomega.Succeed())
-	load := map[string]float64{}
-	for _, node := range nodes.Items {
-		load[node.Name] = 0.4
+	pool := map[string]string{"test.secondary-scheduler.io/pool": s.namespace}
+	node := s.createLabelledNode(s.namespace+"-pool", pool)
+	for _, cr := range crs {
+		cr.Spec.NodePool = &metav1.LabelSelector{MatchLabels: pool}
 	}
+	return node.Name
+}
+
+// serveLoad makes prometheus serve the series load-watcher reads for the node, labelled
+// with its name as they should be, 40% loaded; it ends a FreezeSeries.
+func serveLoad(prometheus *promtest.Server, node string) {
 	for _, series := range metricsprobe.Series {
-		prometheus.SetSeries(series, load)
+		prometheus.SetSeries(series, map[string]float64{node: 0.4})
+	}
+}
+
+// awaitScraped waits until prometheus holds the series load-watcher reads for node.
+func (s *scenario) awaitScraped(prometheus *promtest.Server, node string) {
+	s.t.Helper()
+	for _, series := range metricsprobe.Series {
+		s.g.Eventually(func() ([]map[string]string, error) {
+			return prometheus.Query(fmt.Sprintf("%s{instance=%q}", series, node))
+		}).Should(gomega.HaveLen(1), "Prometheus scrapes %s of node %s", series, node)
 	}
 }
 
@@ -389,20 +407,17 @@ func testCAPEM(t *testing.T) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
-// serveNodeExporterOfEveryNode makes prometheus serve what node-exporter would for every
-// node: series keyed by the exporter's address, not the node name, with node_uname_info
-// telling the node name; each node's CPU is 75% busy and its memory 60% used.
-func (s *scenario) serveNodeExporterOfEveryNode(prometheus *promtest.Server) {
-	s.t.Helper()
-	nodes := &corev1.NodeList{}
-	s.g.Expect(adminClient.List(s.ctx, nodes)).To(gomega.Succeed())
+// serveNodeExporter makes prometheus serve what node-exporter would on each of nodes:
+// series keyed by the exporter's address, not the node name, with node_uname_info telling
+// the node name; each node's CPU is 75% busy and its memory 60% used.
+func serveNodeExporter(prometheus *promtest.Server, nodes ...string) {
 	started := time.Now()
 	prometheus.SetCollector("node-exporter", func() string {
 		var lines strings.Builder
 		idleSeconds := time.Since(started).Seconds() * 0.25
-		for i, node := range nodes.Items {
+		for i, node := range nodes {
 			instance := fmt.Sprintf("10.0.0.%d:9100", i+1)
-			fmt.Fprintf(&lines, "node_uname_info{instance=%q,nodename=%q} 1\n", instance, node.Name)
+			fmt.Fprintf(&lines, "node_uname_info{instance=%q,nodename=%q} 1\n", instance, node)
 			fmt.Fprintf(&lines, "node_cpu_seconds_total{instance=%q,cpu=\"0\",mode=\"idle\"} %g\n", instance, idleSeconds)
 			fmt.Fprintf(&lines, "node_memory_MemAvailable_bytes{instance=%q} 4e+09\n", instance)
 			fmt.Fprintf(&lines, "node_memory_MemTotal_bytes{instance=%q} 1e+10\n", instance)

@@ -53,8 +53,6 @@ func TestHostileInputTable(t *testing.T) {
 	const token = "hostile-bearer-token-5d0c77e1"
 	prometheus := promtest.Start(t)
 	guarded := prometheus.TokenProxy(token)
-	s.createNode("hostile-node-" + s.namespace)
-	s.serveLoadOfEveryNode(prometheus)
 	s.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "metrics-token", Labels: map[string]string{v1.MetricsTokenForLabel: "hostile-load-aware"}},
 		Data: map[string][]byte{"token": []byte(token)}})
 	const configName = "bespoke-config"
@@ -67,6 +65,7 @@ func TestHostileInputTable(t *testing.T) {
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: guarded.URL, TokenSecretRef: &corev1.LocalObjectReference{Name: "metrics-token"}}}},
 	}
+	serveLoad(prometheus, s.ownNodePool(loadAware))
 	bespoke := custom("bespoke", configName)
 	s.create(packer, loadAware, bespoke)
 	s.expectCondition(loadAware, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)

@@ -34,14 +34,13 @@ func (s *scenario) scoring(cr *v1.SecondaryScheduler) v1.ScoringMode {
 func TestFailsafeScoresByRequestsWhileMetricsAreUnavailable(t *testing.T) {
 	s := newScenario(t)
 	prometheus := promtest.Start(t)
-	s.createNode("failsafe-node-" + s.namespace)
-	s.serveLoadOfEveryNode(prometheus)
 	cr := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: "failsafe"},
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: prometheus.URL, WhenUnavailable: v1.ScoreByRequests,
 				StaleAfter: &metav1.Duration{Duration: 30 * time.Second}, ResumeAfter: &metav1.Duration{Duration: 30 * time.Second}}}},
 	}
+	serveLoad(prometheus, s.ownNodePool(cr))
 	s.create(cr)
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 	s.g.Eventually(func() v1.ScoringMode { return s.scoring(cr) }).Should(Equal(v1.ScoringLoadAware))
@@ -83,13 +82,13 @@ func TestFailsafeScoresByRequestsWhileMetricsAreUnavailable(t *testing.T) {
 func TestStaleMetricsAreReported(t *testing.T) {
 	s := newScenario(t)
 	prometheus := promtest.Start(t)
-	s.createNode("stale-node-" + s.namespace)
-	s.serveLoadOfEveryNode(prometheus)
 	cr := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: "stale"},
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: prometheus.URL, StaleAfter: &metav1.Duration{Duration: 30 * time.Second}}}},
 	}
+	node := s.ownNodePool(cr)
+	serveLoad(prometheus, node)
 	s.create(cr)
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 
@@ -105,7 +104,7 @@ func TestStaleMetricsAreReported(t *testing.T) {
 	s.g.Expect(cr.Status.Metrics.NewestSample.Time).To(BeTemporally("~", frozen, 5*time.Second), "the time of the frozen samples")
 	s.g.Expect(cr.Status.Metrics.Scoring).To(Equal(v1.ScoringLoadAware), "UseLastMetrics, the default, keeps the load-aware plugin")
 
-	s.serveLoadOfEveryNode(prometheus)
+	serveLoad(prometheus, node)
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 	s.g.Expect(s.get(cr)).To(Succeed())
 	s.g.Expect(cr.Status.Metrics.NewestSample).To(BeNil())
@@ -140,10 +139,9 @@ func TestCustomTrimaranConfigIsProbed(t *testing.T) {
 	const token = "custom-config-token-51c2"
 	prometheus := promtest.Start(t)
 	guarded := prometheus.TokenProxy(token)
-	s.createNode("custom-metrics-node-" + s.namespace)
-	s.serveLoadOfEveryNode(prometheus)
 
 	cr := custom("custom-load", "custom-load-config")
+	serveLoad(prometheus, s.ownNodePool(cr))
 	s.create(configMap("custom-load-config", map[string]string{"config.yaml": customTrimaranConfig("custom-load",
 		"        type: Prometheus\n        address: ${PROM_URL}\n")}))
 	s.create(cr)

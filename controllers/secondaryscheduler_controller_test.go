@@ -484,19 +484,19 @@ func TestLoadAwareProfileRendersAndPrunesMetricsReader(t *testing.T) {
 func TestLoadAwareMetricsAreProbed(t *testing.T) {
 	s := newScenario(t)
 	prometheus := promtest.Start(t)
-	s.createNode("metrics-node-" + s.namespace)
 	cr := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: "probed"},
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: prometheus.URL}}},
 	}
+	node := s.ownNodePool(cr)
 	s.create(cr)
 	missing := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonRecordingRuleMissing)
 	s.g.Expect(missing.Message).To(ContainSubstring("instance:node_cpu:ratio"))
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonRecordingRuleMissing)
 	s.g.Expect(s.deployment(cr)).NotTo(BeNil(), "the scheduler is deployed all the same")
 
-	s.serveLoadOfEveryNode(prometheus)
+	serveLoad(prometheus, node)
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
 	s.g.Eventually(func() *v1.MetricsStatus { _ = s.get(cr); return cr.Status.Metrics }).Should(
@@ -613,14 +613,13 @@ func TestMetricsTokenStaysSecret(t *testing.T) {
 	const token = "e2e-bearer-token-0f9a"
 	prometheus := promtest.Start(t)
 	guarded := prometheus.TokenProxy(token)
-	s.createNode("token-node-" + s.namespace)
-	s.serveLoadOfEveryNode(prometheus)
 
 	cr := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: "tokened"},
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: guarded.URL, TokenSecretRef: &corev1.LocalObjectReference{Name: "prometheus-token"}}}},
 	}
+	serveLoad(prometheus, s.ownNodePool(cr))
 	// The Secret exists but is not labelled as meant for this scheduler: the operator
 	// does not read it, and says so in the words it uses for a missing one, which tell
 	// nobody whether a Secret of that name exists.
@@ -666,8 +665,6 @@ func TestBoundMetricsTokenAndCABundle(t *testing.T) {
 		DNSNames: []string{"localhost"}, Authorization: rbacproxy.ThanosQuerierAccess, Config: adminConfig})
 	s.g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = proxy.Close() })
-	s.createNode("bound-token-node-" + s.namespace)
-	s.serveLoadOfEveryNode(prometheus)
 
 	cr := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: "bound"},
@@ -675,6 +672,7 @@ func TestBoundMetricsTokenAndCABundle(t *testing.T) {
 			Metrics: &v1.LoadMetrics{Address: proxy.URL, ServiceAccountToken: &v1.ServiceAccountTokenAuth{},
 				CABundle: &v1.ConfigMapKeyReference{Name: "prometheus-ca"}}}},
 	}
+	serveLoad(prometheus, s.ownNodePool(cr))
 	s.create(cr)
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonCABundleNotFound)
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonCABundleNotFound)
@@ -779,8 +777,6 @@ func tokenAuthenticates(s *scenario, token string) bool {
 func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	s := newScenario(t)
 	prometheus := promtest.Start(t)
-	s.createNode("rules-node-" + s.namespace)
-	s.serveNodeExporterOfEveryNode(prometheus)
 	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{prometheusCRD(), promtest.OperatorCRD("PrometheusRule", "prometheusrules", "prometheusrule")} {
 		if err := adminClient.Create(s.ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
@@ -803,6 +799,7 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Address: prometheus.URL, InstallRecordingRules: true}}},
 	}
+	serveNodeExporter(prometheus, s.ownNodePool(cr))
 	s.create(cr)
 	// The Prometheus has no ruleSelector: it would load no PrometheusRule, and the user is told.
 	noSelector := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonRecordingRulesNotInstalled)
@@ -841,7 +838,7 @@ func TestRecordingRulesMakeMetricsAvailable(t *testing.T) {
 	// would record every series twice.
 	second := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: "ruled-too"},
-		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile,
+		Spec: v1.SecondarySchedulerSpec{NodePool: cr.Spec.NodePool, Profile: &v1.Profile{Type: v1.LoadVariationRiskBalancingProfile,
 			Metrics: &v1.LoadMetrics{Address: prometheus.URL, InstallRecordingRules: true}}},
 	}
 	s.create(second)
