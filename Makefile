@@ -109,8 +109,9 @@ test-docs: ## Run the docs on the demo's cluster (make demo, as a reader would; 
 	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags docs ./test/docs/ -count=1 -timeout 45m -v
 
 .PHONY: test-e2e
-test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes (scheduler-plugins' when make scheduler-plugins built it, then also Trimaran).
+test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes (scheduler-plugins' when make scheduler-plugins built it, then also Trimaran); and on a real node (hack/real-node.sh; needs root, containerd, runc and CNI's plugins), the operator installed from dist/install.yaml and its schedulers running as containers of images built from this checkout.
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kubelet kube-proxy
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.no-color
 
 .PHONY: fuzz

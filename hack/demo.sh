@@ -150,7 +150,7 @@ kube_prometheus_up() {
 wait_for_node_load() {
   local i
   for i in $(seq 1 60); do
-    if promtool query instant "$1" 'instance:node_cpu:ratio' 2>/dev/null | grep -q 'instance='; then
+    if promtool query instant "$1" 'instance:node_cpu:ratio' 2>/dev/null | grep 'instance=' >/dev/null; then
       return
     fi
     sleep 1

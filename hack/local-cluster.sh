@@ -156,7 +156,7 @@ CONFIG
 up() {
   "${repo_root}/hack/build-control-plane.sh"
   mkdir -p "${OUTPUT_DIR}"
-  if "${kwokctl}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"; then
+  if "${kwokctl}" get clusters 2>/dev/null | grep -x "${CLUSTER_NAME}" >/dev/null; then
     log "cluster ${CLUSTER_NAME} exists; starting it"
     "${kwokctl}" start cluster --name "${CLUSTER_NAME}" >/dev/null
   else

@@ -16,7 +16,7 @@
 #   NODE_NAME (default real-node), POD_CIDR (default 10.88.0.0/24)
 #   IMAGES: an archive of hack/buildimages to import (it must hold PAUSE_IMAGE)
 #   PAUSE_IMAGE (default registry.k8s.io/pause:3.10)
-# Needs root, and the packages containerd, runc, containernetworking-plugins and iptables.
+# Needs root, and the packages containerd, runc, containernetworking-plugins, iptables and curl.
 set -euo pipefail
 
 # shellcheck source=hack/local-cluster-env.sh
@@ -68,10 +68,10 @@ wait_for() {
 check_prerequisites() {
   [ "$(id -u)" = 0 ] || { log "a node runs containers: run as root"; exit 1; }
   local missing=() tool
-  for tool in containerd runc ctr iptables; do command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}"); done
+  for tool in containerd runc ctr iptables curl; do command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}"); done
   [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
   if [ "${#missing[@]}" -gt 0 ]; then
-    log "missing: ${missing[*]} (Debian's packages containerd, runc, containernetworking-plugins, iptables)"; exit 1
+    log "missing: ${missing[*]} (Debian's packages containerd, runc, containernetworking-plugins, iptables, curl)"; exit 1
   fi
   [ -f "${kubeconfig}" ] || { log "no cluster at ${OUTPUT_DIR}: hack/local-cluster.sh up first (with REAL_NODE=true)"; exit 1; }
 }
@@ -155,7 +155,9 @@ up() {
     log "importing ${IMAGES}"
     ctr images import "${IMAGES}" >/dev/null
   fi
-  ctr images ls -q | grep -qx "${PAUSE_IMAGE}" || { log "containerd lacks ${PAUSE_IMAGE}: give IMAGES an archive that holds it (hack/buildimages -pause)"; exit 1; }
+  # Not grep -q: it would stop reading at the first match, ctr then dies of SIGPIPE, and
+  # pipefail fails the pipeline (so in every script here).
+  ctr images ls -q | grep -x "${PAUSE_IMAGE}" >/dev/null || { log "containerd lacks ${PAUSE_IMAGE}: give IMAGES an archive that holds it (hack/buildimages -pause)"; exit 1; }
   start kubelet "${CONTROL_PLANE_DIR}/kubelet" --config "${node_dir}/kubelet/config.yaml" --kubeconfig "${kubeconfig}" \
     --hostname-override "${NODE_NAME}" --node-ip "$(node_ip)" --root-dir "${node_dir}/kubelet/root" --cert-dir "${node_dir}/kubelet/pki"
   start kube-proxy "${CONTROL_PLANE_DIR}/kube-proxy" --kubeconfig "${kubeconfig}" --hostname-override "${NODE_NAME}" \
@@ -171,20 +173,26 @@ up() {
   log "node ${NODE_NAME} is Ready at $(node_ip); logs in ${node_dir}/logs"
 }
 
-# pod_network_namespaces lists the network namespaces CNI made for this node's pods: those
-# with an address of POD_CIDR.
+# pod_network_namespaces lists the network namespaces made for this node's pods: those
+# with an address of POD_CIDR, and those containerd's CRI plugin recorded for its sandboxes
+# (CNI took down their interfaces, but containerd stopped before it removed them).
 pod_network_namespaces() {
   local prefix="${POD_CIDR%.*}." namespace
   for namespace in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do
-    if ip netns exec "${namespace}" ip -4 -o addr show 2>/dev/null | grep -q " inet ${prefix//./\\.}"; then echo "${namespace}"; fi
+    if ip netns exec "${namespace}" ip -4 -o addr show 2>/dev/null | grep " inet ${prefix//./\\.}" >/dev/null; then echo "${namespace}"; fi
   done
+  if [ -d "${node_dir}/containerd/root" ]; then
+    grep -rhoa 'cni-[0-9a-f]\{8\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{12\}' "${node_dir}/containerd/root" 2>/dev/null || true
+  fi
 }
 
 no_tasks() { [ -z "$(ctr tasks ls -q 2>/dev/null)" ]; }
 
 down() {
-  # The kubelet stops the node's pods itself first, so that CNI takes down their networks.
+  # The kubelet stops the node's pods itself first, so that CNI takes down their networks;
+  # cordoned first, so that no replacement of theirs lands on it meanwhile.
   if [ -f "${node_dir}/kubelet.pid" ] && [ -f "${kubeconfig}" ]; then
+    kubectl cordon "${NODE_NAME}" >/dev/null 2>&1 || true
     kubectl delete pods --all-namespaces --field-selector "spec.nodeName=${NODE_NAME}" --grace-period 1 --wait=false >/dev/null 2>&1 || true
     wait_for "the node's containers stopped" 60 no_tasks || true
   fi
@@ -200,9 +208,9 @@ down() {
   stop containerd
   pkill -KILL -f "containerd-shim-runc-v2 .*-address ${socket}" 2>/dev/null || true
   local namespace
-  for namespace in $(pod_network_namespaces); do ip netns delete "${namespace}" 2>/dev/null || true; done
+  for namespace in $(pod_network_namespaces | sort -u); do ip netns delete "${namespace}" 2>/dev/null || true; done
   # The kubelet's volumes and containerd's mounts outlive their processes.
-  grep -o " ${node_dir}/[^ ]*" /proc/mounts | sort -r | while read -r mount; do umount -l "${mount}" 2>/dev/null || true; done
+  { grep -o " ${node_dir}/[^ ]*" /proc/mounts || true; } | sort -r | while read -r mount; do umount -l "${mount}" 2>/dev/null || true; done
   "${CONTROL_PLANE_DIR}/kube-proxy" --cleanup >/dev/null 2>&1 || true
   # The kubelet's own chains, which kube-proxy's cleanup leaves.
   iptables -D INPUT -j KUBE-FIREWALL 2>/dev/null || true

@@ -28,8 +28,10 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/olminstall"
 )
 
-// The operator's Deployment and ServiceAccount, as every installer names them.
+// The operator's Deployment and ServiceAccount, as every installer names them, and the
+// namespace dist/install.yaml installs it in.
 const (
+	installNamespace       = "secondary-scheduler-operator"
 	operatorDeployment     = "secondary-scheduler-operator-controller-manager"
 	operatorServiceAccount = "secondary-scheduler-operator-controller-manager"
 	operatorLeaderLease    = "secondary-scheduler-operator.operator.secondary-scheduler.io"
@@ -60,11 +62,7 @@ func newInstallClusterWith(name string, env []string, extraBinaries ...string) *
 	dir := filepath.Join(outputDir, name)
 	localCluster(name, dir, "down")
 	localCluster(name, dir, "up", append([]string{"APPLY_CRD=false"}, env...)...)
-	c := &installCluster{name: name, dir: dir, kubeconfig: filepath.Join(dir, "kubeconfig"), auditLog: localCluster(name, dir, "audit-log")}
-	config, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	c.client, err = client.New(config, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
+	c := connectInstallCluster(name, dir)
 	c.createNamespace(workloadNamespace)
 	podrunner := startPodrunner("podrunner-"+name, c.kubeconfig, filepath.Join(dir, "podrunner"), extraBinaries)
 	DeferCleanup(func() {
@@ -76,6 +74,16 @@ func newInstallClusterWith(name string, env []string, extraBinaries ...string) *
 			localCluster(name, dir, "down")
 		}
 	})
+	return c
+}
+
+// connectInstallCluster is a client of the local cluster name, made in dir.
+func connectInstallCluster(name, dir string) *installCluster {
+	c := &installCluster{name: name, dir: dir, kubeconfig: filepath.Join(dir, "kubeconfig"), auditLog: localCluster(name, dir, "audit-log")}
+	config, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	c.client, err = client.New(config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
 	return c
 }
 
@@ -288,9 +296,10 @@ func buildManagerAt(commit string) string {
 	return binary
 }
 
-// leadingOperatorPod is the operator pod holding the leader Lease: its identity is its
-// hostname, the pod's name, and a unique suffix.
-func (c *installCluster) leadingOperatorPod(namespace string) corev1.Pod {
+// leadingOperatorPod is the operator pod of dist/install.yaml holding the leader Lease:
+// its identity is its hostname, the pod's name, and a unique suffix.
+func (c *installCluster) leadingOperatorPod() corev1.Pod {
+	const namespace = installNamespace
 	holder := c.leaderOf(namespace)
 	pods := &corev1.PodList{}
 	Expect(c.client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
@@ -314,7 +323,7 @@ var _ = Describe("Installing the operator", func() {
 	It("from dist/install.yaml, on a cluster without MutatingAdmissionPolicy: the operator runs under its own ServiceAccount, its scheduler binds pods, and a route says it is unsupported", func() {
 		c := newInstallClusterWith("install-kubectl", withoutMutatingAdmissionPolicy)
 		c.kubectl("apply", "--server-side", "-f", filepath.Join(repoRoot, "dist", "install.yaml"))
-		const namespace = "secondary-scheduler-operator"
+		const namespace = installNamespace
 		c.waitOperatorRunning(namespace)
 
 		c.expectSchedulerServes(namespace, "bin-packing")
@@ -332,7 +341,7 @@ var _ = Describe("Installing the operator", func() {
 
 		By("killing the leading operator: a replica takes over once the lease expires")
 		holder := c.leaderOf(namespace)
-		leader := c.leadingOperatorPod(namespace)
+		leader := c.leadingOperatorPod()
 		Expect(leader.Name).NotTo(BeEmpty(), "an operator replica leads")
 		Expect(syscall.Kill(pidIn(processDirIn(filepath.Join(c.dir, "podrunner"), leader)), syscall.SIGKILL)).To(Succeed())
 		// The other replica, or the killed one restarted (a new identity), whichever asks first.

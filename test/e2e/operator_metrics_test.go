@@ -138,9 +138,6 @@ func (c *installCluster) newScraperIdentity(namespace, name string) string {
 	return strings.TrimSpace(c.kubectl("-n", namespace, "create", "token", name, "--duration=1h"))
 }
 
-// monitoredNamespace is where the monitoring specs' operator runs, and its schedulers.
-const monitoredNamespace = "secondary-scheduler-operator"
-
 // On a cluster of its own, deleted after the specs with all they create there, so that
 // they depend on no other spec and leave nothing behind for them. The cluster has the
 // Prometheus Operator's API (its CRDs; no Prometheus Operator runs) before the operator
@@ -160,9 +157,9 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
 		}
 		c.kubectl("apply", "--server-side", "-f", filepath.Join(repoRoot, "dist", "install.yaml"))
 		// Pods naming a scheduler nobody provides are told after 10 s rather than 2 minutes.
-		c.kubectl("-n", monitoredNamespace, "patch", "deployment", operatorDeployment, "--type=json",
+		c.kubectl("-n", installNamespace, "patch", "deployment", operatorDeployment, "--type=json",
 			"-p", `[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--stranded-pod-grace=10s"}]`)
-		c.waitOperatorRunning(monitoredNamespace)
+		c.waitOperatorRunning(installNamespace)
 
 		Expect(c.client.Get(ctx, client.ObjectKey{Name: operatorMetricsReaderRole}, &rbacv1.ClusterRole{})).To(Succeed(),
 			"dist/install.yaml ships ClusterRole %s", operatorMetricsReaderRole)
@@ -175,14 +172,14 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: scrapersNamespace, Name: "allowed-scraper"}},
 		})).To(Succeed())
 		unboundToken = c.newScraperIdentity(scrapersNamespace, "unbound-scraper")
-		Eventually(func() string { return c.leadingOperatorPod(monitoredNamespace).Name }).ShouldNot(BeEmpty(), "an operator replica leads")
+		Eventually(func() string { return c.leadingOperatorPod().Name }).ShouldNot(BeEmpty(), "an operator replica leads")
 	})
 
 	It("serves metrics only to a caller bound to the shipped metrics-reader ClusterRole: 401 without or with a bad token, 403 unbound", func() {
 		// A Service spreads scrapes over the replicas: each must guard its endpoint. Only
 		// the leader runs the controllers, so only its metrics have the reconcile counts.
-		leader := c.leadingOperatorPod(monitoredNamespace)
-		pods := c.operatorPods(monitoredNamespace)
+		leader := c.leadingOperatorPod()
+		pods := c.operatorPods(installNamespace)
 		Expect(pods).To(HaveLen(2), "both replicas of dist/install.yaml run")
 		for _, pod := range pods {
 			url := c.operatorMetricsURL(pod)
@@ -214,7 +211,7 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
 	})
 
 	It("applies its ServiceMonitors and the PrometheusRule of its alerts at start, with its shipped RBAC, since the cluster has the API", func() {
-		want, err := render.MonitoringObjects(monitoredNamespace, []string{monitoredNamespace}, nil)
+		want, err := render.MonitoringObjects(installNamespace, []string{installNamespace}, nil)
 		Expect(err).NotTo(HaveOccurred())
 		for _, object := range want {
 			got := &unstructured.Unstructured{}
@@ -229,10 +226,10 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
 		By("what makes every series: a bin-packing scheduler placing pods and with one waiting, a load-aware one reading a real Prometheus with a bound token, " +
 			"a refused one, a pod naming a scheduler nobody provides")
 		prometheus := promtest.Start(GinkgoT())
-		packer := binPacking(monitoredNamespace, "packer")
+		packer := binPacking(installNamespace, "packer")
 		packer.Spec.PendingPodThreshold = &metav1.Duration{Duration: 10 * time.Second}
 		Expect(c.client.Create(ctx, packer)).To(Succeed())
-		c.kubectl("-n", monitoredNamespace, "wait", "--for=condition=Available", "secondaryscheduler/packer", "--timeout=120s")
+		c.kubectl("-n", installNamespace, "wait", "--for=condition=Available", "secondaryscheduler/packer", "--timeout=120s")
 		c.expectBinds("packer", "packed")
 		waiting := workload(workloadNamespace, "waits-for-packer", "packer", "100m", "registry.example/app:1")
 		waiting.Spec.NodeSelector = map[string]string{"no-such-label": "anywhere"}
@@ -250,11 +247,11 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
 			prometheus.SetSeries(series, load)
 		}
 		Expect(c.client.Create(ctx, monitoringViewRole())).To(Succeed())
-		loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: monitoredNamespace, Name: "load-packer"},
+		loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: installNamespace, Name: "load-packer"},
 			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 				Metrics: &v1.LoadMetrics{Address: prometheus.URL, ServiceAccountToken: &v1.ServiceAccountTokenAuth{}}}}}
 		Expect(c.client.Create(ctx, loadAware)).To(Succeed())
-		refused := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: monitoredNamespace, Name: "misconfigured"},
+		refused := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: installNamespace, Name: "misconfigured"},
 			Spec: v1.SecondarySchedulerSpec{SchedulerConfig: "no-such-configmap"}}
 		Expect(c.client.Create(ctx, refused)).To(Succeed())
 
@@ -262,7 +259,7 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
 			", evaluating config/prometheus/alert-rules.yaml with every 'for' cut to 5s")
 		tokenFile := filepath.Join(c.dir, "scraper-token")
 		Expect(os.WriteFile(tokenFile, []byte(boundToken), 0o600)).To(Succeed())
-		operatorPods := c.operatorPods(monitoredNamespace)
+		operatorPods := c.operatorPods(installNamespace)
 		operatorTargets := make([]string, 0, len(operatorPods))
 		for _, pod := range operatorPods {
 			operatorTargets = append(operatorTargets, strings.TrimSuffix(strings.TrimPrefix(c.operatorMetricsURL(pod), "https://"), "/metrics"))
@@ -280,7 +277,7 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
   authorization: {credentials_file: %[1]q}
   tls_config: {insecure_skip_verify: true}
   static_configs: [{targets: [%[3]q], labels: {namespace: %[4]q, secondary_scheduler: packer, pod: %[5]q}}]
-`, tokenFile, quotedList(operatorTargets), schedulerTarget, monitoredNamespace, schedulerPod.Name)
+`, tokenFile, quotedList(operatorTargets), schedulerTarget, installNamespace, schedulerPod.Name)
 		monitor := promtest.StartWith(GinkgoT(), promtest.Options{ScrapeConfigs: scrapeConfigs})
 		rules, err := os.ReadFile(filepath.Join(repoRoot, "config", "prometheus", "alert-rules.yaml"))
 		Expect(err).NotTo(HaveOccurred())
@@ -311,7 +308,7 @@ var _ = Describe("The installed operator's metrics endpoint, and monitoring", Or
 			g.Expect(alerts).To(ContainElement(SatisfyAll(
 				HaveField("Labels", HaveKeyWithValue("alertname", "SecondarySchedulerPodsPending")),
 				HaveField("Labels", HaveKeyWithValue("secondary_scheduler", "packer")),
-				HaveField("Labels", HaveKeyWithValue("namespace", monitoredNamespace)),
+				HaveField("Labels", HaveKeyWithValue("namespace", installNamespace)),
 				HaveField("State", "firing"))))
 			g.Expect(alerts).To(ContainElement(SatisfyAll(
 				HaveField("Labels", HaveKeyWithValue("alertname", "SecondarySchedulerUnknownSchedulerName")),
