@@ -35,8 +35,8 @@ import (
 // nothing. The objects are applied concurrently, in waves (applyWave): what is
 // referenced before what references it. A refusal of the API server for the object's
 // content is the user's to fix and returned as a refusal. It returns the scheduler's
-// Deployment as it now is. A wave that holds an object needing cr's finalizer
-// (needsFinalizer) waits for finalizer first; the waves before it are written beside it.
+// Deployment as it now is. An object that needs cr's finalizer (needsFinalizer) is
+// written once finalizer has landed (applyIfChanged); the others are written beside it.
 func (r *writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, rendered *render.Result,
 	live ownership.Live, finalizer *finalizerPatch) (*appsv1.Deployment, error) {
 	var waves [applyWaves][]*unstructured.Unstructured
@@ -50,24 +50,14 @@ func (r *writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *ga
 		waves[wave] = append(waves[wave], object)
 	}
 	for _, wave := range waves {
-		if slices.ContainsFunc(wave, func(object *unstructured.Unstructured) bool { return needsFinalizer(cr, object) }) {
-			if err := finalizer.wait(cr); err != nil {
-				return nil, err
-			}
-		}
-		if err := r.applyAll(ctx, cr, wave, live); err != nil {
+		if err := r.applyAll(ctx, cr, wave, live, finalizer); err != nil {
 			return nil, err
 		}
 	}
 	var applied *appsv1.Deployment
 	if deployment != nil {
-		if needsFinalizer(cr, deployment) {
-			if err := finalizer.wait(cr); err != nil {
-				return nil, err
-			}
-		}
 		var err error
-		if applied, err = r.applyDeployment(ctx, cr, deployment, live); err != nil {
+		if applied, err = r.applyDeployment(ctx, cr, deployment, live, finalizer); err != nil {
 			return nil, err
 		}
 	}
@@ -101,13 +91,13 @@ func applyWave(object *unstructured.Unstructured) int {
 // applyAll applies objects concurrently, maxConcurrentApplies at a time. A transient
 // failure is returned before any refusal; of refusals, the first in objects' order.
 func (r *writer) applyAll(ctx context.Context, cr *v1.SecondaryScheduler, objects []*unstructured.Unstructured,
-	live ownership.Live) error {
+	live ownership.Live, finalizer *finalizerPatch) error {
 	refusals := make([]error, len(objects))
 	group, groupCtx := errgroup.WithContext(ctx)
 	group.SetLimit(maxConcurrentApplies)
 	for i, object := range objects {
 		group.Go(func() error {
-			_, err := r.applyIfChanged(groupCtx, cr, object, live[ownership.ObjectID(object)])
+			_, err := r.applyIfChanged(groupCtx, cr, object, live[ownership.ObjectID(object)], finalizer)
 			if refusal.Is(err) {
 				refusals[i] = err // the others are still applied, as before a refusal was known
 				return nil
@@ -136,9 +126,9 @@ const maxConcurrentApplies = 16
 // the API server answered, or as the cache holds it when nothing changed: observe must
 // see the pod template just applied, which the cache may not have yet.
 func (r *writer) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured,
-	live ownership.Live) (*appsv1.Deployment, error) {
+	live ownership.Live, finalizer *finalizerPatch) (*appsv1.Deployment, error) {
 	cached := live[ownership.ObjectID(object)]
-	applied, err := r.applyIfChanged(ctx, cr, object, cached)
+	applied, err := r.applyIfChanged(ctx, cr, object, cached, finalizer)
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +153,16 @@ func (r *writer) applyDeployment(ctx context.Context, cr *v1.SecondaryScheduler,
 // from the API server (readLive): the cache may lag behind the operator's last write,
 // which is then not repeated, and only the API server's copy names who edited a field.
 // What applying undoes of someone else's edits, cr's Events tell (EditUndone); an object
-// the operator creates, or changes as cr now asks, is no such edit.
+// the operator creates, or changes as cr now asks, is no such edit. An object that only
+// cr's finalizer deletes (needsFinalizer) is written once finalizer, the patch adding it
+// that may still be in flight, has landed.
 func (r *writer) applyIfChanged(ctx context.Context, cr *v1.SecondaryScheduler, desired *unstructured.Unstructured,
-	cached client.Object) (*unstructured.Unstructured, error) {
+	cached client.Object, finalizer *finalizerPatch) (*unstructured.Unstructured, error) {
+	if needsFinalizer(cr, desired) {
+		if err := finalizer.landed(); err != nil {
+			return nil, err
+		}
+	}
 	object, err := withAppliedHash(desired)
 	if err != nil {
 		return nil, err

@@ -121,11 +121,11 @@ func TestAnObjectTheCacheHasNotSeenIsAnsweredAsTheAPIServerHoldsIt(t *testing.T)
 	s.g.Expect(err).NotTo(HaveOccurred())
 	write := &writer{Client: operator, APIReader: operator, owned: ownership.NewChecker(operator, operator, testScheme)}
 
-	created, err := write.applyDeployment(s.ctx, cr, deployment, ownership.Live{})
+	created, err := write.applyDeployment(s.ctx, cr, deployment, ownership.Live{}, nil)
 	s.g.Expect(err).NotTo(HaveOccurred())
 	s.g.Expect(created).NotTo(BeNil())
 	// Again, with the cache as empty as before: the create answers AlreadyExists.
-	found, err := write.applyDeployment(s.ctx, cr, deployment, ownership.Live{})
+	found, err := write.applyDeployment(s.ctx, cr, deployment, ownership.Live{}, nil)
 	s.g.Expect(err).NotTo(HaveOccurred())
 	s.g.Expect(found).NotTo(BeNil(), "the Deployment as the API server holds it")
 	s.g.Expect(found.UID).To(Equal(created.UID))

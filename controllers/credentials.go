@@ -100,17 +100,12 @@ func (r *writer) keepToken(ctx context.Context, cr *v1.SecondaryScheduler, rende
 	return nil
 }
 
-// writeInto writes object as the apply stage does (applyIfChanged), once cr's finalizer
-// is there if the object needs it (the metrics ClusterRoleBinding does), and records what
-// it wrote in live, for the apply stage to find unchanged.
+// writeInto writes object as the apply stage does (applyIfChanged, which waits for cr's
+// finalizer if the object needs it, as the metrics ClusterRoleBinding does), and records
+// what it wrote in live, for the apply stage to find unchanged.
 func (r *writer) writeInto(ctx context.Context, cr *v1.SecondaryScheduler, object *unstructured.Unstructured, live ownership.Live,
 	finalizer *finalizerPatch) error {
-	if needsFinalizer(cr, object) {
-		if err := finalizer.wait(cr); err != nil {
-			return err
-		}
-	}
-	written, err := r.applyIfChanged(ctx, cr, object, live[ownership.ObjectID(object)])
+	written, err := r.applyIfChanged(ctx, cr, object, live[ownership.ObjectID(object)], finalizer)
 	if err != nil {
 		return err
 	}

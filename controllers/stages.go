@@ -63,7 +63,7 @@ func (r *SecondarySchedulerReconciler) gatherFacts(ctx context.Context, cr *v1.S
 // copy, so that the check, and the writes after it, read a cr that does not change under
 // them; cr takes the patch's finalizers and resourceVersion when it is awaited
 // (finalizerPatch.wait). When the check passes, the patch is returned still running: the
-// writes that need the finalizer await it (writer.apply), those that do not go on beside
+// writes that need the finalizer await it (applyIfChanged), those that do not go on beside
 // it, which spares a new scheduler a round trip on its way to running. When the check
 // refuses or fails, the patch is awaited first: cr takes its result whatever the check
 // says.

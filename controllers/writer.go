@@ -65,18 +65,19 @@ func (r *writer) startAddingFinalizer(ctx context.Context, cr *v1.SecondarySched
 // finalizerPatch is the finalizer being added to a SecondaryScheduler while the first of
 // its objects are written. Only the objects that cr's owner reference cannot bring down
 // with it (needsFinalizer) must wait for it: were cr deleted before the finalizer is
-// there, the garbage collector deletes the others. A nil patch is a finalizer that was
-// already there.
+// there, the garbage collector deletes the others. Every write goes through
+// applyIfChanged, which waits for it before writing such an object (landed), so a new
+// object or a new step that writes one waits without being told to. A nil patch is a
+// finalizer that was already there.
 type finalizerPatch struct {
 	done    chan struct{}
 	patched *v1.SecondaryScheduler
 	err     error
-	taken   bool
 }
 
-// wait waits for the patch and gives cr its finalizers and resourceVersion, once; it is
-// called by the reconcile that started the patch, never by the goroutines of a wave.
-func (p *finalizerPatch) wait(cr *v1.SecondaryScheduler) error {
+// landed waits for the patch and returns its error; goroutines of a wave may call it
+// together.
+func (p *finalizerPatch) landed() error {
 	if p == nil {
 		return nil
 	}
@@ -84,10 +85,17 @@ func (p *finalizerPatch) wait(cr *v1.SecondaryScheduler) error {
 	if p.err != nil {
 		return fmt.Errorf("add finalizer: %w", p.err)
 	}
-	if !p.taken {
-		cr.Finalizers, cr.ResourceVersion = p.patched.Finalizers, p.patched.ResourceVersion
-		p.taken = true
+	return nil
+}
+
+// wait waits for the patch and gives cr its finalizers and resourceVersion. Only the
+// reconcile that started the patch calls it, with no write of its own in flight, and
+// before it writes cr (status) again: cr's resourceVersion is then still the patch's.
+func (p *finalizerPatch) wait(cr *v1.SecondaryScheduler) error {
+	if err := p.landed(); err != nil || p == nil {
+		return err
 	}
+	cr.Finalizers, cr.ResourceVersion = p.patched.Finalizers, p.patched.ResourceVersion
 	return nil
 }
 

@@ -22,8 +22,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/metricsprobe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/images"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/netnshost"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
 
 // The specs of this file run on a real node what the others run through podrunner: a
@@ -238,6 +241,31 @@ var _ = Describe("On a real node", Ordered, func() {
 			return after
 		}).Should(And(HaveLen(1), Not(ContainElement(before[0]))), "the old pod is replaced")
 		c.expectRunsPodsOnRealNode("packer", "packed-1")
+	})
+
+	It("runs a TargetLoadPacking scheduler as a container reading a real Prometheus, binding pods that run", func() {
+		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
+			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
+				"the in-tree kube-scheduler has no TargetLoadPacking plugin")
+		}
+		By("a Prometheus on a test host of its own, which the pods reach through the node, serving the node's load")
+		host, err := netnshost.New("ssop-e2e-real", 79)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(host.Close)
+		prometheus := promtest.StartWith(GinkgoT(), promtest.Options{Host: host})
+		for _, series := range metricsprobe.Series {
+			prometheus.SetSeries(series, map[string]float64{realNodeName: 0.3})
+		}
+
+		loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "load-aware"},
+			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+				Metrics: &v1.LoadMetrics{Address: prometheus.URL}}}}
+		Expect(c.client.Create(ctx, loadAware)).To(Succeed())
+		c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/load-aware", "--timeout=120s")
+		Eventually(func() string {
+			return c.kubectl("-n", namespace, "get", "secondaryscheduler/load-aware", "-o", "jsonpath={.status.conditions[?(@.type=='MetricsAvailable')].status}")
+		}).Should(Equal(string(metav1.ConditionTrue)))
+		c.expectRunsPodsOnRealNode("load-aware", "load-aware-0")
 	})
 
 	It("runs an extender container beside a scheduler, which the scheduler asks for every pod", func() {
