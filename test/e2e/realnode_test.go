@@ -289,16 +289,19 @@ var _ = Describe("On a real node", Ordered, func() {
 		By("the extender rejects the node: the pod waits, and its Event quotes the extender")
 		pod := realWorkload("extended", "filtered")
 		Expect(c.client.Create(ctx, pod)).To(Succeed())
-		Eventually(func() string {
+		// Any of the pod's FailedScheduling Events: an earlier attempt's may say something
+		// else, and the list's order says nothing of which came first.
+		Eventually(func() []string {
 			events := &eventsv1.EventList{}
 			Expect(c.client.List(ctx, events, client.InNamespace(workloadNamespace))).To(Succeed())
+			var notes []string
 			for _, event := range events.Items {
 				if event.Regarding.Name == pod.Name && event.Reason == "FailedScheduling" {
-					return event.Note
+					notes = append(notes, event.Note)
 				}
 			}
-			return ""
-		}).Should(ContainSubstring("rejected by the test extender"))
+			return notes
+		}).Should(ContainElement(ContainSubstring("rejected by the test extender")))
 
 		By("the extender accepts it after an edit of its arguments: the pod waiting is placed")
 		Expect(c.client.Get(ctx, client.ObjectKeyFromObject(filtered), filtered)).To(Succeed())
