@@ -129,15 +129,15 @@ bench: ## Benchmarks, about 29 minutes with bin/scheduler-plugins (28m47s measur
 ##@ Demo
 
 .PHONY: demo
-demo: ## Start a local cluster, the operator and a bin-packing scheduler placing pods; leaves it running.
+demo: ## Start a local cluster with a real node (needs root, containerd, runc, containernetworking-plugins, iptables, curl), the operator installed from dist/install.yaml and a bin-packing scheduler running there as containers of images built from the checkout, placing pods; leaves it running.
 	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" hack/demo.sh up
 
 .PHONY: demo-prometheus
-demo-prometheus: ## Add to the demo a Prometheus on loopback (127.0.0.1:9090) with each node's load, for the load-aware profiles, and the same behind TLS and a token check on 127.0.0.1:9091; needs prometheus on PATH.
+demo-prometheus: ## Add to the demo a Prometheus (port 9090 of this machine) with each node's load, for the load-aware profiles, and the same behind TLS and a token check (port 9091), both behind the Service prometheus in namespace demo (http://prometheus.demo.svc:9090, https://prometheus.demo.svc:9091); needs prometheus on PATH.
 	hack/demo.sh prometheus
 
 .PHONY: demo-operator
-demo-operator: ## Restart the demo's operator, running schedulers in SCHEDULER_NAMESPACES (e.g. demo,platform), binding metrics tokens to METRICS_TOKEN_CLUSTER_ROLES; either one not given keeps its value from the last start (at first: demo, and the operator's default cluster-monitoring-view).
+demo-operator: ## Build the demo operator's image again and roll its pods, running schedulers in SCHEDULER_NAMESPACES (e.g. demo,platform: its role bound in each, and its --scheduler-namespaces flag), binding metrics tokens to METRICS_TOKEN_CLUSTER_ROLES; either one not given keeps its value from the last start (at first: demo, and the operator's default cluster-monitoring-view).
 	SCHEDULER_NAMESPACES="$(if $(filter command line environment,$(origin SCHEDULER_NAMESPACES)),$(SCHEDULER_NAMESPACES))" METRICS_TOKEN_CLUSTER_ROLES="$(METRICS_TOKEN_CLUSTER_ROLES)" hack/demo.sh operator
 
 .PHONY: demo-down
@@ -153,7 +153,7 @@ build: manifests generate fmt vet ## Build the operator binary, bin/manager, and
 
 .PHONY: images
 PAUSE_IMAGE ?= registry.k8s.io/pause:3.10
-images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh), from static builds on this machine and no registry (hack/buildimages): the operator's (IMG), Kubernetes' kube-scheduler of the control plane's version, scheduler-plugins' when make scheduler-plugins built it, and the pause image (PAUSE_IMAGE).
+images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh), from static builds on this machine and no registry (hack/buildimages): the operator's (IMG), Kubernetes' kube-scheduler of the control plane's version, the image of every scheduler-plugins release the operator knows, the one it runs by default among them (scheduler-plugins' kube-scheduler when make scheduler-plugins built it, else Kubernetes' in its place, which runs every profile but the load-aware ones), and the pause image (PAUSE_IMAGE).
 	mkdir -p $(LOCALBIN)/static
 	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/manager .
 	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/kubectl-secondary_scheduler ./cmd/kubectl-secondary_scheduler
@@ -161,7 +161,8 @@ images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh)
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-scheduler
 	go run ./hack/buildimages -o $(LOCALBIN)/images.tar -operator $(IMG) -manager $(LOCALBIN)/static/manager \
 		-plugin $(LOCALBIN)/static/kubectl-secondary_scheduler -pause $(PAUSE_IMAGE)=$(LOCALBIN)/static/pause \
-		-scheduler registry.k8s.io/kube-scheduler:$(KUBE_VERSION)=KubeScheduler:$(CONTROL_PLANE_DIR)/kube-scheduler
+		-scheduler registry.k8s.io/kube-scheduler:$(KUBE_VERSION)=KubeScheduler:$(CONTROL_PLANE_DIR)/kube-scheduler \
+		-scheduler-plugins $(or $(SCHEDULER_PLUGINS_BINARY),$(CONTROL_PLANE_DIR)/kube-scheduler)
 
 .PHONY: run
 SCHEDULER_NAMESPACES ?= default

@@ -2,7 +2,9 @@
 # A whole Kubernetes cluster on this machine, for the e2e tests and `make demo`:
 # kwokctl's binary runtime runs etcd, kube-apiserver, kube-controller-manager, the default
 # kube-scheduler and kwok, all built by hack/build-control-plane.sh, plus fake nodes that
-# kwok keeps Ready. The scheduler pods run as real processes through test/podrunner.
+# kwok keeps Ready. The scheduler pods run as containers on a real node (hack/real-node.sh;
+# make demo, the docs test, the e2e specs of a real node) or as processes through
+# test/podrunner (the other e2e specs, the benchmarks).
 #
 # Usage: hack/local-cluster.sh up|down|kubeconfig|audit-log|logs
 #   (audit-log: where the API server's audit log is; logs: the directory of the cluster's
@@ -53,8 +55,8 @@ metadata:
     kubernetes.io/os: linux
     type: kwok
 spec:
-  # Keeps the scheduler pods (which tolerate nothing) on podrunner's node, where they
-  # really run; workloads tolerate it and select type=kwok.
+  # Keeps the scheduler pods (which tolerate nothing) on a node where they really run
+  # (podrunner's, or a real one); workloads tolerate it and select type=kwok.
   taints:
   - key: kwok.x-k8s.io/node
     value: fake

@@ -2,7 +2,8 @@
 # A real node for the local cluster of hack/local-cluster.sh: Debian's containerd and runc,
 # CNI's bridge and host-local IPAM from containernetworking-plugins, and a kubelet and
 # kube-proxy of the control plane's version (hack/build-control-plane.sh), so that pods run
-# as real containers. No registry is reachable: the images come from an archive that
+# as real containers. Its pods resolve Services' cluster names (NAME.NAMESPACE.svc) through
+# test/clusterdns, the cluster's DNS, on the node's address. No registry is reachable: the images come from an archive that
 # hack/buildimages wrote (IMAGES), imported with ctr, the pause image among them.
 #
 # This machine runs cgroup v1 and its root lacks CAP_SYS_RESOURCE: the kubelet runs with
@@ -11,7 +12,8 @@
 # sandbox's oom_score_adj). The cluster must have been made with REAL_NODE=true, so that
 # the API server's certificate names the addresses pods reach it at.
 #
-# Usage: hack/real-node.sh up|down|logs
+# Usage: hack/real-node.sh up|down|import|address|logs
+#   (import: IMAGES into the running node's containerd; address: the node's address)
 #   CLUSTER_NAME, OUTPUT_DIR, CONTROL_PLANE_DIR, KUBE_VERSION: as hack/local-cluster.sh
 #   NODE_NAME (default real-node), POD_CIDR (default 10.88.0.0/24)
 #   IMAGES: an archive of hack/buildimages to import (it must hold PAUSE_IMAGE)
@@ -124,7 +126,10 @@ healthzPort: 0
 podCIDR: ${POD_CIDR}
 failSwapOn: false
 podLogsDir: ${node_dir}/kubelet/pod-logs
-# The cluster has no DNS: pods get the machine's resolver.
+# Pods ask test/clusterdns first (dnsPolicy ClusterFirst), with the machine's search
+# domains after the cluster's.
+clusterDNS: [$(node_ip)]
+clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 authentication:
   anonymous: {enabled: false}
@@ -143,7 +148,8 @@ CONFIG
 up() {
   check_prerequisites
   CONTROL_PLANE_DIR="${CONTROL_PLANE_DIR}" KUBE_VERSION="${KUBE_VERSION}" "${repo_root}/hack/build-control-plane.sh" kubelet kube-proxy
-  stop kubelet; stop kube-proxy; stop containerd
+  stop kubelet; stop kube-proxy; stop clusterdns; stop containerd
+  (cd "${repo_root}" && go build -o bin/clusterdns ./test/clusterdns)
   write_containerd_config
   write_kubelet_config
   # Pods' traffic is routed through the node and to Services by kube-proxy's rules.
@@ -158,6 +164,11 @@ up() {
   # Not grep -q: it would stop reading at the first match, ctr then dies of SIGPIPE, and
   # pipefail fails the pipeline (so in every script here).
   ctr images ls -q | grep -x "${PAUSE_IMAGE}" >/dev/null || { log "containerd lacks ${PAUSE_IMAGE}: give IMAGES an archive that holds it (hack/buildimages -pause)"; exit 1; }
+  start clusterdns "${repo_root}/bin/clusterdns" --kubeconfig "${kubeconfig}" --listen "$(node_ip):53"
+  if ! wait_for "the cluster's DNS serving" 30 grep serving "${node_dir}/logs/clusterdns.log"; then
+    tail -n 20 "${node_dir}/logs/clusterdns.log" >&2
+    exit 1
+  fi
   start kubelet "${CONTROL_PLANE_DIR}/kubelet" --config "${node_dir}/kubelet/config.yaml" --kubeconfig "${kubeconfig}" \
     --hostname-override "${NODE_NAME}" --node-ip "$(node_ip)" --root-dir "${node_dir}/kubelet/root" --cert-dir "${node_dir}/kubelet/pki"
   start kube-proxy "${CONTROL_PLANE_DIR}/kube-proxy" --kubeconfig "${kubeconfig}" --hostname-override "${NODE_NAME}" \
@@ -196,7 +207,7 @@ down() {
     kubectl delete pods --all-namespaces --field-selector "spec.nodeName=${NODE_NAME}" --grace-period 1 --wait=false >/dev/null 2>&1 || true
     wait_for "the node's containers stopped" 60 no_tasks || true
   fi
-  stop kubelet; stop kube-proxy
+  stop kubelet; stop kube-proxy; stop clusterdns
   # What is left, containerd is told to end; then the shims of its tasks go with it.
   if [ -S "${socket}" ]; then
     local id
@@ -227,9 +238,19 @@ down() {
   log "node ${NODE_NAME} stopped"
 }
 
+# import_images imports IMAGES into the running node's containerd: an image built again
+# under the same name replaces the one there, and runs in the containers started after.
+import_images() {
+  [ -S "${socket}" ] || { log "no node runs at ${node_dir}: hack/real-node.sh up first"; exit 1; }
+  [ -n "${IMAGES}" ] || { log "give IMAGES an archive of hack/buildimages to import"; exit 1; }
+  ctr images import "${IMAGES}" >/dev/null
+}
+
 case "${1:-}" in
   up) up ;;
   down) down ;;
+  import) import_images ;;
+  address) node_ip ;;
   logs) echo "${node_dir}/logs" ;;
-  *) echo "usage: $0 up|down|logs" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|import|address|logs" >&2; exit 2 ;;
 esac

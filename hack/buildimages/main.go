@@ -5,10 +5,14 @@
 //	go run ./hack/buildimages -o bin/images.tar \
 //	  -operator ghcr.io/secondary-scheduler/secondary-scheduler-operator:v0.1.0 -manager bin/manager -plugin bin/kubectl-secondary_scheduler \
 //	  -scheduler registry.k8s.io/kube-scheduler:v1.37.0=KubeScheduler:bin/k8s/v1.37.0/kube-scheduler \
-//	  -pause registry.k8s.io/pause:3.10=bin/pause
+//	  -pause registry.k8s.io/pause:3.10=bin/pause \
+//	  -scheduler-plugins bin/scheduler-plugins/kube-scheduler
 //
 // -scheduler may be given more than once; its kind is render.ImageKind's
 // (SchedulerPlugins or KubeScheduler), which decides where the binary goes and the user.
+// -scheduler-plugins builds, from one binary, the image of every scheduler-plugins release
+// the operator knows (render.SchedulerPluginsReleaseImages): the one it runs by default,
+// and those a page or a user may name, so that they start on a node that can pull nothing.
 package main
 
 import (
@@ -58,6 +62,8 @@ func run(args []string) error {
 	pause := flags.String("pause", "", "the pause image, REFERENCE=BINARY")
 	var schedulers schedulerFlags
 	flags.Var(&schedulers, "scheduler", "a scheduler image, REFERENCE=KIND:BINARY (KIND SchedulerPlugins or KubeScheduler); repeatable")
+	schedulerPlugins := flags.String("scheduler-plugins", "",
+		"the binary of every scheduler-plugins release image the operator knows (scheduler-plugins' kube-scheduler; Kubernetes' runs every profile but the load-aware ones)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +71,11 @@ func run(args []string) error {
 		return errors.New("-o is required")
 	}
 	specs := []images.Spec(schedulers)
+	if *schedulerPlugins != "" {
+		for _, reference := range render.SchedulerPluginsReleaseImages() {
+			specs = append(specs, images.Scheduler(reference, render.SchedulerPluginsImage, *schedulerPlugins))
+		}
+	}
 	if *operator != "" {
 		if *manager == "" || *plugin == "" {
 			return errors.New("-operator needs -manager and -plugin")
@@ -79,7 +90,7 @@ func run(args []string) error {
 		specs = append(specs, images.Pause(reference, binary))
 	}
 	if len(specs) == 0 {
-		return errors.New("no image to build: give -operator, -scheduler or -pause")
+		return errors.New("no image to build: give -operator, -scheduler, -scheduler-plugins or -pause")
 	}
 	return images.Write(*out, specs...)
 }

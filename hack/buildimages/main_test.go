@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
 
 // Each flag builds its image into the archive, under its reference; a flag that cannot
@@ -22,11 +24,14 @@ func TestRun(t *testing.T) {
 	err := run([]string{"-o", archive, "-operator", "example.test/operator:v1", "-manager", binary, "-plugin", binary,
 		"-scheduler", "example.test/kube-scheduler:v1.37.0=KubeScheduler:" + binary,
 		"-scheduler", "example.test/scheduler-plugins:v0.37.0=SchedulerPlugins:" + binary,
-		"-pause", "example.test/pause:3.10=" + binary})
+		"-pause", "example.test/pause:3.10=" + binary,
+		"-scheduler-plugins", binary})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, reference := range []string{"example.test/operator:v1", "example.test/kube-scheduler:v1.37.0", "example.test/scheduler-plugins:v0.37.0", "example.test/pause:3.10"} {
+	references := append([]string{"example.test/operator:v1", "example.test/kube-scheduler:v1.37.0", "example.test/scheduler-plugins:v0.37.0", "example.test/pause:3.10"},
+		render.SchedulerPluginsReleaseImages()...)
+	for _, reference := range references {
 		tag, err := name.NewTag(reference)
 		if err != nil {
 			t.Fatal(err)

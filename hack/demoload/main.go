@@ -173,6 +173,11 @@ var prometheusReaderAccess = authorizationv1.ResourceAttributes{
 	Namespace: "monitoring", Verb: "get", Group: "monitoring.coreos.com", Resource: "prometheuses", Subresource: "api",
 }
 
+// proxyDNSNames are the names the proxy's certificate is valid for: kube-prometheus'
+// Service, which test/kubeprometheus plays, and the demo's Service prometheus in namespace
+// demo (hack/demo.sh prometheus), through which the demo's pods reach it.
+var proxyDNSNames = []string{"prometheus-k8s.monitoring.svc", "prometheus.demo.svc"}
+
 // startProxy serves upstream on listen over TLS behind the token check, and writes its CA.
 func startProxy(config *rest.Config, listen, upstream, caFile string) error {
 	target, err := url.Parse(upstream)
@@ -180,7 +185,7 @@ func startProxy(config *rest.Config, listen, upstream, caFile string) error {
 		return fmt.Errorf("--rbac-proxy-upstream: %w", err)
 	}
 	proxy, err := rbacproxy.Start(rbacproxy.Options{ListenAddress: listen, Upstream: target, Config: config,
-		Authorization: prometheusReaderAccess, DNSNames: []string{"prometheus-k8s.monitoring.svc"}})
+		Authorization: prometheusReaderAccess, DNSNames: proxyDNSNames})
 	if err != nil {
 		return err
 	}

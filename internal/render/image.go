@@ -29,6 +29,16 @@ var schedulerPluginsReleases = map[int]string{
 
 const newestKnownMinor, oldestKnownMinor = 35, 30
 
+// SchedulerPluginsReleaseImages are the references of every scheduler-plugins release the
+// operator knows, oldest first: each is the default image on some cluster.
+func SchedulerPluginsReleaseImages() []string {
+	references := make([]string, 0, len(schedulerPluginsReleases))
+	for minor := oldestKnownMinor; minor <= newestKnownMinor; minor++ {
+		references = append(references, schedulerPluginsRepository+":"+schedulerPluginsReleases[minor])
+	}
+	return references
+}
+
 // ImageKind is which kube-scheduler an image holds, as far as its reference tells: it
 // decides the path of the binary, the user it runs as, and the plugins it has.
 type ImageKind string

@@ -121,8 +121,8 @@ var bareCluster = struct{ up, down markdown.Block }{
 }
 
 // keepClusterLogs copies, when the test failed, the local cluster's logs (its components',
-// the audit log, the operator's and podrunner's) into _output/docs/NAME-logs, since
-// stopping the cluster deletes them.
+// the audit log, the real node's containerd, kubelet and kube-proxy, and its pods') into
+// _output/docs/NAME-logs, since stopping the cluster deletes them.
 func keepClusterLogs(ctx context.Context, t *testing.T, name string) {
 	if !t.Failed() {
 		return
@@ -131,6 +131,8 @@ func keepClusterLogs(ctx context.Context, t *testing.T, name string) {
 	script := `rm -rf "$1" && mkdir -p "$1"
 cp -r "$(hack/local-cluster.sh logs)"/. "$1"/ || true
 cp _output/secondary-scheduler/*.log "$1"/ || true
+if [ -d _output/secondary-scheduler/node/logs ]; then mkdir -p "$1"/node && cp -r _output/secondary-scheduler/node/logs/. "$1"/node/ || true; fi
+if [ -d _output/secondary-scheduler/node/kubelet/pod-logs ]; then cp -rL _output/secondary-scheduler/node/kubelet/pod-logs "$1"/pods || true; fi
 `
 	cmd := exec.CommandContext(ctx, "bash", "-c", script, "keep-cluster-logs", dest)
 	cmd.Dir = repoRoot

@@ -256,6 +256,13 @@ var _ = Describe("On a real node", Ordered, func() {
 		for _, series := range metricsprobe.Series {
 			prometheus.SetSeries(series, map[string]float64{realNodeName: 0.3})
 		}
+		// The operator's first probe must find the series: one that finds none is retried
+		// only after a minute or more, which would make the spec a race with the scrape.
+		for _, series := range metricsprobe.Series {
+			Eventually(func() ([]map[string]string, error) {
+				return prometheus.Query(fmt.Sprintf("%s{instance=%q}", series, realNodeName))
+			}).Should(HaveLen(1), "Prometheus scrapes %s of node %s", series, realNodeName)
+		}
 
 		loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "load-aware"},
 			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,

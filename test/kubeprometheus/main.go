@@ -21,8 +21,8 @@
 //     record them from node-exporter's.
 //
 // Left out: no Prometheus Operator, so ServiceMonitors are not scraped, no Alertmanager,
-// Grafana or node-exporter, and its NetworkPolicies are not enforced (kwok's cluster has
-// no network plugin).
+// Grafana or node-exporter, and its NetworkPolicies are not enforced (the local cluster's
+// network plugin, CNI's bridge on its real node, enforces none).
 //
 // It runs until SIGTERM or SIGINT, then stops Prometheus and demoload and removes the
 // network namespace; the cluster's objects stay. It needs root, for the network namespace.
