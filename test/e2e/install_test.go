@@ -93,6 +93,13 @@ func (c *installCluster) kubectl(args ...string) string {
 	return output
 }
 
+// condition is FIELD (status, reason or message) of condition TYPE of SecondaryScheduler
+// NAMESPACE/NAME, as kubectl reads it; empty while the condition is not there.
+func (c *installCluster) condition(namespace, name, conditionType, field string) string {
+	return c.kubectl("-n", namespace, "get", "secondaryscheduler/"+name, "-o",
+		fmt.Sprintf("jsonpath={.status.conditions[?(@.type=='%s')].%s}", conditionType, field))
+}
+
 func dumpInstallCluster(c *installCluster, dir string) {
 	output, _ := runKubectl(c.kubeconfig, "get", "secondaryschedulers,deployments,pods,roles,rolebindings,events", "-A", "-o", "yaml")
 	_ = os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte(output), 0o644)
@@ -335,7 +342,7 @@ var _ = Describe("Installing the operator", func() {
 		Expect(c.client.Create(ctx, routed)).To(Succeed())
 		c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/routed", "--timeout=120s")
 		Eventually(func() string {
-			return c.kubectl("-n", namespace, "get", "secondaryscheduler/routed", "-o", "jsonpath={.status.conditions[?(@.type=='Routing')].reason}")
+			return c.condition(namespace, "routed", "Routing", "reason")
 		}).Should(Equal(string(v1.ReasonRoutingUnsupported)))
 		c.expectBinds("routed", "routed-workload")
 
@@ -352,7 +359,7 @@ var _ = Describe("Installing the operator", func() {
 		c.createNamespace("team-a")
 		Expect(c.client.Create(ctx, binPacking("team-a", "elsewhere"))).To(Succeed())
 		c.kubectl("-n", "team-a", "wait", "--for=condition=Degraded", "secondaryscheduler/elsewhere", "--timeout=60s")
-		Expect(c.kubectl("-n", "team-a", "get", "secondaryscheduler/elsewhere", "-o", "jsonpath={.status.conditions[?(@.type=='Degraded')].reason}")).
+		Expect(c.condition("team-a", "elsewhere", "Degraded", "reason")).
 			To(Equal(string(v1.ReasonNamespaceNotAllowed)))
 
 		c.expectOperatorConfined(namespace, nil, c.clusterRulesBoundTo(namespace))
@@ -396,7 +403,7 @@ var _ = Describe("Installing the operator", func() {
 		c.expectAuthorityAtAdmission(targets[1], "packer-"+targets[1], true)
 		Expect(c.client.Create(ctx, binPacking(namespace, "not-a-target"))).To(Succeed())
 		c.kubectl("-n", namespace, "wait", "--for=condition=Degraded", "secondaryscheduler/not-a-target", "--timeout=60s")
-		Expect(c.kubectl("-n", namespace, "get", "secondaryscheduler/not-a-target", "-o", "jsonpath={.status.conditions[?(@.type=='Degraded')].reason}")).
+		Expect(c.condition(namespace, "not-a-target", "Degraded", "reason")).
 			To(Equal(string(v1.ReasonNamespaceNotAllowed)))
 
 		c.expectOperatorConfined(namespace, targets, clusterRulesOf(bundle))

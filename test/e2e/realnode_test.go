@@ -270,7 +270,7 @@ var _ = Describe("On a real node", Ordered, func() {
 		Expect(c.client.Create(ctx, loadAware)).To(Succeed())
 		c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/load-aware", "--timeout=120s")
 		Eventually(func() string {
-			return c.kubectl("-n", namespace, "get", "secondaryscheduler/load-aware", "-o", "jsonpath={.status.conditions[?(@.type=='MetricsAvailable')].status}")
+			return c.condition(namespace, "load-aware", "MetricsAvailable", "status")
 		}).Should(Equal(string(metav1.ConditionTrue)))
 		c.expectRunsPodsOnRealNode("load-aware", "load-aware-0")
 	})
@@ -324,7 +324,7 @@ var _ = Describe("On a real node", Ordered, func() {
 		unpullable.Spec.SchedulerImage = "127.0.0.1:9/nowhere/kube-scheduler:" + envOr("KUBE_VERSION", "v1.37.0")
 		Expect(c.client.Create(ctx, unpullable)).To(Succeed())
 		Eventually(func() string {
-			return c.kubectl("-n", namespace, "get", "secondaryscheduler/unpullable", "-o", "jsonpath={.status.conditions[?(@.type=='Degraded')].reason}")
+			return c.condition(namespace, "unpullable", "Degraded", "reason")
 		}).Should(Equal(string(v1.ReasonImagePullFailed)))
 		Expect(c.client.Delete(ctx, unpullable)).To(Succeed())
 		c.expectRunsPodsOnRealNode("packer", "packed-2")
