@@ -9,6 +9,11 @@ IMG_REPOSITORY = $(shell hack/image-reference.sh repository '$(IMG)')
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
+# Every binary and test this Makefile builds is static, as the Dockerfile builds the image's
+# (CGO_ENABLED=0): so the tests, the real node's images and the control plane share one
+# build of each package, where a cgo build of the tests would compile them all a second time.
+export CGO_ENABLED ?= 0
+
 LOCALBIN ?= $(CURDIR)/bin
 # The control plane (kube-apiserver, etcd, kubectl, ...) built by hack/build-control-plane.sh;
 # envtest finds it through KUBEBUILDER_ASSETS.
@@ -93,7 +98,14 @@ scheduler-plugins: ## Build kube-scheduler of kubernetes-sigs/scheduler-plugins 
 		LOAD_WATCHER_SRC="$(LOAD_WATCHER_SRC)" NUMAPLACEMENT_SRC="$(NUMAPLACEMENT_SRC)" hack/build-scheduler-plugins.sh
 
 .PHONY: test
-test: manifests generate fmt vet lint $(if $(CI),verify-clean verify-bundle) test-unit test-integration test-e2e test-docs bundle-validate ## Run every test: unit, integration on a real API server, e2e on a local cluster, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle.
+test: manifests generate fmt $(if $(CI),verify-clean verify-bundle) test-binaries ## Run every test: unit, integration on a real API server, e2e on local clusters, the docs, vet and lint, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle. The suites run in two phases, the jobs of each at the same time (hack/make-parallel.sh): they mostly wait on their clusters, and a real node runs in one suite at a time (the docs test's in the first phase, the e2e suite's in the second).
+	hack/make-parallel.sh 'test-e2e E2E_LABELS=!real-node' test-docs test-integration test-unit
+	hack/make-parallel.sh 'test-e2e E2E_LABELS=real-node' 'vet lint bundle-validate'
+
+.PHONY: test-binaries
+test-binaries: ## Build what the suites run, before make test starts them at the same time: the control plane and the real node's kubelet and kube-proxy (reuses what is there).
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh \
+		kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl metrics-server kubelet kube-proxy
 
 .PHONY: test-unit
 test-unit: ## Unit tests: every package with tests but those of test-integration (hack/unit-packages.sh lists them; no API server; the metrics probe runs against a real Prometheus on loopback), among them the shipped RBAC against its allow-list, the alert rules and the dashboard's queries with promtool.
@@ -109,10 +121,11 @@ test-docs: ## Run the docs on the demo's cluster (make demo, as a reader would; 
 	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags docs ./test/docs/ -count=1 -timeout 45m -v
 
 .PHONY: test-e2e
-test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes (scheduler-plugins' when make scheduler-plugins built it, then also Trimaran); and on a real node (hack/real-node.sh; needs root, containerd, runc and CNI's plugins), the operator installed from dist/install.yaml and its schedulers running as containers of images built from this checkout.
+E2E_LABELS ?=
+test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes (scheduler-plugins' when make scheduler-plugins built it, then also Trimaran); and on a real node (hack/real-node.sh; needs root, containerd, runc and CNI's plugins; the specs labelled real-node), the operator installed from dist/install.yaml and its schedulers running as containers of images built from this checkout. E2E_LABELS=real-node runs only those, E2E_LABELS='!real-node' all others (a ginkgo label filter).
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kubelet kube-proxy
-	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.no-color
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.no-color $(if $(E2E_LABELS),-ginkgo.label-filter='$(E2E_LABELS)')
 
 .PHONY: fuzz
 fuzz: ## Fuzz the parsers and renderers of user input, FUZZTIME each (default 10m; FUZZ=FuzzParse for one), keeping the corpus in testdata/fuzz.

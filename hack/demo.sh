@@ -99,18 +99,30 @@ build_images() {
 }
 
 # install_operator installs the operator as a cluster admin does (dist/install.yaml and,
-# for spec.routing, dist/routing.yaml), then configures it.
+# for spec.routing, dist/routing.yaml), allowing it SCHEDULER_NAMESPACES, with the flags
+# configure_operator sets already in place (kubectl's kustomize adds them to the Deployment's
+# arguments, which dist/install.yaml leaves without them), so that its pods start once.
 install_operator() {
-  kubectl apply --server-side -f "${repo_root}/dist/install.yaml" >/dev/null
+  allow_namespaces
+  local kustomization="${OUTPUT_DIR}/install"
+  mkdir -p "${kustomization}"
+  cp "${repo_root}/dist/install.yaml" "${kustomization}/install.yaml"
+  {
+    printf 'resources: [install.yaml]\npatches:\n- target: {kind: Deployment, name: %s}\n  patch: |-\n' "${operator_deployment}"
+    local flag
+    for flag in "${operator_flags[@]}"; do
+      printf '    - {op: add, path: /spec/template/spec/containers/0/args/-, value: "%s"}\n' "${flag}"
+    done
+  } >"${kustomization}/kustomization.yaml"
+  kubectl apply --server-side -k "${kustomization}" >/dev/null
   kubectl apply --server-side -f "${repo_root}/dist/routing.yaml" >/dev/null
-  configure_operator
+  kubectl -n "${operator_namespace}" rollout status deployment "${operator_deployment}" --timeout=180s >/dev/null
 }
 
-# configure_operator allows the operator SCHEDULER_NAMESPACES as docs/getting-started.md
-# does (its per-namespace role bound in each, then the namespaces in its
-# --scheduler-namespaces flag), sets --metrics-token-cluster-roles, and rolls its pods, so
-# that they also run the operator's image as the real node holds it now.
-configure_operator() {
+# allow_namespaces allows the operator SCHEDULER_NAMESPACES as docs/getting-started.md does
+# (its per-namespace role bound in each; the namespaces in its --scheduler-namespaces flag,
+# which operator_flags holds), and records the settings for operator_restart.
+allow_namespaces() {
   SCHEDULER_NAMESPACES="${SCHEDULER_NAMESPACES:-demo}"
   printf 'SCHEDULER_NAMESPACES=%q\nMETRICS_TOKEN_CLUSTER_ROLES=%q\n' "${SCHEDULER_NAMESPACES}" "${METRICS_TOKEN_CLUSTER_ROLES}" >"${operator_settings}"
   local namespace
@@ -120,6 +132,17 @@ configure_operator() {
       --clusterrole=secondary-scheduler-operator-scheduler-namespace \
       --serviceaccount="${operator_namespace}:${operator_deployment}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   done
+  operator_flags=("--scheduler-namespaces=${SCHEDULER_NAMESPACES}")
+  if [ -n "${METRICS_TOKEN_CLUSTER_ROLES}" ]; then
+    operator_flags+=("--metrics-token-cluster-roles=${METRICS_TOKEN_CLUSTER_ROLES}")
+  fi
+}
+
+# configure_operator allows the running operator SCHEDULER_NAMESPACES, sets its flags
+# (--metrics-token-cluster-roles too) and rolls its pods, so that they also run the
+# operator's image as the real node holds it now.
+configure_operator() {
+  allow_namespaces
   # The Deployment's arguments, but those two flags, then the two with their values. No
   # argument of dist/install.yaml holds a quote or a backslash.
   local argument arguments=()
@@ -130,10 +153,9 @@ configure_operator() {
     esac
   done < <(kubectl -n "${operator_namespace}" get deployment "${operator_deployment}" \
     -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}')
-  arguments+=("\"--scheduler-namespaces=${SCHEDULER_NAMESPACES}\"")
-  if [ -n "${METRICS_TOKEN_CLUSTER_ROLES}" ]; then
-    arguments+=("\"--metrics-token-cluster-roles=${METRICS_TOKEN_CLUSTER_ROLES}\"")
-  fi
+  for argument in "${operator_flags[@]}"; do
+    arguments+=("\"${argument}\"")
+  done
   local joined
   joined=$(IFS=,; echo "${arguments[*]}")
   kubectl -n "${operator_namespace}" patch deployment "${operator_deployment}" --type=json -p "[

@@ -155,12 +155,21 @@ CONFIG
   echo "${config}"
 }
 
+# KWOKCTL_LOCK serializes making clusters on this machine: kwokctl picks each component's
+# port by trying it free, then starts the component, and two clusters made at once (make
+# test runs the e2e suite beside the docs test) could pick the same port in between.
+KWOKCTL_LOCK="${KWOKCTL_LOCK:-${TMPDIR:-/tmp}/secondary-scheduler-kwokctl.lock}"
+
 up() {
   "${repo_root}/hack/build-control-plane.sh"
   mkdir -p "${OUTPUT_DIR}"
+  # Held on file descriptor 9 until the cluster's components listen; kwokctl runs without it,
+  # so that the components it starts do not hold it on.
+  exec 9>"${KWOKCTL_LOCK}"
+  flock 9
   if "${kwokctl}" get clusters 2>/dev/null | grep -x "${CLUSTER_NAME}" >/dev/null; then
     log "cluster ${CLUSTER_NAME} exists; starting it"
-    "${kwokctl}" start cluster --name "${CLUSTER_NAME}" >/dev/null
+    "${kwokctl}" start cluster --name "${CLUSTER_NAME}" >/dev/null 9>&-
   else
     log "creating cluster ${CLUSTER_NAME}"
     local extra_args=() arg
@@ -204,8 +213,9 @@ up() {
       --kube-controller-manager-binary "${CONTROL_PLANE_DIR}/kube-controller-manager" \
       --kube-scheduler-binary "${CONTROL_PLANE_DIR}/kube-scheduler" \
       --kwok-controller-binary "${CONTROL_PLANE_DIR}/kwok" \
-      --wait 2m >/dev/null
+      --wait 2m >/dev/null 9>&-
   fi
+  exec 9>&-
   forget_discovery
   # A cluster made earlier with metrics-server, and started again, has its APIService.
   if [ "${METRICS_SERVER}" = true ] || kubectl get apiservice v1beta1.metrics.k8s.io >/dev/null 2>&1; then

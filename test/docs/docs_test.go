@@ -311,20 +311,30 @@ const bareDirective = "bare:"
 // itself, before this test: running it here again would only double its time.
 const makeTestRunsIt = "make test runs it"
 
-// makeTestTargets are the prerequisites of the Makefile's test target, those it always runs
-// and those it runs in CI (inside $(if $(CI),...), whose function and variable names are
-// left out).
+// makeTestTargets are the targets the Makefile's test target runs: its prerequisites, those
+// it always runs and those it runs in CI (inside $(if $(CI),...), whose function and variable
+// names are left out), and the jobs its recipe runs through hack/make-parallel.sh.
 func makeTestTargets(t *testing.T) []string {
 	makefile, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(makefile), "\n") {
-		if rule, ok := strings.CutPrefix(line, "test:"); ok {
-			rule, _, _ = strings.Cut(rule, "##")
-			words := strings.FieldsFunc(rule, func(r rune) bool { return strings.ContainsRune(" \t$(),", r) })
-			return slices.DeleteFunc(words, func(word string) bool { return word == "if" || strings.ToLower(word) != word })
+	lines := strings.Split(string(makefile), "\n")
+	for i, line := range lines {
+		rule, ok := strings.CutPrefix(line, "test:")
+		if !ok {
+			continue
 		}
+		rule, _, _ = strings.Cut(rule, "##")
+		for _, recipe := range lines[i+1:] {
+			jobs, ok := strings.CutPrefix(recipe, "\thack/make-parallel.sh ")
+			if !ok {
+				break
+			}
+			rule += " " + jobs
+		}
+		words := strings.FieldsFunc(rule, func(r rune) bool { return strings.ContainsRune(" \t$(),'", r) })
+		return slices.DeleteFunc(words, func(word string) bool { return word == "if" || strings.ToLower(word) != word })
 	}
 	t.Fatal("the Makefile has no test target")
 	return nil
@@ -550,7 +560,13 @@ func TestCommandsOf(t *testing.T) {
 			}
 		})
 	}
-	if targets := makeTestTargets(t); !slices.Contains(targets, "test-integration") || slices.Contains(targets, "if") {
-		t.Errorf("make test's targets are read as %q, want test-integration among them and no make function", targets)
+	targets := makeTestTargets(t)
+	for _, want := range []string{"manifests", "verify-clean", "test-integration", "lint"} {
+		if !slices.Contains(targets, want) {
+			t.Errorf("make test's targets are read as %q, want %s among them", targets, want)
+		}
+	}
+	if slices.Contains(targets, "if") || slices.Contains(targets, "hack/make-parallel.sh") {
+		t.Errorf("make test's targets are read as %q, with a make function or the script among them", targets)
 	}
 }

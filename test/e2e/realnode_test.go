@@ -193,9 +193,14 @@ func (c *installCluster) readyPodsOf(selector map[string]string) (ready []types.
 // extenderImage is the test extender's image (test/extender), which the real node holds.
 const extenderImage = "registry.example/e2e/extender:v1"
 
+// realNodeLabel marks the specs of a real node: make test runs them apart from the others,
+// after the docs test, whose cluster has a real node too (two kube-proxies would rewrite each
+// other's rules of the machine).
+const realNodeLabel = "real-node"
+
 // On a cluster of its own, with one node, a real one, holding the images built from this
 // checkout; the operator is installed from dist/install.yaml, and the specs share it.
-var _ = Describe("On a real node", Ordered, func() {
+var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 	const namespace = installNamespace
 	var (
 		c     *installCluster

@@ -11,6 +11,7 @@ package images
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -92,6 +93,11 @@ func Build(spec Spec) (containerv1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", spec.Reference, err)
 	}
+	return imageOf(spec, layer)
+}
+
+// imageOf is spec's image of layer, which holds spec's files.
+func imageOf(spec Spec, layer containerv1.Layer) (containerv1.Image, error) {
 	image, err := mutate.AppendLayers(empty.Image, layer)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", spec.Reference, err)
@@ -110,17 +116,27 @@ func Build(spec Spec) (containerv1.Image, error) {
 }
 
 // Write builds every spec and writes them to one archive at archivePath, each under its
-// reference.
+// reference. Specs of the same files share one layer, read and digested once: the image of
+// every scheduler-plugins release is built from one binary.
 func Write(archivePath string, specs ...Spec) error {
 	byReference := make(map[name.Reference]containerv1.Image, len(specs))
+	layers := map[string]containerv1.Layer{}
 	for _, spec := range specs {
 		reference, err := name.ParseReference(spec.Reference)
 		if err != nil {
 			return fmt.Errorf("image reference %q: %w", spec.Reference, err)
 		}
-		image, err := Build(spec)
+		key := fmt.Sprint(slices.SortedFunc(slices.Values(spec.Files), func(a, b File) int { return strings.Compare(a.Path, b.Path) }))
+		layer, ok := layers[key]
+		if !ok {
+			if layer, err = layerOf(spec.Files); err != nil {
+				return fmt.Errorf("image %s: %w", spec.Reference, err)
+			}
+			layers[key] = layer
+		}
+		image, err := imageOf(spec, layer)
 		if err != nil {
-			return err
+			return fmt.Errorf("image %s: %w", spec.Reference, err)
 		}
 		byReference[reference] = image
 	}
@@ -136,8 +152,10 @@ var baseFiles = map[string]string{
 
 var baseDirectories = map[string]int64{"/tmp": 0o1777, "/home/nonroot": 0o700, "/etc": 0o755}
 
-// layerOf is one uncompressed layer of the base's files and files, with every directory
-// on their paths.
+// layerOf is one layer of the base's files and files, with every directory on their
+// paths. It is gzip's stored form, not deflated: the archive goes no further than this
+// machine's containerd, and deflating a kube-scheduler binary costs seconds of a CPU on every
+// build, for a file that containerd then inflates again.
 func layerOf(files []File) (containerv1.Layer, error) {
 	var buffer bytes.Buffer
 	archive := tar.NewWriter(&buffer)
@@ -187,7 +205,8 @@ func layerOf(files []File) (containerv1.Layer, error) {
 		return nil, err
 	}
 	content := buffer.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil })
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil },
+		tarball.WithCompressionLevel(gzip.NoCompression))
 }
 
 func writeBinary(archive *tar.Writer, file File, modTime time.Time) error {

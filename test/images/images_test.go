@@ -232,3 +232,62 @@ func TestSchedulerImagesAgreeWithRender(t *testing.T) {
 		}
 	}
 }
+
+// Images of the same files (every scheduler-plugins release image is built from one binary)
+// share their layer: the archive holds it once, and each image comes back from it with its
+// binary.
+func TestImagesOfTheSameFilesShareOneLayer(t *testing.T) {
+	archive := filepath.Join(t.TempDir(), "images.tar")
+	scheduler := binary(t, "kube-scheduler")
+	releases := []Spec{
+		Scheduler("example.test/scheduler-plugins/kube-scheduler:v0.36.0", render.SchedulerPluginsImage, scheduler),
+		Scheduler("example.test/scheduler-plugins/kube-scheduler:v0.37.0", render.SchedulerPluginsImage, scheduler),
+	}
+	if err := Write(archive, releases[0], releases[1], Pause("example.test/pause:3.10", binary(t, "pause"))); err != nil {
+		t.Fatal(err)
+	}
+	var layers []string
+	for _, entry := range archiveEntries(t, archive) {
+		if strings.HasSuffix(entry, ".tar.gz") {
+			layers = append(layers, entry)
+		}
+	}
+	if len(layers) != 2 {
+		t.Errorf("the archive's layers: %v; want two, the schedulers' shared and the pause image's", layers)
+	}
+	for _, release := range releases {
+		tag, err := name.NewTag(release.Reference)
+		if err != nil {
+			t.Fatal(err)
+		}
+		image, err := tarball.ImageFromPath(archive, &tag)
+		if err != nil {
+			t.Fatalf("%s is not in the archive: %v", release.Reference, err)
+		}
+		if files := extract(t, image); files["bin/kube-scheduler"].content != "kube-scheduler" {
+			t.Errorf("%s lacks its binary: %v", release.Reference, files)
+		}
+	}
+}
+
+// archiveEntries are the names of the files of the tar archive at archivePath.
+func archiveEntries(t *testing.T, archivePath string) []string {
+	t.Helper()
+	file, err := os.Open(archivePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = file.Close() }()
+	var names []string
+	reader := tar.NewReader(file)
+	for {
+		header, err := reader.Next()
+		if errors.Is(err, io.EOF) {
+			return names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, header.Name)
+	}
+}
