@@ -30,7 +30,11 @@
 //	                              lacks, such as a namespace, or what standins/ plays:
 //	                              what OpenShift's operator left (migration.md), a crash
 //	                              (for kubectl logs --previous), or a wait for what a reader
-//	                              waits for unprompted (metrics-server's first scrapes)
+//	                              waits for unprompted
+//	<!-- test: retry: WHY -->     run the block again, once a second for up to 2 minutes,
+//	                              until it succeeds: a command whose answer is a sample the
+//	                              cluster takes now and then (kubectl top, until
+//	                              metrics-server's scrapes have the pods); WHY says which
 //	<!-- test: with: VALUES -->   run the block in a subshell that sets VALUES first, such as
 //	                              NAME=load-variation for a command that needs what only that
 //	                              resource has: the values hold for this block only

@@ -55,7 +55,11 @@ func TestPages(t *testing.T) {
 	pages := otherPages(t)[onDemo]
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
+	tornDown := false
 	t.Cleanup(func() {
+		if tornDown {
+			return
+		}
 		// The teardown runs whatever happened, with a context of its own.
 		teardownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -78,6 +82,10 @@ func TestPages(t *testing.T) {
 		t.Fatalf("%s's cleanup failed at %s: %v\n%s", demoPage, lastBlock(transcript), err, tail(transcript, 40))
 	}
 	checkObjects(ctx, t)
+	// A page that failed leaves the test running on: its logs are kept before the teardown
+	// deletes them.
+	keepClusterLogs(ctx, t, "demo-cluster")
+	tornDown = true
 	if transcript, err := runShell(ctx, t, "teardown", byStage["teardown"]); err != nil {
 		t.Fatalf("teardown failed: %v\n%s", err, transcript)
 	}
@@ -307,6 +315,14 @@ const needsSchedulerPlugins = "needs scheduler-plugins"
 // bareDirective is the prefix of the directive of a demo page's block that runs on the bare cluster.
 const bareDirective = "bare:"
 
+// retryDirective runs a block again, once a second, until it succeeds, retryAttempts times
+// at most: for a command whose answer is a sample the cluster takes now and then (kubectl
+// top shows metrics-server's last scrape of each kubelet, which a loaded kubelet may miss),
+// which a reader repeats too.
+const retryDirective = "retry:"
+
+const retryAttempts = 120
+
 // makeTestRunsIt is the directive of a block that is one make target that make test runs
 // itself, before this test: running it here again would only double its time.
 const makeTestRunsIt = "make test runs it"
@@ -375,6 +391,10 @@ func commandsOf(t *testing.T, block markdown.Block) (string, bool) {
 		return "", false
 	case strings.HasPrefix(directive, "before:"):
 		return command("before:") + "\n" + block.Body, true
+	case strings.HasPrefix(directive, retryDirective):
+		// A subshell per attempt, so that a failed one leaves nothing set.
+		return fmt.Sprintf("for attempt in $(seq %d); do\n(\n%s) && break\n[ \"$attempt\" -lt %d ] || exit 1\nsleep 1\ndone\n",
+			retryAttempts, block.Body, retryAttempts), true
 	case strings.HasPrefix(directive, bareDirective):
 		return command(bareDirective) + "\n" + block.Body, true
 	case strings.HasPrefix(directive, "with:"):
@@ -383,7 +403,7 @@ func commandsOf(t *testing.T, block markdown.Block) (string, bool) {
 	case strings.HasPrefix(directive, "instead:"):
 		return command("instead:") + "\n", true
 	}
-	t.Errorf("%s: unknown directive %q (setup, cleanup, teardown, needs scheduler-plugins[; OTHER], before: CMD, with: VALUES, bare: CMD, instead: CMD, make test runs it, skip: WHY)", block.Where(), block.Directive)
+	t.Errorf("%s: unknown directive %q (setup, cleanup, teardown, needs scheduler-plugins[; OTHER], before: CMD, retry: WHY, with: VALUES, bare: CMD, instead: CMD, make test runs it, skip: WHY)", block.Where(), block.Directive)
 	return "", false
 }
 
@@ -541,6 +561,7 @@ func TestCommandsOf(t *testing.T) {
 	}{
 		{"", "kubectl get pods\n", "kubectl get pods\n", true},
 		{"before: hack/x.sh", "kubectl get pods\n", "hack/x.sh\nkubectl get pods\n", true},
+		{"retry: a sample", "kubectl top pods\n", "for attempt in $(seq 120); do\n(\nkubectl top pods\n) && break\n[ \"$attempt\" -lt 120 ] || exit 1\nsleep 1\ndone\n", true},
 		{"bare: NS=platform", "kubectl auth can-i get pods -n \"$NS\"\n", "NS=platform\nkubectl auth can-i get pods -n \"$NS\"\n", true},
 		{"with: NAME=load-variation", "echo \"$NAME\"\n", "(\nNAME=load-variation\necho \"$NAME\"\n)\n", true},
 		{"instead: NS=demo", "NS=platform\n", "NS=demo\n", true},

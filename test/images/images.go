@@ -136,7 +136,7 @@ func Write(archivePath string, specs ...Spec) error {
 		}
 		image, err := imageOf(spec, layer)
 		if err != nil {
-			return fmt.Errorf("image %s: %w", spec.Reference, err)
+			return err
 		}
 		byReference[reference] = image
 	}
