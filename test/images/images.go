@@ -116,31 +116,40 @@ func imageOf(spec Spec, layer containerv1.Layer) (containerv1.Image, error) {
 }
 
 // Write builds every spec and writes them to one archive at archivePath, each under its
-// reference. Specs of the same files share one layer, read and digested once: the image of
-// every scheduler-plugins release is built from one binary.
+// reference.
 func Write(archivePath string, specs ...Spec) error {
+	byReference, err := buildAll(specs)
+	if err != nil {
+		return err
+	}
+	return tarball.MultiRefWriteToFile(archivePath, byReference)
+}
+
+// buildAll builds every spec, by reference. Specs of the same files share one layer, read
+// and digested once: the image of every scheduler-plugins release is built from one binary.
+func buildAll(specs []Spec) (map[name.Reference]containerv1.Image, error) {
 	byReference := make(map[name.Reference]containerv1.Image, len(specs))
 	layers := map[string]containerv1.Layer{}
 	for _, spec := range specs {
 		reference, err := name.ParseReference(spec.Reference)
 		if err != nil {
-			return fmt.Errorf("image reference %q: %w", spec.Reference, err)
+			return nil, fmt.Errorf("image reference %q: %w", spec.Reference, err)
 		}
 		key := fmt.Sprint(slices.SortedFunc(slices.Values(spec.Files), func(a, b File) int { return strings.Compare(a.Path, b.Path) }))
 		layer, ok := layers[key]
 		if !ok {
 			if layer, err = layerOf(spec.Files); err != nil {
-				return fmt.Errorf("image %s: %w", spec.Reference, err)
+				return nil, fmt.Errorf("image %s: %w", spec.Reference, err)
 			}
 			layers[key] = layer
 		}
 		image, err := imageOf(spec, layer)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		byReference[reference] = image
 	}
-	return tarball.MultiRefWriteToFile(archivePath, byReference)
+	return byReference, nil
 }
 
 // baseFiles are what a distroless static base holds that the binaries may need: the

@@ -234,26 +234,52 @@ func TestSchedulerImagesAgreeWithRender(t *testing.T) {
 }
 
 // Images of the same files (every scheduler-plugins release image is built from one binary)
-// share their layer: the archive holds it once, and each image comes back from it with its
-// binary.
+// share one layer, built once and stored rather than deflated; each image comes back from
+// the archive with its binary.
 func TestImagesOfTheSameFilesShareOneLayer(t *testing.T) {
-	archive := filepath.Join(t.TempDir(), "images.tar")
 	scheduler := binary(t, "kube-scheduler")
 	releases := []Spec{
 		Scheduler("example.test/scheduler-plugins/kube-scheduler:v0.36.0", render.SchedulerPluginsImage, scheduler),
 		Scheduler("example.test/scheduler-plugins/kube-scheduler:v0.37.0", render.SchedulerPluginsImage, scheduler),
 	}
-	if err := Write(archive, releases[0], releases[1], Pause("example.test/pause:3.10", binary(t, "pause"))); err != nil {
+	built, err := buildAll(releases)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var layers []string
-	for _, entry := range archiveEntries(t, archive) {
-		if strings.HasSuffix(entry, ".tar.gz") {
-			layers = append(layers, entry)
+	layers := make([]containerv1.Layer, 0, len(releases))
+	for _, release := range releases {
+		reference, err := name.ParseReference(release.Reference)
+		if err != nil {
+			t.Fatal(err)
 		}
+		imageLayers, err := built[reference].Layers()
+		if err != nil || len(imageLayers) != 1 {
+			t.Fatalf("%s's layers: %v, %v; want one", release.Reference, imageLayers, err)
+		}
+		layers = append(layers, imageLayers[0])
 	}
-	if len(layers) != 2 {
-		t.Errorf("the archive's layers: %v; want two, the schedulers' shared and the pause image's", layers)
+	if layers[0] != layers[1] {
+		t.Errorf("the two images of one binary have layers built apart, not one")
+	}
+	compressed, err := layers[0].Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncompressed, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarSize, err := io.Copy(io.Discard, uncompressed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compressed < tarSize {
+		t.Errorf("the layer's blob is %d bytes for a tar of %d: deflated, not stored", compressed, tarSize)
+	}
+
+	archive := filepath.Join(t.TempDir(), "images.tar")
+	if err := Write(archive, releases...); err != nil {
+		t.Fatal(err)
 	}
 	for _, release := range releases {
 		tag, err := name.NewTag(release.Reference)
@@ -267,27 +293,5 @@ func TestImagesOfTheSameFilesShareOneLayer(t *testing.T) {
 		if files := extract(t, image); files["bin/kube-scheduler"].content != "kube-scheduler" {
 			t.Errorf("%s lacks its binary: %v", release.Reference, files)
 		}
-	}
-}
-
-// archiveEntries are the names of the files of the tar archive at archivePath.
-func archiveEntries(t *testing.T, archivePath string) []string {
-	t.Helper()
-	file, err := os.Open(archivePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = file.Close() }()
-	var names []string
-	reader := tar.NewReader(file)
-	for {
-		header, err := reader.Next()
-		if errors.Is(err, io.EOF) {
-			return names
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, header.Name)
 	}
 }
