@@ -21,6 +21,9 @@ KUBE_VERSION ?= v1.37.0
 FUZZTIME ?= 10m
 CONTROL_PLANE_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
 KUBECTL ?= $(CONTROL_PLANE_DIR)/kubectl
+# What the e2e suite and the docs test run: the control plane, and the real node's kubelet
+# and kube-proxy.
+TEST_COMPONENTS = kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl metrics-server kubelet kube-proxy
 # The kube-scheduler of kubernetes-sigs/scheduler-plugins (Trimaran & co.), built from local
 # checkouts by `make scheduler-plugins`. test-e2e and demo run the operator's scheduler-plugins
 # image with it when it is there (and SCHEDULER_PLUGINS_BINARY is not set otherwise); when it
@@ -32,6 +35,11 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# ginkgo's command runs the e2e suite in parallel processes; go run builds it at go.mod's
+# version of the library, which the command requires.
+GINKGO ?= go run github.com/onsi/ginkgo/v2/ginkgo
+# The e2e suite's processes: its specs mostly wait on their clusters.
+E2E_PROCS ?= 2
 
 .PHONY: all
 all: build
@@ -69,8 +77,8 @@ fmt: ## go fmt.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## go vet.
-	go vet ./...
+vet: ## go vet, on the e2e and docs suites too (their build tags). make test runs it before the suites: it compiles every package they share once, where the suites, started together on a cold cache, would each compile them.
+	go vet -tags e2e,docs ./...
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.
@@ -98,14 +106,14 @@ scheduler-plugins: ## Build kube-scheduler of kubernetes-sigs/scheduler-plugins 
 		LOAD_WATCHER_SRC="$(LOAD_WATCHER_SRC)" NUMAPLACEMENT_SRC="$(NUMAPLACEMENT_SRC)" hack/build-scheduler-plugins.sh
 
 .PHONY: test
-test: manifests generate fmt $(if $(CI),verify-clean verify-bundle) test-binaries ## Run every test: unit, integration on a real API server, e2e on local clusters, the docs, vet and lint, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle. The suites run in two phases, the jobs of each at the same time (hack/make-parallel.sh): they mostly wait on their clusters, and a real node runs in one suite at a time (the docs test's in the first phase, the e2e suite's in the second).
-	hack/make-parallel.sh 'test-e2e E2E_LABELS=!real-node' test-docs test-integration test-unit
-	hack/make-parallel.sh 'test-e2e E2E_LABELS=real-node' 'vet lint bundle-validate'
+test: ## Run every test: unit, integration on a real API server, e2e on local clusters, the docs, vet and lint, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle. Three phases, the jobs of each at the same time (hack/make-parallel.sh): generating and vet (which compiles what the suites share) beside the control plane's build; then the suites, which mostly wait on their clusters, beside lint; then the e2e suite's real-node specs, since a real node runs in one suite at a time (the docs test's in the second phase).
+	hack/make-parallel.sh 'manifests generate fmt $(if $(CI),verify-clean verify-bundle) vet' test-binaries
+	hack/make-parallel.sh 'test-e2e E2E_LABELS=!real-node' test-docs-cluster test-docs-checkout test-integration test-unit 'lint bundle-validate'
+	hack/make-parallel.sh 'test-e2e E2E_LABELS=real-node E2E_PROCS=1'
 
 .PHONY: test-binaries
 test-binaries: ## Build what the suites run, before make test starts them at the same time: the control plane and the real node's kubelet and kube-proxy (reuses what is there).
-	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh \
-		kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl metrics-server kubelet kube-proxy
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh $(TEST_COMPONENTS)
 
 .PHONY: test-unit
 test-unit: ## Unit tests: every package with tests but those of test-integration (hack/unit-packages.sh lists them; no API server; the metrics probe runs against a real Prometheus on loopback), among them the shipped RBAC against its allow-list, the alert rules and the dashboard's queries with promtool.
@@ -117,15 +125,21 @@ test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest)
 	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... ./internal/admission/... ./internal/metricsauth/... ./test/rbacproxy/... -count=1 -timeout 20m
 
 .PHONY: test-docs
-test-docs: ## Run the docs on the demo's cluster (make demo, as a reader would; stops a demo already running): docs/demo.md command by command, then the commands of every page marked <!-- test-page: demo -->, then every Kubernetes object of README.md and docs/ through its API server (server-side dry run); then the commands of every page marked <!-- test-page: bare --> on a cluster without the operator, with kube-prometheus played by test/kubeprometheus (needs root); then those of every page marked <!-- test-page: checkout --> in a copy of the checkout, which they must leave unchanged.
-	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags docs ./test/docs/ -count=1 -timeout 45m -v
+test-docs: test-docs-cluster test-docs-checkout ## Run the docs on the demo's cluster (make demo, as a reader would; stops a demo already running): docs/demo.md command by command, then the commands of every page marked <!-- test-page: demo -->, then every Kubernetes object of README.md and docs/ through its API server (server-side dry run); then the commands of every page marked <!-- test-page: bare --> on a cluster without the operator, with kube-prometheus played by test/kubeprometheus (needs root); then those of every page marked <!-- test-page: checkout --> in a copy of the checkout, which they must leave unchanged.
+
+.PHONY: test-docs-cluster
+test-docs-cluster: ## The docs test but for the pages marked checkout: the demo's pages and the bare pages, on their clusters.
+	SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags docs ./test/docs/ -count=1 -timeout 45m -v -skip '^TestCheckoutPages$$'
+
+.PHONY: test-docs-checkout
+test-docs-checkout: ## The docs test's pages marked checkout, each in a copy of the checkout: they need no cluster, so make test runs them beside the others.
+	go test -tags docs ./test/docs/ -count=1 -timeout 20m -v -run '^TestCheckoutPages$$'
 
 .PHONY: test-e2e
 E2E_LABELS ?=
-test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes (scheduler-plugins' when make scheduler-plugins built it, then also Trimaran); and on a real node (hack/real-node.sh; needs root, containerd, runc and CNI's plugins; the specs labelled real-node), the operator installed from dist/install.yaml and its schedulers running as containers of images built from this checkout. E2E_LABELS=real-node runs only those, E2E_LABELS='!real-node' all others (a ginkgo label filter).
-	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
-	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kubelet kube-proxy
-	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" go test -tags e2e ./test/e2e/ -count=1 -timeout 30m -v -ginkgo.no-color $(if $(E2E_LABELS),-ginkgo.label-filter='$(E2E_LABELS)')
+test-e2e: ## End to end: the operator binary on a local kwok cluster, scheduler pods running as real kube-scheduler processes (scheduler-plugins' when make scheduler-plugins built it, then also Trimaran); and on a real node (hack/real-node.sh; needs root, containerd, runc and CNI's plugins; the specs labelled real-node), the operator installed from dist/install.yaml and its schedulers running as containers of images built from this checkout. E2E_LABELS=real-node runs only those, E2E_LABELS='!real-node' all others (a ginkgo label filter). The specs run in E2E_PROCS processes (default 2), each with a cluster of its own.
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh $(TEST_COMPONENTS)
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) SCHEDULER_PLUGINS_BINARY="$(SCHEDULER_PLUGINS_BINARY)" $(GINKGO) --procs=$(E2E_PROCS) --tags e2e --timeout 30m -v --no-color $(if $(E2E_LABELS),--label-filter='$(E2E_LABELS)') ./test/e2e/
 
 .PHONY: fuzz
 fuzz: ## Fuzz the parsers and renderers of user input, FUZZTIME each (default 10m; FUZZ=FuzzParse for one), keeping the corpus in testdata/fuzz.

@@ -70,7 +70,7 @@ func auditRequestsOf(path, user string) []auditEvent {
 // just after the API server answered: read it with Eventually.
 func bindingRequestsBy(namespace, user string) map[string]int {
 	requests := map[string]int{}
-	for _, event := range auditRequestsOf(localCluster("e2e", outputDir, "audit-log"), user) {
+	for _, event := range auditRequestsOf(localCluster(clusterName, outputDir, "audit-log"), user) {
 		ref := event.ObjectRef
 		if event.Verb == "create" && ref != nil && ref.Resource == "pods" && ref.Subresource == "binding" && ref.Namespace == namespace {
 			requests[ref.Name]++

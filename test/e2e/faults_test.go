@@ -68,7 +68,7 @@ func killOperatorWithin(window time.Duration) {
 // restartAPIServer kills the local cluster's kube-apiserver, as a crash would, and starts
 // it again with the same command line.
 func restartAPIServer() {
-	pidFile := filepath.Join(outputDir, "kwok", "clusters", "e2e", "pids", "kube-apiserver.pid")
+	pidFile := filepath.Join(outputDir, "kwok", "clusters", clusterName, "pids", "kube-apiserver.pid")
 	data, err := os.ReadFile(pidFile)
 	Expect(err).NotTo(HaveOccurred())
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
@@ -81,7 +81,7 @@ func restartAPIServer() {
 
 	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 	Eventually(func() bool { return processAlive(pid) }, "30s").Should(BeFalse(), "kube-apiserver stopped")
-	logPath := filepath.Join(outputDir, "kwok", "clusters", "e2e", "logs", "kube-apiserver.log")
+	logPath := filepath.Join(outputDir, "kwok", "clusters", clusterName, "logs", "kube-apiserver.log")
 	// Started again until it serves: a first start may find its port not yet free.
 	Eventually(func() error {
 		logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)

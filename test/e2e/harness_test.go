@@ -42,10 +42,17 @@ import (
 var (
 	repoRoot        = mustAbs("../..")
 	controlPlaneDir = envOr("CONTROL_PLANE_DIR", filepath.Join(repoRoot, "bin", "k8s", envOr("KUBE_VERSION", "v1.37.0")))
-	outputDir       = filepath.Join(repoRoot, "_output", "e2e")
-	kubeconfigPath  = filepath.Join(outputDir, "kubeconfig")
-	artifactsDir    = filepath.Join(outputDir, "artifacts")
-	binDir          = filepath.Join(outputDir, "bin")
+	suiteDir        = filepath.Join(repoRoot, "_output", "e2e")
+	// binDir holds the binaries the suite builds once, for all its processes.
+	binDir = filepath.Join(suiteDir, "bin")
+
+	// The suite runs in parallel processes (ginkgo -p), each with a cluster, podrunner and
+	// operator of its own, kept in a directory of its own: specs share nothing across
+	// processes but the binaries. processSetUp sets these.
+	clusterName    string
+	outputDir      string
+	kubeconfigPath string
+	artifactsDir   string
 
 	scheme     = runtime.NewScheme()
 	restConfig *rest.Config
@@ -68,9 +75,21 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "secondary-scheduler-operator e2e")
 }
 
-var _ = BeforeSuite(func() {
+var _ = SynchronizedBeforeSuite(func() {
+	// Once, before any process starts its cluster: what every process runs.
+	Expect(os.RemoveAll(suiteDir)).To(Succeed())
+	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "manager"), ".")
+	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "podrunner"), "./test/podrunner")
+	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "extender"), "./test/extender")
+}, processSetUp)
+
+// processSetUp starts this process's cluster, its podrunner and its operator.
+func processSetUp() {
 	logf.SetLogger(GinkgoLogr)
-	Expect(os.RemoveAll(outputDir)).To(Succeed())
+	clusterName = fmt.Sprintf("e2e-%d", GinkgoParallelProcess())
+	outputDir = filepath.Join(suiteDir, clusterName)
+	kubeconfigPath = filepath.Join(outputDir, "kubeconfig")
+	artifactsDir = filepath.Join(outputDir, "artifacts")
 	Expect(os.MkdirAll(artifactsDir, 0o755)).To(Succeed())
 	clusterScript("down") // a cluster left over from an interrupted run
 	clusterScript("up")
@@ -82,9 +101,6 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	clientset = kubernetes.NewForConfigOrDie(restConfig)
 
-	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "manager"), ".")
-	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "podrunner"), "./test/podrunner")
-	run(repoRoot, "go", "build", "-o", filepath.Join(binDir, "extender"), "./test/extender")
 	runner = startPodrunner("podrunner", kubeconfigPath, filepath.Join(outputDir, "podrunner"), nil, "--nodes", strconv.Itoa(len(schedulerHosts)))
 	// Specs count the cluster's nodes (the metrics exporter serves each): all are there first.
 	for _, name := range schedulerHosts {
@@ -120,7 +136,7 @@ var _ = BeforeSuite(func() {
 	Eventually(func() error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: hostOperatorNamespace, Name: render.AuthorityPolicyName}, &corev1.ConfigMap{})
 	}).Should(Succeed(), "the operator writes its admission policy's parameters")
-})
+}
 
 var _ = AfterSuite(func() {
 	if operator != nil {
@@ -176,7 +192,7 @@ func startPodrunner(name, kubeconfig, workDir string, extraBinaries []string, ar
 var schedulerHosts = []string{"scheduler-host-1", "scheduler-host-2", "scheduler-host-3"}
 
 func clusterScript(action string) {
-	localCluster("e2e", outputDir, action)
+	localCluster(clusterName, outputDir, action)
 }
 
 // localCluster runs hack/local-cluster.sh for the cluster name, kept in dir, and returns

@@ -34,14 +34,15 @@ func run(t *testing.T, name string, args ...string) []string {
 	return strings.Fields(string(out))
 }
 
-// suite is the go test command of one Makefile target.
+// suite is the go test (or ginkgo) command of one Makefile target.
 type suite struct {
 	target   string
 	tag      string   // the value of its -tags, empty without
 	patterns []string // its package patterns (./...)
 }
 
-// makefileSuites reads the go test commands in the recipes of the Makefile's test-* targets.
+// makefileSuites reads the go test and ginkgo commands in the recipes of the Makefile's
+// test-* targets.
 func makefileSuites(t *testing.T) []suite {
 	t.Helper()
 	file, err := os.Open(filepath.Join(root, "Makefile"))
@@ -60,15 +61,22 @@ func makefileSuites(t *testing.T) []suite {
 			}
 			continue
 		}
-		if !strings.HasPrefix(target, "test-") || !strings.Contains(line, "go test ") {
+		if !strings.HasPrefix(target, "test-") {
 			continue
 		}
-		_, command, _ := strings.Cut(line, "go test ")
+		// go test, or ginkgo's command (the e2e suite's parallel processes), which takes the
+		// same packages and tags.
+		_, command, ok := strings.Cut(line, "go test ")
+		if !ok {
+			if _, command, ok = strings.Cut(line, "$(GINKGO) "); !ok {
+				continue
+			}
+		}
 		found := suite{target: target}
 		fields := strings.Fields(command)
 		for i, field := range fields {
 			switch {
-			case field == "-tags" && i+1 < len(fields):
+			case (field == "-tags" || field == "--tags") && i+1 < len(fields):
 				found.tag = fields[i+1]
 			case strings.HasPrefix(field, "./"):
 				found.patterns = append(found.patterns, field)
