@@ -106,9 +106,9 @@ scheduler-plugins: ## Build kube-scheduler of kubernetes-sigs/scheduler-plugins 
 		LOAD_WATCHER_SRC="$(LOAD_WATCHER_SRC)" NUMAPLACEMENT_SRC="$(NUMAPLACEMENT_SRC)" hack/build-scheduler-plugins.sh
 
 .PHONY: test
-test: ## Run every test: unit, integration on a real API server, e2e on local clusters, the docs, vet and lint, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle. Three phases, the jobs of each at the same time (hack/make-parallel.sh): generating and vet (which compiles what the suites share) beside the control plane's build; then the suites, which mostly wait on their clusters, beside lint; then the e2e suite's real-node specs, since a real node runs in one suite at a time (the docs test's in the second phase).
+test: ## Run every test: unit, integration on a real API server, e2e on local clusters, the docs, vet and lint, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle. Three phases, the jobs of each at the same time (hack/make-parallel.sh): generating and vet (which compiles what the suites share) beside the control plane's build; then the suites, which mostly wait on their clusters (the e2e suite in one process: two beside the others overload 2 cores), with lint and the checkout pages at the lowest CPU priority; then the e2e suite's real-node specs, since a real node runs in one suite at a time (the docs test's in the second phase).
 	hack/make-parallel.sh 'manifests generate fmt $(if $(CI),verify-clean verify-bundle) vet' test-binaries
-	hack/make-parallel.sh 'test-e2e E2E_LABELS=!real-node' test-docs-cluster test-docs-checkout test-integration test-unit 'lint bundle-validate'
+	hack/make-parallel.sh 'test-e2e E2E_LABELS=!real-node E2E_PROCS=1' test-docs-cluster test-integration test-unit 'nice: test-docs-checkout' 'nice: lint bundle-validate'
 	hack/make-parallel.sh 'test-e2e E2E_LABELS=real-node E2E_PROCS=1'
 
 .PHONY: test-binaries
