@@ -22,6 +22,11 @@ METRICS_SERVER_VERSION="${METRICS_SERVER_VERSION:-v0.9.0}"
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out_dir="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
 mkdir -p "${out_dir}"
+# One build at a time per directory: make test builds the control plane beside the job that
+# generates the manifests, which needs kubectl. The second waits, then reuses what the
+# first built, instead of compiling the same packages beside it and writing the same file.
+exec 8>"${out_dir}/.build.lock"
+flock 8
 
 log() { printf '[control-plane] %s\n' "$*" >&2; }
 
