@@ -18,9 +18,9 @@ pids=()
 names=()
 for job in "$@"; do
   read -r -a targets <<<"${job}"
-  # A job that starts with nice: runs at the lowest CPU priority: what no clock of a
-  # test's depends on (lint, say) then takes only the cycles the suites leave idle, and
-  # never slows a suite that waits on its cluster with a deadline.
+  # A job that starts with nice: runs at the lowest CPU priority (nice 19, a weight of 15
+  # against a suite's 1024): what no test's deadline depends on (lint, say) then takes
+  # mostly the cycles the suites leave idle.
   priority=()
   if [ "${targets[0]}" = nice: ]; then
     priority=(nice -n 19)
