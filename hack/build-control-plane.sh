@@ -49,8 +49,7 @@ trap 'rm -rf "${scratch}"' EXIT
 # against the control plane's libraries, which the e2e suite and the docs test run.
 # metrics-server v0.8.0 cannot: its generated OpenAPI definitions predate the model names
 # the 1.37 libraries look up, and it panics at start; v0.9.0 (built on 0.36) serves.
-readonly kubernetes_commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
-readonly kwok_commands=(kwok kwokctl)
+readonly module_commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy kwok kwokctl metrics-server)
 
 package_of() {
   case "$1" in
@@ -62,7 +61,7 @@ package_of() {
 
 build_control_plane_module() {
   local missing_commands=() c
-  for c in "${kubernetes_commands[@]}" "${kwok_commands[@]}" metrics-server; do
+  for c in "${module_commands[@]}"; do
     if want "$c" && missing "$c"; then missing_commands+=("$c"); fi
   done
   [ ${#missing_commands[@]} -gt 0 ] || return 0
@@ -87,7 +86,7 @@ build_control_plane_module() {
     done
     # Blank imports make `go mod tidy` resolve exactly what these commands need.
     { echo "//go:build tools"; echo; echo "package tools"; echo; echo "import ("
-      for c in "${kubernetes_commands[@]}" "${kwok_commands[@]}" metrics-server; do echo "	_ \"$(package_of "$c")\""; done
+      for c in "${module_commands[@]}"; do echo "	_ \"$(package_of "$c")\""; done
       echo ")"; } > tools.go
     go mod tidy >/dev/null
     local minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"

@@ -46,7 +46,7 @@ var (
 	// binDir holds the binaries the suite builds once, for all its processes.
 	binDir = filepath.Join(suiteDir, "bin")
 
-	// The suite runs in parallel processes (ginkgo -p), each with a cluster, podrunner and
+	// The suite runs in parallel processes (ginkgo --procs), each with a cluster, podrunner and
 	// operator of its own, kept in a directory of its own: specs share nothing across
 	// processes but the binaries. processSetUp sets these.
 	clusterName    string
