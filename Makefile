@@ -13,11 +13,17 @@ SHELL = /usr/bin/env bash -o pipefail
 # (CGO_ENABLED=0): so the tests, the real node's images and the control plane share one
 # build of each package, where a cgo build of the tests would compile them all a second time.
 export CGO_ENABLED ?= 0
+# And every one with -trimpath, as the Dockerfile and hack/build-control-plane.sh build:
+# the build cache then keys a package by its module and version, not by the directory it
+# was compiled in, so the tests reuse the packages the control plane's build compiled
+# (the Kubernetes libraries and most else the operator imports) and the docs test's copy of
+# the checkout reuses the operator's own.
+export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 
 LOCALBIN ?= $(CURDIR)/bin
 # The control plane (kube-apiserver, etcd, kubectl, ...) built by hack/build-control-plane.sh;
 # envtest finds it through KUBEBUILDER_ASSETS.
-KUBE_VERSION ?= v1.37.0
+KUBE_VERSION ?= v1.37.2
 FUZZTIME ?= 10m
 CONTROL_PLANE_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
 KUBECTL ?= $(CONTROL_PLANE_DIR)/kubectl
@@ -77,8 +83,12 @@ fmt: ## go fmt.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## go vet, on the e2e and docs suites too (their build tags). make test runs it before the suites: it compiles every package they share once, where the suites, started together on a cold cache, would each compile them.
+vet: ## go vet, on the e2e and docs suites too (their build tags). make test leaves it to lint (its govet linter, on the same build tags).
 	go vet -tags e2e,docs ./...
+
+.PHONY: compile-tests
+compile-tests: ## Compile every package the tests build (those of the e2e and docs suites too), without linking or running anything. make test runs it before the suites, which, started together on a cold cache, would each compile the packages they share.
+	go list -export -deps -test -tags e2e,docs ./... >/dev/null
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.
@@ -106,9 +116,9 @@ scheduler-plugins: ## Build kube-scheduler of kubernetes-sigs/scheduler-plugins 
 		LOAD_WATCHER_SRC="$(LOAD_WATCHER_SRC)" NUMAPLACEMENT_SRC="$(NUMAPLACEMENT_SRC)" hack/build-scheduler-plugins.sh
 
 .PHONY: test
-test: ## Run every test: unit, integration on a real API server, e2e on local clusters, the docs, vet and lint, the OLM bundle. With CI set, also fail on stale generated files and a stale bundle. Three phases, the jobs of each at the same time (hack/make-parallel.sh): generating and vet (which compiles what the suites share) beside the control plane's build; then the suites, which mostly wait on their clusters (the e2e suite in one process: two beside the others overload 2 cores), with lint and the checkout pages at the lowest CPU priority; then the e2e suite's real-node specs, since a real node runs in one suite at a time (the docs test's in the second phase).
-	hack/make-parallel.sh 'manifests generate fmt $(if $(CI),verify-clean verify-bundle) vet' test-binaries
-	hack/make-parallel.sh 'test-e2e E2E_LABELS=!real-node E2E_PROCS=1' test-docs-cluster test-integration test-unit 'nice: test-docs-checkout' 'nice: lint bundle-validate'
+test: ## Run every test: unit (the OLM bundle's validation among them), integration on a real API server, e2e on local clusters, the docs, lint (vet's analyzers among its linters). With CI set, also fail on stale generated files and a stale bundle. Three phases, the jobs of each at the same time (hack/make-parallel.sh): generating and compile-tests (which compiles what the suites share) beside the control plane's build; then the suites, which mostly wait on their clusters (the e2e suite in one process: two beside the others overload 2 cores), with lint and the checkout pages at the lowest CPU priority; then the e2e suite's real-node specs, since a real node runs in one suite at a time (the docs test's in the second phase).
+	hack/make-parallel.sh 'manifests generate fmt $(if $(CI),verify-clean verify-bundle) compile-tests' test-binaries
+	hack/make-parallel.sh 'test-e2e E2E_LABELS=!real-node E2E_PROCS=1' test-docs-cluster test-integration test-unit 'nice: test-docs-checkout' 'nice: lint'
 	hack/make-parallel.sh 'test-e2e E2E_LABELS=real-node E2E_PROCS=1'
 
 .PHONY: test-binaries

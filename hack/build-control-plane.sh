@@ -6,7 +6,8 @@
 # directives. So each is built from a small throwaway module outside this project's go.mod:
 # one that requires k8s.io/kubernetes, kwok and metrics-server and replaces every staging
 # module with its published v0.N.M twin, and one that requires go.etcd.io/etcd/server/v3
-# (its main package is the root).
+# (its main package is the root). Both take the operator's go.mod as a floor for their
+# modules' versions, so that the tests share their compiled packages (tidy_at_operator_floor).
 #
 # Usage: hack/build-control-plane.sh [component...]
 #   components: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl
@@ -14,7 +15,7 @@
 #   (hack/real-node.sh), which only that builds
 set -euo pipefail
 
-KUBE_VERSION="${KUBE_VERSION:-v1.37.0}"
+KUBE_VERSION="${KUBE_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.0}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 METRICS_SERVER_VERSION="${METRICS_SERVER_VERSION:-v0.9.0}"
@@ -45,8 +46,10 @@ trap 'rm -rf "${scratch}"' EXIT
 # compiled about 2,300 packages again (7 of a cold build's 20 minutes). The module always
 # lists every command, whichever are missing, so that its versions are the same on every
 # call. Against the Kubernetes commands built alone this moves one module the commands use
-# (github.com/go-errors/errors, kubectl's, 1.4.2 to 1.5.1); kwok and metrics-server build
-# against the control plane's libraries, which the e2e suite and the docs test run.
+# (github.com/go-errors/errors, kubectl's, 1.4.2 to 1.5.1), and the operator's floor moves
+# others to the newer versions the operator requires (x/net, gRPC, ...). kwok and
+# metrics-server build against the control plane's libraries, which the e2e suite and the
+# docs test run.
 # metrics-server v0.8.0 cannot: its generated OpenAPI definitions predate the model names
 # the 1.37 libraries look up, and it panics at start; v0.9.0 (built on 0.36) serves.
 readonly module_commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy kwok kwokctl metrics-server)
@@ -57,6 +60,33 @@ package_of() {
     metrics-server) echo "sigs.k8s.io/metrics-server/cmd/metrics-server" ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
+}
+
+# operator_requirements prints the operator's go.mod requirements as PATH@VERSION.
+operator_requirements() {
+  awk '/^require \(/ { block = 1; next } block && /^\)/ { block = 0 }
+    block && NF >= 2 { print $1 "@" $2 } /^require [^(]/ { print $2 "@" $3 }' "${repo_root}/go.mod"
+}
+
+# tidy_at_operator_floor PACKAGE... resolves the module in the current directory, that
+# builds PACKAGE..., with the operator's go.mod as a floor for every module: the operator's
+# Makefile builds with -trimpath, as this script does, so each package of a module that
+# both select at one version (the Kubernetes libraries, x/net, gRPC, protobuf, ...) is
+# compiled once, here, and the operator's tests reuse it from the build cache (about 1,200
+# of their 1,500 packages; etcd's x/net, gRPC & co. are the control plane's). A module the
+# packages need at another version than go.mod's (always newer, by the floor) is named:
+# raising it in go.mod shares its packages too.
+tidy_at_operator_floor() {
+  local requirement output differing
+  for requirement in $(operator_requirements); do go mod edit -require="${requirement}"; done
+  if ! output="$(go mod tidy 2>&1)"; then printf '%s\n' "${output}" >&2; return 1; fi
+  differing="$(go list -deps -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "$@" | sort -u |
+    awk 'NR == FNR { split($0, r, "@"); want[r[1]] = r[2]; next } ($1 in want) && want[$1] != $2 { print "  " $1 " " $2 " (go.mod: " want[$1] ")" }' \
+      <(operator_requirements) -)"
+  if [ -n "${differing}" ]; then
+    log "$* need other versions than the operator's go.mod of these modules, whose packages the tests then compile again (raise them in go.mod to share them):"
+    printf '%s\n' "${differing}" >&2
+  fi
 }
 
 build_control_plane_module() {
@@ -88,7 +118,9 @@ build_control_plane_module() {
     { echo "//go:build tools"; echo; echo "package tools"; echo; echo "import ("
       for c in "${module_commands[@]}"; do echo "	_ \"$(package_of "$c")\""; done
       echo ")"; } > tools.go
-    go mod tidy >/dev/null
+    local packages=()
+    for c in "${module_commands[@]}"; do packages+=("$(package_of "$c")"); done
+    tidy_at_operator_floor "${packages[@]}"
     local minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
     local kube_ldflags="-s -w" pkg
     # Without these the binaries report v0.0.0 and clients' version checks get confused.
@@ -124,7 +156,7 @@ build_etcd() {
     go mod init etcd-build >/dev/null 2>&1
     go mod edit -require="go.etcd.io/etcd/server/v3@${ETCD_VERSION}"
     printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > tools.go
-    go mod tidy >/dev/null
+    tidy_at_operator_floor go.etcd.io/etcd/server/v3
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${out_dir}/etcd" go.etcd.io/etcd/server/v3
   )
 }

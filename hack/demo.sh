@@ -21,7 +21,7 @@
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-KUBE_VERSION="${KUBE_VERSION:-v1.37.0}"
+KUBE_VERSION="${KUBE_VERSION:-v1.37.2}"
 CONTROL_PLANE_DIR="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
 # The scheduler-plugins image runs the kube-scheduler `make scheduler-plugins` built, when
 # there is one; else the in-tree kube-scheduler (below).

@@ -80,7 +80,7 @@ func run(ctx context.Context, opts options) error {
 			return err
 		}
 	}
-	kubeVersion := envOr("KUBE_VERSION", "v1.37.0")
+	kubeVersion := envOr("KUBE_VERSION", "v1.37.2")
 	e := newEnv(repoRoot, kubeVersion)
 	if err := os.MkdirAll(e.outputDir, 0o755); err != nil {
 		return err

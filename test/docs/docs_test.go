@@ -23,7 +23,7 @@ import (
 const demoNamespace = "demo"
 
 // demoShell is what every page's commands find set, as demo.md has a reader set it.
-const demoShell = "export KUBECONFIG=$PWD/_output/secondary-scheduler/kubeconfig\nexport PATH=$PWD/bin/k8s/v1.37.0:$PATH\n"
+const demoShell = "export KUBECONFIG=$PWD/_output/secondary-scheduler/kubeconfig\nexport PATH=$PWD/bin/k8s/v1.37.2:$PATH\n"
 
 // demoShellBlock runs demoShell before a page's commands.
 var demoShellBlock = markdown.Block{File: "the demo's shell", Body: demoShell}
@@ -462,7 +462,7 @@ func checkObjects(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	kubeconfig := filepath.Join(repoRoot, "_output/secondary-scheduler/kubeconfig")
-	kubectl := filepath.Join(repoRoot, "bin/k8s/v1.37.0/kubectl")
+	kubectl := filepath.Join(repoRoot, "bin/k8s/v1.37.2/kubectl")
 	served, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "api-resources", "--no-headers").Output()
 	if err != nil {
 		t.Fatalf("kubectl api-resources: %v", err)

@@ -41,7 +41,7 @@ import (
 
 var (
 	repoRoot        = mustAbs("../..")
-	controlPlaneDir = envOr("CONTROL_PLANE_DIR", filepath.Join(repoRoot, "bin", "k8s", envOr("KUBE_VERSION", "v1.37.0")))
+	controlPlaneDir = envOr("CONTROL_PLANE_DIR", filepath.Join(repoRoot, "bin", "k8s", envOr("KUBE_VERSION", "v1.37.2")))
 	suiteDir        = filepath.Join(repoRoot, "_output", "e2e")
 	// binDir holds the binaries the suite builds once, for all its processes.
 	binDir = filepath.Join(suiteDir, "bin")

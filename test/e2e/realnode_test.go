@@ -61,7 +61,7 @@ func buildRealNodeImages(dir string) realNodeImages {
 		run(repoRoot, "env", "CGO_ENABLED=0", "go", "build", "-ldflags", "-s -w", "-o", binary, pkg)
 		return binary
 	}
-	kubeVersion := envOr("KUBE_VERSION", "v1.37.0")
+	kubeVersion := envOr("KUBE_VERSION", "v1.37.2")
 	inTree := "registry.k8s.io/kube-scheduler:" + kubeVersion
 	specs := []images.Spec{
 		images.Operator(installedOperatorImage(), static("manager", "."), static("kubectl-secondary_scheduler", "./cmd/kubectl-secondary_scheduler")),
@@ -326,7 +326,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 		unpullable := binPacking(namespace, "unpullable")
 		// A registry at a closed port of this machine: the pull fails at once, whatever the
 		// machine's resolver does with names it cannot resolve.
-		unpullable.Spec.SchedulerImage = "127.0.0.1:9/nowhere/kube-scheduler:" + envOr("KUBE_VERSION", "v1.37.0")
+		unpullable.Spec.SchedulerImage = "127.0.0.1:9/nowhere/kube-scheduler:" + envOr("KUBE_VERSION", "v1.37.2")
 		Expect(c.client.Create(ctx, unpullable)).To(Succeed())
 		Eventually(func() string {
 			return c.condition(namespace, "unpullable", "Degraded", "reason")

@@ -138,7 +138,7 @@ func startAPIServer(t *testing.T) (*kubernetes.Clientset, *rest.Config) {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		// The Makefile sets KUBEBUILDER_ASSETS; a plain go test finds what it downloaded.
-		assets, err := filepath.Abs(filepath.Join("..", "..", "bin", "k8s", "v1.37.0"))
+		assets, err := filepath.Abs(filepath.Join("..", "..", "bin", "k8s", "v1.37.2"))
 		if err != nil {
 			t.Fatal(err)
 		}

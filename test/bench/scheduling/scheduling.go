@@ -50,7 +50,7 @@ type Options struct {
 	// whose node lifecycle controller allows nodes more than a run (RunTimeout) between
 	// heartbeats (kwokctl's clusters: 200 s). Both schedulers use it too.
 	Kubeconfig string
-	// ControlPlaneDir holds the kube-scheduler binary to run (bin/k8s/v1.37.0).
+	// ControlPlaneDir holds the kube-scheduler binary to run (bin/k8s/v1.37.2).
 	ControlPlaneDir string
 	// Nodes is how many fake nodes to create (500).
 	Nodes int

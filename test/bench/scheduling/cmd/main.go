@@ -47,7 +47,7 @@ func run(log logr.Logger) error {
 	var output string
 	var keepCluster bool
 	flag.StringVar(&opts.Kubeconfig, "kubeconfig", "", "an admin kubeconfig of a kwok cluster to use; empty starts a local cluster of its own")
-	flag.StringVar(&opts.ControlPlaneDir, "control-plane", filepath.Join(repoRoot, "bin", "k8s", "v1.37.0"), "directory of the kube-scheduler binary")
+	flag.StringVar(&opts.ControlPlaneDir, "control-plane", filepath.Join(repoRoot, "bin", "k8s", "v1.37.2"), "directory of the kube-scheduler binary")
 	flag.IntVar(&opts.Nodes, "nodes", 500, "fake nodes")
 	flag.IntVar(&opts.Pods, "pods", 2000, "pods per run")
 	flag.StringVar(&opts.NodeMemory, "node-memory", "16Gi", "each node's allocatable memory")
