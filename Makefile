@@ -143,7 +143,7 @@ test-docs-cluster: ## The docs test but for the pages marked checkout: the demo'
 
 .PHONY: test-docs-checkout
 test-docs-checkout: ## The docs test's pages marked checkout, each in a copy of the checkout: they need no cluster, so make test runs them beside the others.
-	go test -tags docs ./test/docs/ -count=1 -timeout 20m -v -run '^TestCheckoutPages$$'
+	go test -tags docs ./test/docs/ -count=1 -timeout 45m -v -run '^TestCheckoutPages$$'
 
 .PHONY: test-e2e
 E2E_LABELS ?=

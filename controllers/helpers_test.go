@@ -74,6 +74,12 @@ func newScenario(t *testing.T) *scenario {
 				}
 			}
 		}
+		// The scenario's schedulers go with it: all scenarios share one operator, whose
+		// workers would otherwise reconcile a finished scenario's schedulers for the rest
+		// of the run (probed each second), and so delay the live scenarios' reconciles.
+		if err := adminClient.DeleteAllOf(context.Background(), &v1.SecondaryScheduler{}, client.InNamespace(ns.Name)); err != nil {
+			t.Errorf("delete the scenario's SecondarySchedulers: %v", err)
+		}
 	})
 	return &scenario{t: t, g: g, ctx: context.Background(), namespace: ns.Name}
 }
