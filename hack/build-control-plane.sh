@@ -62,26 +62,26 @@ package_of() {
   esac
 }
 
-# operator_requirements prints the operator's go.mod requirements as PATH@VERSION.
+# operator_requirements prints the operator's go.mod requirements, PATH VERSION a line:
+# every module whose packages the operator's build and tests compile.
 operator_requirements() {
-  awk '/^require \(/ { block = 1; next } block && /^\)/ { block = 0 }
-    block && NF >= 2 { print $1 "@" $2 } /^require [^(]/ { print $2 "@" $3 }' "${repo_root}/go.mod"
+  go -C "${repo_root}" run ./hack/gomodfloor -floor go.mod -list
 }
 
 # tidy_at_operator_floor PACKAGE... resolves the module in the current directory, that
-# builds PACKAGE..., with the operator's go.mod as a floor for every module: the operator's
-# Makefile builds with -trimpath, as this script does, so each package of a module that
-# both select at one version (the Kubernetes libraries, x/net, gRPC, protobuf, ...) is
-# compiled once, here, and the operator's tests reuse it from the build cache (about 1,200
-# of their 1,500 packages; etcd's x/net, gRPC & co. are the control plane's). A module the
-# packages need at another version than go.mod's (always newer, by the floor) is named:
-# raising it in go.mod shares its packages too.
+# builds PACKAGE..., with the operator's go.mod as a floor for every module (hack/gomodfloor):
+# the operator's Makefile builds with -trimpath, as this script does, so each package of a
+# module that both select at one version (the Kubernetes libraries, x/net, gRPC, protobuf,
+# ...) is compiled once, here, and the operator's tests reuse it from the build cache
+# (about 1,200 of their 1,500 packages; etcd's x/net, gRPC & co. are the control plane's).
+# A module the packages need at another version than go.mod's (always newer, by the floor)
+# is named: raising it in go.mod shares its packages too.
 tidy_at_operator_floor() {
-  local requirement output differing
-  for requirement in $(operator_requirements); do go mod edit -require="${requirement}"; done
+  local output differing
+  go -C "${repo_root}" run ./hack/gomodfloor -floor go.mod "${PWD}/go.mod"
   if ! output="$(go mod tidy 2>&1)"; then printf '%s\n' "${output}" >&2; return 1; fi
   differing="$(go list -deps -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' "$@" | sort -u |
-    awk 'NR == FNR { split($0, r, "@"); want[r[1]] = r[2]; next } ($1 in want) && want[$1] != $2 { print "  " $1 " " $2 " (go.mod: " want[$1] ")" }' \
+    awk 'NR == FNR { want[$1] = $2; next } ($1 in want) && want[$1] != $2 { print "  " $1 " " $2 " (go.mod: " want[$1] ")" }' \
       <(operator_requirements) -)"
   if [ -n "${differing}" ]; then
     log "$* need other versions than the operator's go.mod of these modules, whose packages the tests then compile again (raise them in go.mod to share them):"

@@ -3,11 +3,9 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,7 +13,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"golang.org/x/mod/semver"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -305,31 +302,11 @@ func buildManagerAt(commit string) string {
 	// its own, it compiled a thousand packages of the Kubernetes libraries again (8 of a
 	// cold CI run's minutes, beside the suites), where a library's patch release changes
 	// nothing an upgrade shows. Its own requirements hold where they are newer.
-	own := moduleRequirements(filepath.Join(source, "go.mod"))
-	for path, version := range moduleRequirements(filepath.Join(repoRoot, "go.mod")) {
-		if semver.Compare(version, own[path]) > 0 {
-			run(source, "go", "mod", "edit", "-require="+path+"@"+version)
-		}
-	}
+	run(repoRoot, "go", "run", "./hack/gomodfloor", "-floor", "go.mod", filepath.Join(source, "go.mod"))
 	run(source, "go", "mod", "tidy")
 	binary := filepath.Join(binDir, "manager-"+commit)
 	run(source, "go", "build", "-o", binary, ".")
 	return binary
-}
-
-// moduleRequirements are the requirements of the go.mod file at path: versions by module.
-func moduleRequirements(path string) map[string]string {
-	output, err := exec.Command("go", "mod", "edit", "-json", path).Output()
-	Expect(err).NotTo(HaveOccurred(), "go mod edit -json %s", path)
-	var modFile struct {
-		Require []struct{ Path, Version string }
-	}
-	Expect(json.Unmarshal(output, &modFile)).To(Succeed())
-	requirements := make(map[string]string, len(modFile.Require))
-	for _, required := range modFile.Require {
-		requirements[required.Path] = required.Version
-	}
-	return requirements
 }
 
 // leadingOperatorPod is the operator pod of dist/install.yaml holding the leader Lease:
