@@ -35,6 +35,13 @@ package controllers
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=system:kube-scheduler;system:volume-scheduler
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-metrics-reader;cluster-monitoring-view
+// The roles of the scheduler-plugins plugins that read more than system:kube-scheduler
+// grants (config/rbac/scheduler_plugin_roles.yaml, from internal/schedconfig/pluginneeds.go),
+// bound while a scheduler's configuration enables the plugin.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-plugin-capacityscheduling;secondary-scheduler-plugin-coscheduling
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-plugin-networkoverhead;secondary-scheduler-plugin-noderesourcetopologymatch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-plugin-preemptiontoleration;secondary-scheduler-plugin-sysched
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-plugin-topologicalsort
 
 // Placement: the nodes the scheduler's pods may run on (their labels, taints, cordoning
 // and readiness set the HighlyAvailable replica count) and those of its node pool; and

@@ -367,26 +367,26 @@ func (r *SecondarySchedulerReconciler) refuse(ctx context.Context, cr *v1.Second
 	return nil
 }
 
-// retryAfterRefusal is when to look again after a refusal: a name taken by someone
-// else's object is polled with backoff, and a metrics source looked for again every probe
+// retryAfterRefusal is when to look again after a refusal: a polled one (a name taken by
+// someone else's object, a CRD not served) with backoff, and a metrics source looked for again every probe
 // interval, since no event says when they change; other refusals wait for the change that
 // fixes them, which the operator watches.
 func (r *SecondarySchedulerReconciler) retryAfterRefusal(status *v1.SecondarySchedulerStatus, refused *refusal.Error) outcome {
 	switch {
-	case refused.Reason == v1.ReasonObjectNameTaken:
-		return outcome{requeueAfter: nameTakenRetry(status, r.now())}
+	case reasons.IsPolled(refused.Reason):
+		return outcome{requeueAfter: pollRetry(status, refused.Reason, r.now())}
 	case reasons.KeepsFromMetrics(refused.Reason):
 		return outcome{requeueAfter: r.metricsProber.Interval}
 	}
 	return outcome{}
 }
 
-// nameTakenRetry is when a name taken by someone else's object is looked at again: no
-// event tells when it goes away, so it is polled, backing off from 3 s to 5 minutes as
-// the problem lasts.
-func nameTakenRetry(status *v1.SecondarySchedulerStatus, now time.Time) time.Duration {
+// pollRetry is when a refusal for reason that no event ends (reasons.IsPolled: a name
+// taken by someone else's object, a CRD not served) is looked at again: it is polled,
+// backing off from 3 s to 5 minutes as the problem lasts.
+func pollRetry(status *v1.SecondarySchedulerStatus, reason v1.ConditionReason, now time.Time) time.Duration {
 	condition := meta.FindStatusCondition(status.Conditions, string(v1.ConditionDegraded))
-	if condition == nil || condition.Reason != string(v1.ReasonObjectNameTaken) || condition.Status != metav1.ConditionTrue {
+	if condition == nil || condition.Reason != string(reason) || condition.Status != metav1.ConditionTrue {
 		return 3 * time.Second
 	}
 	return min(max(now.Sub(condition.LastTransitionTime.Time), 3*time.Second), 5*time.Minute)

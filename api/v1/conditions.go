@@ -170,6 +170,13 @@ const (
 // the running scheduler is left as it is. A Degraded reason.
 const ReasonPluginsNotInImage ConditionReason = "PluginsNotInImage"
 
+// ReasonPluginCRDMissing means the configuration enables a plugin that reads a custom
+// resource whose CustomResourceDefinition the cluster does not serve (Coscheduling's
+// PodGroups, CapacityScheduling's ElasticQuotas, ...): the scheduler would fail to start or
+// wait forever for it, so nothing is applied and the running scheduler is left as it is.
+// The message names the CRD and the command that installs it. A Degraded reason.
+const ReasonPluginCRDMissing ConditionReason = "PluginCRDMissing"
+
 // ReasonImageVersionSkew is the reason of the Warning Event emitted when the scheduler image
 // becomes one outside Kubernetes' version-skew policy for the cluster (built for a
 // Kubernetes newer than the cluster's, or more than one minor version older);

@@ -6,6 +6,8 @@
 package desired
 
 import (
+	"fmt"
+
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
@@ -15,13 +17,21 @@ import (
 // Scheduler renders cr's scheduler from what gathering found. Rendering is pure, so a
 // failure comes from an input the API accepted but the scheduler cannot use: the user's
 // to fix, a refusal. So is a configuration that enables plugins the image does not have,
-// which the scheduler would refuse at start.
+// which the scheduler would refuse at start, and one that enables plugins reading kinds the
+// cluster does not serve.
 func Scheduler(cr *v1.SecondaryScheduler, found *gather.Facts) (*render.Result, error) {
 	rendered, err := render.Render(cr, found.Render)
 	if err != nil {
 		return nil, refusal.New(v1.ReasonInvalidSpec, "the scheduler cannot be configured from this spec: %v; correct the field it names", err)
 	}
-	if err := checkPluginsInImage(cr, rendered, found.CustomConfigSource); err != nil {
+	where := fmt.Sprintf("profile type %s", cr.EffectiveProfile())
+	if found.CustomConfigSource != "" {
+		where = "the configuration in " + found.CustomConfigSource
+	}
+	if err := checkPluginsInImage(rendered, where); err != nil {
+		return nil, err
+	}
+	if err := checkPluginCRDs(rendered.Config, found.Kinds, where); err != nil {
 		return nil, err
 	}
 	return rendered, nil

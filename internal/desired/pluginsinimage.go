@@ -23,21 +23,12 @@ const maxNamedPlugins = 10
 // Kubernetes' own kube-scheduler image, which has the in-tree plugins only, one that
 // enables out-of-tree plugins (scheduler-plugins' Trimaran). It accepts any plugin with
 // any other image, whose plugins the operator cannot know.
-func checkPluginsInImage(cr *v1.SecondaryScheduler, rendered *render.Result, customConfigSource string) error {
+func checkPluginsInImage(rendered *render.Result, where string) error {
 	// With an image of unknown kind the operator cannot know its plugins: anything goes.
 	if rendered.Image.Kind == render.OtherImage {
 		return nil
 	}
-	config, err := schedconfig.Parse([]byte(rendered.SchedulerConfig), "", "the rendered configuration")
-	if err != nil {
-		// Not reached: the user's part was parsed before rendering, the rest is the operator's.
-		return refusal.New(v1.ReasonInvalidSpec,
-			"the rendered scheduler configuration cannot be read back: %v", err)
-	}
-	where := fmt.Sprintf("profile type %s", cr.EffectiveProfile())
-	if customConfigSource != "" {
-		where = "the configuration in " + customConfigSource
-	}
+	config := rendered.Config
 	if err := checkPluginsExist(config, where); err != nil {
 		return err
 	}

@@ -39,7 +39,8 @@ type Config struct {
 	Cache client.Reader
 	// API reads from the API server what no cache holds (the objects users reference).
 	API client.Reader
-	// Mapper tells whether the cluster has the Prometheus Operator's PrometheusRule kind.
+	// Mapper tells whether the cluster serves the Prometheus Operator's PrometheusRule kind
+	// and the kinds plugins read.
 	Mapper meta.RESTMapper
 	// Version tells the cluster's Kubernetes version, for the default image.
 	Version discovery.ServerVersionInterface
@@ -126,6 +127,9 @@ type Facts struct {
 	// Extenders are the extenders the scheduler will call, checked, with the TLS the
 	// scheduler uses with each.
 	Extenders []Extender
+	// Kinds tells which kinds the API server serves, for the CRDs the configuration's
+	// plugins read; it looks a kind up only when asked.
+	Kinds ServedKinds
 }
 
 // Reference is an object of a kind the spec may name, to be watched: Known says that
@@ -182,7 +186,7 @@ func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Fact
 				usertext.Cut(cr.Spec.SchedulerImage, 80), err))
 		}
 	}
-	found := &Facts{SchedulerNames: []string{cr.EffectiveSchedulerName()}}
+	found := &Facts{SchedulerNames: []string{cr.EffectiveSchedulerName()}, Kinds: servedKinds{g.mapper}}
 	custom, err := g.customConfig(ctx, cr, &references)
 	if !refused(err) {
 		return nil, references, err

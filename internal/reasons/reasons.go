@@ -37,6 +37,10 @@ type Reason struct {
 	// Metrics marks a refusal that keeps a load-aware scheduler from its metrics: it is
 	// reported as MetricsAvailable False too, and looked at again every probe interval.
 	Metrics bool
+	// Polled marks a refusal for a state that no watch of the operator reports the end
+	// of (someone else's object holding a name, a CustomResourceDefinition not served):
+	// it is looked at again, less often the longer it lasts.
+	Polled bool
 }
 
 var (
@@ -113,9 +117,10 @@ var table = []Reason{
 	{Name: v1.ReasonSchedulerNameConflict, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonPriorityClassNotFound, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonPluginsNotInImage, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonPluginCRDMissing, Conditions: degraded, Severity: Warning, Polled: true},
 	{Name: v1.ReasonDiscoveryFailed, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonClusterRoleNotAllowed, Conditions: degraded, Severity: Warning},
-	{Name: v1.ReasonObjectNameTaken, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonObjectNameTaken, Conditions: degraded, Severity: Warning, Polled: true},
 	{Name: v1.ReasonApplyFailed, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonPrometheusNotFound, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
 	{Name: v1.ReasonMetricsAddressInvalid, Conditions: unavailableMetrics, Severity: Warning, Metrics: true},
@@ -217,6 +222,12 @@ func Foremost(findings ...*Finding) *Finding {
 func KeepsFromMetrics(name v1.ConditionReason) bool {
 	reason, _ := Of(name)
 	return reason.Metrics
+}
+
+// IsPolled reports whether name is a refusal looked at again without an event (Polled).
+func IsPolled(name v1.ConditionReason) bool {
+	reason, _ := Of(name)
+	return reason.Polled
 }
 
 // conditionKind is what the operator declares of one condition type for telling its

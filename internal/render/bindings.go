@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
 // Binding is a RoleBinding or ClusterRoleBinding as the operator renders it for a
@@ -29,16 +30,21 @@ type Binding struct {
 // Bindings are every binding the operator may render for cr, whatever its profile and
 // the facts of the moment, from the same builders as Render.
 func Bindings(cr *v1.SecondaryScheduler) ([]Binding, error) {
-	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
+	pluginRoles := schedconfig.PluginClusterRoles()
+	builders := make([]func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error), 0, 5+len(pluginRoles))
+	builders = append(builders,
 		clusterRoleBinding("clusterrolebinding-kube-scheduler.yaml", "kube-scheduler"),
 		clusterRoleBinding("clusterrolebinding-volume-scheduler.yaml", "volume-scheduler"),
 		authenticationReaderBinding,
 		leaseRoleBinding,
-		metricsReaderBinding,
+	)
+	for _, role := range pluginRoles {
+		builders = append(builders, pluginBinding(role))
+	}
+	builders = append(builders,
 		func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 			return metricsTokenBinding(cr, MetricsIdentity{ClusterRole: DefaultMetricsClusterRole})
-		},
-	}
+		})
 	bindings := make([]Binding, 0, len(builders))
 	for _, build := range builders {
 		node, err := build(cr, &Result{})

@@ -66,22 +66,3 @@ func trimaranArgs(spec *v1.Profile, loadAware *loadAwareness, discoveredPromethe
 	args["metricProvider"] = metricProvider
 	return args, nil
 }
-
-// readsMetricsServer reports whether cr's scheduler reads metrics.k8s.io, and so is bound
-// to the metrics-reader ClusterRole.
-func readsMetricsServer(cr *v1.SecondaryScheduler) bool {
-	profile := cr.Spec.Profile
-	metrics := profile.LoadMetrics()
-	return metrics != nil && metrics.WatcherAddress == "" && metrics.Provider == v1.KubernetesMetricsServerProvider
-}
-
-func metricsReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject("clusterrolebinding-metrics-reader.yaml", ClusterBindingName(cr, "metrics-reader"), "")
-	if err != nil {
-		return nil, err
-	}
-	if err := setJSONValue(node, SchedulerMetricsReaderClusterRole, "roleRef", "name"); err != nil {
-		return nil, err
-	}
-	return node, setSchedulerSubject(node, cr)
-}

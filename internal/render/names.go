@@ -1,6 +1,9 @@
 package render
 
-import v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+import (
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+)
 
 // Labels every object of a scheduler carries. The operator's caches select on
 // LabelManagedBy, and map an object back to its SecondaryScheduler through the owner
@@ -63,7 +66,7 @@ func LeaseName(cr *v1.SecondaryScheduler) string { return cr.Name + "-scheduler-
 
 // SchedulerMetricsReaderClusterRole is the ClusterRole, shipped in config/rbac, that lets
 // a scheduler read metrics.k8s.io; the operator binds it and creates no ClusterRole.
-const SchedulerMetricsReaderClusterRole = "secondary-scheduler-metrics-reader"
+const SchedulerMetricsReaderClusterRole = schedconfig.MetricsReaderClusterRole
 
 // ClusterBindingName is the name of a binding outside the SecondaryScheduler's namespace.
 func ClusterBindingName(cr *v1.SecondaryScheduler, role string) string {

@@ -26,6 +26,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -103,11 +104,16 @@ type Result struct {
 	ConfigHash string
 	// Image is the scheduler image, where it comes from and how it is started.
 	Image Image
+	// Config is SchedulerConfig as kube-scheduler reads it.
+	Config *schedulerconfigv1.KubeSchedulerConfiguration
 
 	configInSecret    bool
 	trustedCA         *TrustedCA
 	replicas          int32
 	priorityClassName string
+	// pluginClusterRoles are the ClusterRoles the configuration's plugins need the
+	// scheduler bound to (schedconfig.NeededClusterRoles).
+	pluginClusterRoles []string
 }
 
 // Render renders every object of cr's scheduler.
@@ -124,7 +130,17 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	result := &Result{SchedulerConfig: config, ConfigHash: hash, trustedCA: facts.TrustedCA,
+	// Read back as kube-scheduler reads it: the plugins it enables decide the bindings,
+	// and the checks before rollout read it too.
+	parsed, err := schedconfig.ReadRendered([]byte(config))
+	if err != nil {
+		return nil, fmt.Errorf("read back the rendered configuration: %w", err)
+	}
+	roles, err := schedconfig.NeededClusterRoles(parsed)
+	if err != nil {
+		return nil, err
+	}
+	result := &Result{SchedulerConfig: config, ConfigHash: hash, Config: parsed, pluginClusterRoles: roles, trustedCA: facts.TrustedCA,
 		configInSecret: facts.MetricsToken != "" || facts.MetricsIdentity != nil || len(facts.CustomConfigTokens) > 0,
 		replicas:       Replicas(cr, facts.PlacementNodes), priorityClassName: facts.PriorityClassName}
 	result.Image = SchedulerImage(cr, facts.KubernetesMinor)
@@ -138,8 +154,8 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		leaseRole,
 		leaseRoleBinding,
 	}
-	if readsMetricsServer(cr) {
-		builders = append(builders, metricsReaderBinding)
+	for _, role := range result.pluginClusterRoles {
+		builders = append(builders, pluginBinding(role))
 	}
 	builders = append(builders, metricsIdentityBuilders(facts.MetricsIdentity)...)
 	builders = append(builders, schedulerConfigObject, service)

@@ -105,6 +105,13 @@ func checkConnection(config *schedulerconfigv1.KubeSchedulerConfiguration, sourc
 	return nil
 }
 
+// ReadRendered decodes a configuration the operator rendered, which the user's part of
+// went through Parse before: as kube-scheduler decodes it, without Parse's checks of what
+// only a user writes (its size, its YAML, the names its profiles claim).
+func ReadRendered(data []byte) (*schedulerconfigv1.KubeSchedulerConfiguration, error) {
+	return decodeStrict(data)
+}
+
 func decodeStrict(data []byte) (*schedulerconfigv1.KubeSchedulerConfiguration, error) {
 	obj, _, err := deserializer.Decode(data, nil, nil)
 	if err != nil {

@@ -2,10 +2,12 @@ package rbacallowlist
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/tenancy"
 )
 
@@ -44,7 +46,6 @@ var (
 	managerRole            = clusterRole("manager-role")
 	schedulerNamespaceRole = clusterRole(tenancy.SchedulerNamespaceClusterRole)
 	kubeSystemRole         = role("kube-system", "secondary-scheduler-operator-kube-system")
-	schedulerMetricsReader = clusterRole(render.SchedulerMetricsReaderClusterRole)
 	leaderElectionRole     = role(operatorNamespace, "secondary-scheduler-operator-leader-election-role")
 	monitoringRole         = role(operatorNamespace, "secondary-scheduler-operator-monitoring-role")
 	admissionParameters    = role(operatorNamespace, "secondary-scheduler-operator-admission-parameters-role")
@@ -80,7 +81,7 @@ var (
 )
 
 // allowedRules is every permission config/rbac grants. docs/security.md justifies each.
-var allowedRules = []allowedRule{
+var allowedRules = append([]allowedRule{
 	// The operator, cluster-wide (controllers/rbac.go).
 	{managerRole, ourGroup, []string{"secondaryschedulers"}, nil, []string{"get", "list", "watch", "patch"}},
 	{managerRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"patch"}},
@@ -95,6 +96,7 @@ var allowedRules = []allowedRule{
 	{managerRole, rbacGroup, []string{"clusterrolebindings"}, nil, allVerbs},
 	{managerRole, rbacGroup, []string{"clusterroles"},
 		[]string{"system:kube-scheduler", "system:volume-scheduler", "secondary-scheduler-metrics-reader", "cluster-monitoring-view"}, []string{"bind"}},
+	{managerRole, rbacGroup, []string{"clusterroles"}, pluginRolesBound(), []string{"bind"}},
 	{managerRole, monitoring, []string{"prometheuses"}, nil, []string{"list"}},
 	{managerRole, monitoring, []string{"prometheusrules"}, nil, []string{"get", "list", "create", "update", "patch", "delete"}},
 	{managerRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
@@ -138,16 +140,34 @@ var allowedRules = []allowedRule{
 	{metricsAuthRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
 	{metricsAuthRole, "authorization.k8s.io", []string{"subjectaccessreviews"}, nil, []string{"create"}},
 
-	// Bound by others: schedulers reading metrics.k8s.io, scrapers of the operator's
-	// metrics, people who manage or read SecondarySchedulers.
-	{schedulerMetricsReader, "metrics.k8s.io", []string{"nodes"}, nil, []string{"get", "list"}},
-	{schedulerMetricsReader, core, []string{"nodes"}, nil, readVerbs},
+	// Bound by others: scrapers of the operator's metrics, people who manage or read
+	// SecondarySchedulers. (What schedulers are bound to for their plugins,
+	// secondary-scheduler-metrics-reader included, pluginRoleRules adds.)
 	{operatorMetricsReader, "", []string{"/metrics"}, nil, []string{"get"}},
 	{adminRole, ourGroup, []string{"secondaryschedulers"}, nil, []string{"create", "delete", "get", "list", "patch", "update", "watch"}},
 	{adminRole, ourGroup, []string{"secondaryschedulers/" + render.RunSubresource}, nil, []string{"create", "update"}},
 	{adminRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"get"}},
 	{viewerRole, ourGroup, []string{"secondaryschedulers"}, nil, readVerbs},
 	{viewerRole, ourGroup, []string{"secondaryschedulers/status"}, nil, []string{"get"}},
+}, pluginRoleRules()...)
+
+// pluginRoleRules are the rules of the ClusterRoles that schedulers are bound to for the
+// plugins of their configuration, secondary-scheduler-metrics-reader among them: exactly
+// what internal/schedconfig's table of plugins says each reads.
+func pluginRoleRules() []allowedRule {
+	var rules []allowedRule
+	for _, name := range schedconfig.PluginClusterRoles() {
+		for _, grant := range schedconfig.PluginGrants(name) {
+			rules = append(rules, allowedRule{clusterRole(name), grant.Group, grant.Resources, nil, grant.Verbs})
+		}
+	}
+	return rules
+}
+
+// pluginRolesBound are the plugins' ClusterRoles that the operator binds, but for
+// secondary-scheduler-metrics-reader, which it bound before plugins had roles.
+func pluginRolesBound() []string {
+	return slices.DeleteFunc(schedconfig.PluginClusterRoles(), func(name string) bool { return name == schedconfig.MetricsReaderClusterRole })
 }
 
 // allowedBindings is every binding config/rbac ships, one line per subject.
