@@ -20,6 +20,9 @@
 //     interface (by name: the sources are parsed, not type-checked);
 //   - profiles' default plugins, from getDefaultPlugins (pkg/scheduler/apis/config/v1),
 //     those enabled whatever the feature gates.
+//   - for scheduler-plugins' own plugins, the fields of each one's args type (PLUGIN+"Args"
+//     in its apis/config/v1, which its kube-scheduler decodes strictly): their JSON paths,
+//     through inlined and nested structs, and their kinds (args.go).
 //
 // A registered name, factory or embedded field it cannot resolve is an error, never a guess;
 // so is a plugin whose `var _ Interface = &Type{}` assertion names an extension point the
@@ -42,6 +45,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/format"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,10 +247,14 @@ func schedulerPluginsTable(p pins, src string) ([]byte, error) {
 	if table.plugins, err = implemented(l, registered, points); err != nil {
 		return nil, fmt.Errorf("scheduler-plugins %s: %w", p.commit, err)
 	}
+	if table.args, err = pluginArgs(l, registered); err != nil {
+		return nil, fmt.Errorf("scheduler-plugins %s: %w", p.commit, err)
+	}
 	table.variable = "schedulerPluginsPluginPoints"
 	table.source = "sigs.k8s.io/scheduler-plugins " + p.commit
 	table.doc = fmt.Sprintf("schedulerPluginsPluginPoints are the plugins scheduler-plugins' kube-scheduler registers beside the in-tree "+
-		"ones (scheduler-plugins %s, on k8s.io/kubernetes %s), and the extension points each implements.", shortCommit(p.commit), p.kubernetesVersion)
+		"ones (scheduler-plugins %s, on k8s.io/kubernetes %s), the extension points each implements, and the fields of the args of those "+
+		"that declare an args type.", shortCommit(p.commit), p.kubernetesVersion)
 	return table.format()
 }
 
@@ -306,6 +314,9 @@ type table struct {
 	defaultMultiPoint     []string
 	// plugins maps each plugin's name to the JSON names of the points it implements.
 	plugins map[string][]string
+	// args maps each plugin that declares an args type to its fields (pluginArgs); nil
+	// for the in-tree tables, whose args kube-scheduler's own validation knows.
+	args map[string]map[string]string
 }
 
 func inTreeTable(l *loader) (table, error) {
@@ -741,7 +752,19 @@ func (t table) format() ([]byte, error) {
 		}
 		b.WriteString("},\n")
 	}
-	b.WriteString("},\n}\n")
+	b.WriteString("},\n")
+	if t.args != nil {
+		b.WriteString("args: map[string]map[string]string{\n")
+		for _, name := range slices.Sorted(maps.Keys(t.args)) {
+			fmt.Fprintf(&b, "%q: {\n", name)
+			for _, path := range slices.Sorted(maps.Keys(t.args[name])) {
+				fmt.Fprintf(&b, "%q: %q,\n", path, t.args[name][path])
+			}
+			b.WriteString("},\n")
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}\n")
 	formatted, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("format %s: %w", t.variable, err)

@@ -27,6 +27,10 @@ type pluginPoints struct {
 	defaultMultiPoint []string
 	// plugins maps each registered plugin to the extension points it implements.
 	plugins map[string][]string
+	// args maps each plugin whose args type the table's sources declare to the fields of
+	// its args: the JSON path of each (dotted, PATH[] for the items of a list of structs)
+	// and its kind (checkPluginArgs); nil for the in-tree tables.
+	args map[string]map[string]string
 }
 
 // Scheduler is a kube-scheduler build whose plugins the operator knows.
@@ -62,6 +66,7 @@ var schedulerPluginsTable = func() pluginPoints {
 	table.source = schedulerPluginsPluginPoints.source + " on " + schedulerPluginsCorePluginPoints.source
 	table.plugins = maps.Clone(schedulerPluginsCorePluginPoints.plugins)
 	maps.Copy(table.plugins, schedulerPluginsPluginPoints.plugins)
+	table.args = schedulerPluginsPluginPoints.args
 	return table
 }()
 
@@ -82,7 +87,9 @@ const maxStartProblems = 20
 // own defaulting (default plugins merged into each profile's, mergePlugins). Each problem
 // is a sentence that says what to change; at most maxStartProblems, the last saying how
 // many more there are. Plugins s does not have are left to the checks of plugin names
-// (UnknownPlugins), as are the plugins' args, which their plugins decode.
+// (UnknownPlugins). The args of scheduler-plugins' own plugins, which its kube-scheduler
+// decodes strictly at start, are checked against their types' fields (argsProblems); the
+// in-tree plugins' args are left to kube-scheduler.
 func StartProblems(config *schedulerconfigv1.KubeSchedulerConfiguration, s Scheduler) []string {
 	if config == nil {
 		return nil
@@ -157,6 +164,7 @@ func newEffectiveProfile(profile *schedulerconfigv1.KubeSchedulerProfile, index 
 	p.plugins = mergeDefaults(table.defaultMultiPoint, profile.Plugins)
 	p.problems = append(p.problems, prefixed(p.name, percentageProblem("percentageOfNodesToScore", profile.PercentageOfNodesToScore))...)
 	p.problems = append(p.problems, p.pluginConfigProblems(profile.PluginConfig)...)
+	p.problems = append(p.problems, prefixed(p.name, p.argsProblems(profile.PluginConfig))...)
 	p.problems = append(p.problems, p.removedPluginProblems(s)...)
 	p.problems = append(p.problems, p.extensionPointProblems()...)
 	p.problems = append(p.problems, p.countProblems()...)
