@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
@@ -53,15 +54,46 @@ func standInCRD(kind schedconfig.CustomResource) *apiextensionsv1.CustomResource
 	}
 }
 
+// pluginCRD is the kind plugin reads.
+func (s *scenario) pluginCRD(plugin string) schedconfig.CustomResource {
+	s.t.Helper()
+	needs, ok := schedconfig.PluginNeedsOf(plugin)
+	s.g.Expect(ok).To(BeTrue())
+	s.g.Expect(needs.CRDs).To(HaveLen(1))
+	return needs.CRDs[0]
+}
+
+// served reports whether the API server's discovery serves kind, as the operator asks.
+func served(kind schedconfig.CustomResource) (bool, error) {
+	return gather.DiscoveredKinds(adminClientset.Discovery()).Serves(kind.GroupVersionKind)
+}
+
+// expectNotServed waits until the API server no longer serves kind: a test before may have
+// installed it, and a CRD deleted leaves discovery a moment later.
+func (s *scenario) expectNotServed(kind schedconfig.CustomResource) {
+	s.t.Helper()
+	s.g.Eventually(func() (bool, error) { return served(kind) }).Should(BeFalse(), "%s is still served", kind.CRDName())
+}
+
+// installStandIn installs kind's stand-in CRD for the rest of the test, and deletes it at
+// its end, waiting until it is no longer served, so that the next test starts without it.
+func (s *scenario) installStandIn(kind schedconfig.CustomResource) {
+	s.t.Helper()
+	s.create(standInCRD(kind))
+	s.t.Cleanup(func() {
+		s.g.Expect(adminClient.Delete(s.ctx, standInCRD(kind))).To(Succeed())
+		s.expectNotServed(kind)
+	})
+}
+
 // A configuration enabling a plugin whose CRD the cluster does not serve is refused, with
 // the command that installs it, and nothing rolls out; once the CRD is served, the
 // scheduler rolls out bound to its plugin's ClusterRole, and the binding goes when the
 // configuration stops enabling the plugin.
 func TestPluginCRDsAndBindingsFollowTheConfiguration(t *testing.T) {
 	s := newScenario(t)
-	podGroups, ok := schedconfig.PluginNeedsOf("Coscheduling")
-	s.g.Expect(ok).To(BeTrue())
-	crd := podGroups.CRDs[0]
+	crd := s.pluginCRD("Coscheduling")
+	s.expectNotServed(crd)
 	userConfig := configMap("gang-config", map[string]string{"config.yaml": gangConfig("gang")})
 	cr := custom("gang", "gang-config")
 	s.create(userConfig, cr)
@@ -76,8 +108,7 @@ func TestPluginCRDsAndBindingsFollowTheConfiguration(t *testing.T) {
 	s.g.Expect(apierrors.IsNotFound(s.get(binding))).To(BeTrue(), "no binding before the scheduler can run")
 
 	// Installed: no event tells the operator, which looks again by itself.
-	s.create(standInCRD(crd))
-	t.Cleanup(func() { _ = adminClient.Delete(s.ctx, standInCRD(crd)) })
+	s.installStandIn(crd)
 	s.expectConditionWithin(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected, 30*time.Second)
 	s.g.Eventually(func() *appsv1.Deployment { return s.deployment(cr) }).ShouldNot(BeNil())
 	s.g.Eventually(func() error { return s.get(binding) }).Should(Succeed())
@@ -89,4 +120,39 @@ func TestPluginCRDsAndBindingsFollowTheConfiguration(t *testing.T) {
 	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(binding)) }).Should(BeTrue(), "the plugin's binding is pruned")
 	s.g.Expect(s.clusterScopedChildren(cr)).NotTo(ContainElement("ClusterRoleBinding/" + binding.Name))
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
+}
+
+// Gangs and quotas as settings of a typed profile: refused until both CRDs are served,
+// then rolled out with both plugins and both bindings; turning gangs off removes
+// Coscheduling and its binding and keeps the quotas'.
+func TestGangsAndQuotasBesideATypedProfile(t *testing.T) {
+	s := newScenario(t)
+	for _, plugin := range []string{"Coscheduling", "CapacityScheduling"} {
+		s.expectNotServed(s.pluginCRD(plugin))
+	}
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Name: "batch"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.BinPackingProfile},
+			Gang: &v1.Gang{PermitWaitingTimeSeconds: ptr.To[int32](90)}, Quota: &v1.Quota{}}}
+	s.create(cr)
+	refused := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPluginCRDMissing)
+	s.g.Expect(refused.Message).To(And(ContainSubstring("profile type BinPacking enables plugins that read kinds this cluster does not serve"),
+		ContainSubstring("CapacityScheduling reads ElasticQuota"), ContainSubstring("Coscheduling reads PodGroup"),
+		ContainSubstring("manifests/capacityscheduling/crd.yaml"), ContainSubstring("manifests/coscheduling/crd.yaml")))
+	s.g.Consistently(func() bool { return s.deployment(cr) == nil }).Should(BeTrue(), "nothing is rolled out")
+
+	for _, plugin := range []string{"Coscheduling", "CapacityScheduling"} {
+		s.installStandIn(s.pluginCRD(plugin))
+	}
+	s.expectConditionWithin(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected, 30*time.Second)
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).Should(And(ContainSubstring("name: Coscheduling"),
+		ContainSubstring("name: CapacityScheduling"), ContainSubstring("permitWaitingTimeSeconds: 90")))
+	gang := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "plugin-coscheduling")}}
+	quota := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "plugin-capacityscheduling")}}
+	s.g.Eventually(func() error { return s.get(gang) }).Should(Succeed())
+	s.g.Eventually(func() error { return s.get(quota) }).Should(Succeed())
+
+	s.update(cr, func() { cr.Spec.Gang = nil })
+	s.g.Eventually(func() string { return s.renderedConfig(cr) }).ShouldNot(ContainSubstring("Coscheduling"))
+	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(gang)) }).Should(BeTrue(), "the gang plugin's binding is pruned")
+	s.g.Expect(s.get(quota)).To(Succeed(), "the quota plugin's binding stays")
 }

@@ -157,7 +157,7 @@ func NewSecondarySchedulerReconciler(mgr ctrl.Manager, options Options) (*Second
 		admission:               options.Admission,
 	}
 	r.read = newReadStages(gather.Config{
-		Cache: r.cache, API: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Version: version,
+		Cache: r.cache, API: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Version: version, Kinds: gather.DiscoveredKinds(version),
 		Tenancy: options.Tenancy, PrometheusNamespaces: options.PrometheusNamespaces, MetricsTokenClusterRoles: options.MetricsTokenClusterRoles,
 		DiscoveryInterval: options.MetricsProbeInterval, Now: r.now,
 	}, mgr.GetScheme())

@@ -498,6 +498,31 @@ type BinPackingArgs struct {
 	ResourceWeights map[corev1.ResourceName]int64 `json:"resourceWeights,omitempty"`
 }
 
+// Gang is how scheduler-plugins' Coscheduling schedules gangs (its CoschedulingArgs).
+// A PodGroup's own scheduleTimeoutSeconds, when set, replaces permitWaitingTimeSeconds
+// for its pods.
+type Gang struct {
+	// PermitWaitingTimeSeconds is how long the pods of a gang that already have a node
+	// wait, unbound, for the rest of it; then all of them go back to the queue. Default:
+	// 60, the plugin's.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	// +optional
+	PermitWaitingTimeSeconds *int32 `json:"permitWaitingTimeSeconds,omitempty"`
+
+	// PodGroupBackoffSeconds is how long a gang that could not be placed waits before it
+	// is tried again, so that it does not hold the queue. Default: 0, the plugin's: no
+	// wait.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	PodGroupBackoffSeconds *int32 `json:"podGroupBackoffSeconds,omitempty"`
+}
+
+// Quota turns on ElasticQuotas (scheduler-plugins' CapacityScheduling, which takes no
+// arguments).
+type Quota struct{}
+
 // SecondarySchedulerSpec is the desired secondary scheduler. Its first fields are those of
 // OpenShift's operator.openshift.io/v1 SecondaryScheduler, with the same meanings;
 // docs/migration.md converts an existing resource (dropping the fields OpenShift's operator
@@ -505,6 +530,7 @@ type BinPackingArgs struct {
 // +kubebuilder:validation:XValidation:rule="has(self.profile) || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="set spec.profile.type (for example BinPacking) or spec.schedulerConfig (the name of a ConfigMap holding a KubeSchedulerConfiguration)"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type != 'Custom' || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="profile type Custom needs spec.schedulerConfig: the name of a ConfigMap whose key config.yaml holds a KubeSchedulerConfiguration"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type == 'Custom' || !has(self.schedulerConfig) || size(self.schedulerConfig) == 0",message="spec.schedulerConfig is only used with profile type Custom; remove it or set profile.type to Custom"
+// +kubebuilder:validation:XValidation:rule="(!has(self.gang) && !has(self.quota)) || (has(self.profile) && self.profile.type != 'Custom')",message="spec.gang and spec.quota add Coscheduling and CapacityScheduling to a typed profile; with profile Custom, enable them in the configuration itself (docs/plugins.md)"
 // +kubebuilder:validation:XValidation:rule="!has(self.nodeSelector) || !has(self.topology) || !has(self.topology.highlyAvailableTopology) || !has(self.topology.highlyAvailableTopology.nodeSelector)",message="give nodeSelector once: spec.nodeSelector replaces topology.highlyAvailableTopology.nodeSelector"
 // +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || !has(self.topology) || !has(self.topology.highlyAvailableTopology) || !has(self.topology.highlyAvailableTopology.tolerations)",message="give tolerations once: spec.tolerations replaces topology.highlyAvailableTopology.tolerations"
 type SecondarySchedulerSpec struct {
@@ -619,6 +645,25 @@ type SecondarySchedulerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('system-')",message="system-* priority classes are reserved for the cluster's own components in kube-system; use secondary-scheduler-critical (the default) or a class of your own"
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// Gang schedules the pods of a gang all together or not at all, beside the profile's
+	// scoring, with scheduler-plugins' Coscheduling: a gang is a PodGroup
+	// (scheduling.x-k8s.io/v1alpha1) and its pods carry the label
+	// scheduling.x-k8s.io/pod-group: NAME. No pod of it binds until minMember of them have
+	// a node. The cluster must serve the PodGroup CRD (docs/plugins.md); until it does, the
+	// resource is refused with reason PluginCRDMissing. Not with profile Custom, whose
+	// configuration enables Coscheduling itself.
+	// +optional
+	Gang *Gang `json:"gang,omitempty"`
+
+	// Quota enforces ElasticQuotas (scheduling.x-k8s.io/v1alpha1) beside the profile's
+	// scoring, with scheduler-plugins' CapacityScheduling: a namespace's pods may use up
+	// to its quota's max, borrowing what other namespaces leave of their min, and
+	// preemption (which CapacityScheduling does in place of the default) takes back
+	// what was borrowed. Give an empty object, quota: {}, to turn it on. The cluster must
+	// serve the ElasticQuota CRD (docs/plugins.md). Not with profile Custom.
+	// +optional
+	Quota *Quota `json:"quota,omitempty"`
 
 	// Routing sends new pods to this scheduler without changing their manifests: the
 	// API server sets their spec.schedulerName when they are created (a

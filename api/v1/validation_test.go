@@ -379,3 +379,34 @@ func fieldOf(path []string) string {
 	}
 	return field.String()
 }
+
+// spec.gang and spec.quota add plugins to a typed profile; a Custom configuration enables
+// them itself.
+func TestGangAndQuotaRules(t *testing.T) {
+	validator, err := crdschema.NewValidator(loadCRD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const onlyTyped = "spec.gang and spec.quota add Coscheduling and CapacityScheduling to a typed profile"
+	tests := []struct {
+		name      string
+		spec      string
+		wantError string
+	}{
+		{"gangs beside BinPacking", "profile: {type: BinPacking}\ngang: {permitWaitingTimeSeconds: 120, podGroupBackoffSeconds: 0}", ""},
+		{"gangs and quotas beside TargetLoadPacking", "profile: {type: TargetLoadPacking, metrics: {provider: KubernetesMetricsServer}}\ngang: {}\nquota: {}", ""},
+		{"gangs with Custom", "profile: {type: Custom}\nschedulerConfig: config\ngang: {}", onlyTyped},
+		{"quotas with a configuration and no profile", "schedulerConfig: config\nquota: {}", onlyTyped},
+		{"no permit wait", "profile: {type: BinPacking}\ngang: {permitWaitingTimeSeconds: 0}", "spec.gang.permitWaitingTimeSeconds: Invalid value: 0"},
+		{"a backoff of hours", "profile: {type: BinPacking}\ngang: {podGroupBackoffSeconds: 7200}", "spec.gang.podGroupBackoffSeconds: Invalid value: 7200"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var spec map[string]any
+			if err := yaml.Unmarshal([]byte(tt.spec), &spec); err != nil {
+				t.Fatalf("test spec: %v", err)
+			}
+			expectValidation(t, validator, integers(spec).(map[string]any), tt.wantError)
+		})
+	}
+}

@@ -9,6 +9,7 @@
 package gather
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -39,11 +40,13 @@ type Config struct {
 	Cache client.Reader
 	// API reads from the API server what no cache holds (the objects users reference).
 	API client.Reader
-	// Mapper tells whether the cluster serves the Prometheus Operator's PrometheusRule kind
-	// and the kinds plugins read.
+	// Mapper tells whether the cluster has the Prometheus Operator's PrometheusRule kind.
 	Mapper meta.RESTMapper
 	// Version tells the cluster's Kubernetes version, for the default image.
 	Version discovery.ServerVersionInterface
+	// Kinds tells which kinds the API server serves, for the CRDs the configuration's
+	// plugins read (DiscoveredKinds); nil for none served.
+	Kinds ServedKinds
 	// Tenancy says in which namespaces schedulers may run (a resource elsewhere claims
 	// no scheduler name).
 	Tenancy tenancy.Policy
@@ -71,6 +74,7 @@ type Gatherer struct {
 	cache, api               client.Reader
 	mapper                   meta.RESTMapper
 	version                  discovery.ServerVersionInterface
+	kinds                    ServedKinds
 	tenancy                  tenancy.Policy
 	prometheusNamespaces     []string
 	metricsTokenClusterRoles []string
@@ -97,7 +101,7 @@ func New(config Config) *Gatherer {
 	}
 	return &Gatherer{
 		cache: readonly.Wrap(config.Cache), api: readonly.Wrap(config.API),
-		mapper: config.Mapper, version: config.Version, tenancy: config.Tenancy,
+		mapper: config.Mapper, version: config.Version, kinds: cmp.Or[ServedKinds](config.Kinds, noKinds{}), tenancy: config.Tenancy,
 		prometheusNamespaces: config.PrometheusNamespaces, metricsTokenClusterRoles: config.MetricsTokenClusterRoles,
 		discoveryInterval: config.DiscoveryInterval, now: now, discover: discover,
 	}
@@ -186,7 +190,7 @@ func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Fact
 				usertext.Cut(cr.Spec.SchedulerImage, 80), err))
 		}
 	}
-	found := &Facts{SchedulerNames: []string{cr.EffectiveSchedulerName()}, Kinds: servedKinds{g.mapper}}
+	found := &Facts{SchedulerNames: []string{cr.EffectiveSchedulerName()}, Kinds: g.kinds}
 	custom, err := g.customConfig(ctx, cr, &references)
 	if !refused(err) {
 		return nil, references, err

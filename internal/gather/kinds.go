@@ -2,9 +2,13 @@ package gather
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 )
 
 // ServedKinds tells whether the API server serves a kind.
@@ -14,21 +18,32 @@ type ServedKinds interface {
 	Serves(kind schema.GroupVersionKind) (bool, error)
 }
 
-// servedKinds looks kinds up in a RESTMapper. The operator's maps discovery lazily and
-// asks the API server again for a group or version it does not know, so a CRD installed
-// since the last look is found (and a kind not served costs a discovery request each time
-// it is asked for: only for a configuration that needs it, at the pace of a polled
-// refusal).
-type servedKinds struct {
-	mapper meta.RESTMapper
+// DiscoveredKinds asks the API server's discovery each time, for the kind's group and
+// version: a CRD installed or deleted since the last look is seen at once, which a
+// RESTMapper's cache would not tell. It is asked only for a configuration whose plugins
+// read a custom kind, once per kind, when such a scheduler is reconciled.
+func DiscoveredKinds(resources discovery.ServerResourcesInterface) ServedKinds {
+	return discoveredKinds{resources}
 }
 
-func (s servedKinds) Serves(kind schema.GroupVersionKind) (bool, error) {
-	if _, err := s.mapper.RESTMapping(kind.GroupKind(), kind.Version); err != nil {
-		if meta.IsNoMatchError(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("look up kind %s: %w", kind, err)
-	}
-	return true, nil
+type discoveredKinds struct {
+	resources discovery.ServerResourcesInterface
 }
+
+func (d discoveredKinds) Serves(kind schema.GroupVersionKind) (bool, error) {
+	served, err := d.resources.ServerResourcesForGroupVersion(kind.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discover %s: %w", kind.GroupVersion(), err)
+	}
+	return slices.ContainsFunc(served.APIResources, func(resource metav1.APIResource) bool {
+		return resource.Kind == kind.Kind && !strings.Contains(resource.Name, "/") // not a subresource
+	}), nil
+}
+
+// noKinds serves no kind: the ServedKinds of a Gatherer configured without one.
+type noKinds struct{}
+
+func (noKinds) Serves(schema.GroupVersionKind) (bool, error) { return false, nil }

@@ -155,7 +155,7 @@ func Render(ctx context.Context, in Input) (*Rendered, error) {
 		WithIndex(&v1.SecondaryScheduler{}, gather.SchedulerNameIndex, gather.IndexSchedulerName).
 		WithIndex(&corev1.Secret{}, "metadata.name", byName).WithIndex(&corev1.ConfigMap{}, "metadata.name", byName).Build()
 	config := gather.Config{
-		Cache: reader, API: reader, Mapper: pluginKindsMapper(),
+		Cache: reader, API: reader, Mapper: meta.NewDefaultRESTMapper(nil), Kinds: pluginKinds{},
 		Version: fixedVersion(in.KubernetesMinor), Tenancy: policy, PrometheusNamespaces: in.PrometheusNamespaces,
 	}
 	if in.PrometheusURL != "" {
@@ -405,16 +405,12 @@ func (v fixedVersion) ServerVersion() (*version.Info, error) {
 	return &version.Info{Major: "1", Minor: strconv.Itoa(int(v))}, nil
 }
 
-// pluginKindsMapper serves the kinds scheduler-plugins' plugins read and nothing else:
+// pluginKinds serves the kinds scheduler-plugins' plugins read and nothing else:
 // rendering offline cannot know which CRDs a cluster serves, and renders a configuration
 // as if the plugins' were installed (the operator refuses it, PluginCRDMissing, on a
-// cluster without them). The Prometheus Operator's PrometheusRule is not served: offline,
-// no recording rules are rendered. Only whether a kind is served is asked, so every kind is
-// mapped as namespaced.
-func pluginKindsMapper() meta.RESTMapper {
-	mapper := meta.NewDefaultRESTMapper(nil)
-	for _, crd := range schedconfig.PluginCRDs() {
-		mapper.Add(crd.GroupVersionKind, meta.RESTScopeNamespace)
-	}
-	return mapper
+// cluster without them).
+type pluginKinds struct{}
+
+func (pluginKinds) Serves(kind schema.GroupVersionKind) (bool, error) {
+	return slices.ContainsFunc(schedconfig.PluginCRDs(), func(crd schedconfig.CustomResource) bool { return crd.GroupVersionKind == kind }), nil
 }

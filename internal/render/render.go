@@ -11,6 +11,10 @@
 //	                                                           PrometheusRule (recordingrules.go)
 //	spec.nodePool                                           -> NodeAffinity addedAffinity of every
 //	                                                           profile (nodepool.go)
+//	spec.gang, spec.quota                                   -> Coscheduling and CapacityScheduling in every
+//	                                                           profile of a typed configuration (addons.go)
+//	the plugins the configuration enables                   -> the ClusterRoleBindings their reads need
+//	                                                           (pluginroles.go, schedconfig's table)
 //	spec.extenders                                          -> the configuration's extenders, their TLS
 //	                                                           mounts and containers (extenders.go)
 //	spec.logLevel                                           -> the --v flag, in deployment

@@ -180,6 +180,25 @@ func TestRenderGolden(t *testing.T) {
 			facts: Facts{KubernetesMinor: 34, PriorityClassName: v1.DefaultPriorityClassName},
 		},
 		{
+			// A team's batch scheduler: gangs and elastic quotas beside TargetLoadPacking.
+			name: "target-load-packing-gangs-and-quotas",
+			cr: secondaryScheduler("batch", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
+					Metrics: &v1.LoadMetrics{Provider: v1.PrometheusProvider, Address: "http://prometheus-k8s.monitoring.svc:9090"}}
+				cr.Spec.Gang = &v1.Gang{PermitWaitingTimeSeconds: ptr.To[int32](120), PodGroupBackoffSeconds: ptr.To[int32](10)}
+				cr.Spec.Quota = &v1.Quota{}
+			}),
+			facts: Facts{KubernetesMinor: 35},
+		},
+		{
+			// Gangs alone, at the plugin's defaults, beside BinPacking.
+			name: "binpacking-gangs",
+			cr: secondaryScheduler("gang-packer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Gang = &v1.Gang{}
+			}),
+			facts: Facts{KubernetesMinor: 35},
+		},
+		{
 			name: "target-load-packing-prometheus",
 			cr: secondaryScheduler("load-packer", func(cr *v1.SecondaryScheduler) {
 				cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,

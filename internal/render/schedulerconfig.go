@@ -22,7 +22,8 @@ const (
 // Custom it starts from facts.CustomConfig, the user's config.yaml already checked by
 // internal/schedconfig, and keeps it as written (comments included) but for the fields
 // the operator owns: leader election always, client rate limits when unset, and the
-// node pool ANDed into every profile's NodeAffinity args.
+// node pool ANDed into every profile's NodeAffinity args. A typed profile gets the plugins
+// of spec.gang and spec.quota too (addPlugins).
 func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 	kind := cr.EffectiveProfile()
 	profile, known := profiles[kind]
@@ -53,6 +54,11 @@ func SchedulerConfig(cr *v1.SecondaryScheduler, facts Facts) (string, error) {
 			if err := profile.writeArgs(cr.Spec.Profile, profileNode); err != nil {
 				return "", err
 			}
+		}
+	}
+	if profile.asset != "" {
+		if err := addPlugins(config, cr); err != nil {
+			return "", err
 		}
 	}
 	if err := restrictToNodePool(config, cr); err != nil {
