@@ -52,10 +52,18 @@ pinned_record() {
 }
 recorded_sources() { grep -E '^(scheduler-plugins|load-watcher|numaplacement|k8s.io/kubernetes) ' "$1"; }
 
+# The CRD manifests of the checkout (every manifests/**/crd.yaml), kept beside the binary at
+# their paths in it: the tests install a plugin's CRDs from the checkout the binary was built
+# from, at the paths internal/schedconfig's table of plugins names.
+manifests_dir="${out_dir}/manifests"
+binary_current() {
+  [ -x "${binary}" ] && [ -f "${version_file}" ] &&
+    [ "$(recorded_sources "${version_file}" || true)" = "$(pinned_record)" ]
+}
+
 # Checked before the sources, so that `make scheduler-plugins` is a no-op once built, even
 # without the checkouts at hand.
-if [ -x "${binary}" ] && [ -f "${version_file}" ] &&
-  [ "$(recorded_sources "${version_file}" || true)" = "$(pinned_record)" ]; then
+if binary_current && [ -d "${manifests_dir}" ]; then
   log "reusing ${binary} (built from the pinned sources; delete ${out_dir} to rebuild)"
   exit 0
 fi
@@ -153,6 +161,20 @@ np_commit="$(source_commit "${np_src}")"
 check_pin scheduler-plugins "${sp_src}" "${SCHEDULER_PLUGINS_COMMIT}" "${sp_commit}"
 check_pin load-watcher "${lw_src}" "${LOAD_WATCHER_COMMIT}" "${lw_commit}"
 check_pin numaplacement "${np_src}" "${NUMAPLACEMENT_COMMIT}" "${np_commit}"
+keep_crds() {
+  rm -rf "${manifests_dir}.new"
+  mkdir -p "${manifests_dir}.new"
+  (cd "${sp_src}" && find manifests -name crd.yaml -type f -print0 | tar --null -T - -cf -) |
+    tar -C "${manifests_dir}.new" --strip-components=1 -xf -
+  rm -rf "${manifests_dir}"
+  mv "${manifests_dir}.new" "${manifests_dir}"
+}
+# A binary of the pins from before the CRDs were kept: keep them, without rebuilding.
+if binary_current && [ "${sp_commit}" = "${SCHEDULER_PLUGINS_COMMIT}" ]; then
+  keep_crds
+  log "reusing ${binary}; kept the CRD manifests of ${sp_src} beside it"
+  exit 0
+fi
 lw_ref="${LOAD_WATCHER_TAG}"
 if [ "${lw_commit}" != "${LOAD_WATCHER_COMMIT}" ]; then
   lw_ref="$(git -C "${lw_src}" describe --tags --always 2>/dev/null || echo unverified)"
@@ -246,6 +268,7 @@ mkdir -p "${out_dir}"
 # VERSION goes last, so that an interrupted run never leaves a binary that looks reusable.
 rm -f "${version_file}"
 mv "${scratch}/kube-scheduler" "${binary}"
+keep_crds
 {
   echo "# kube-scheduler of kubernetes-sigs/scheduler-plugins, built by hack/build-scheduler-plugins.sh."
   echo "# It is reused while the next four lines equal the script's pins."

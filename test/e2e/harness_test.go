@@ -114,10 +114,12 @@ func processSetUp() {
 	}
 	// As an installation does: the admission policies the installer ships (the authority
 	// policy reading its parameters in the operator's namespace, where the operator writes
-	// them; the routing policy reading the RoutingTable the operator writes).
+	// them; the routing policy reading the RoutingTable the operator writes), and the
+	// ClusterRoles it binds schedulers to for their plugins.
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostOperatorNamespace}})).To(Succeed())
 	Expect(installer.ApplyAdmissionPolicies(ctx, k8s, repoRoot, hostOperatorNamespace)).To(Succeed())
 	Expect(installer.ApplyRoutingPolicy(ctx, k8s, repoRoot)).To(Succeed())
+	Expect(installer.ApplySchedulerRoles(ctx, k8s, repoRoot)).To(Succeed())
 	operator = startProcessWithEnv("operator", []string{"POD_NAMESPACE=" + hostOperatorNamespace}, filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug",
 		"--scheduler-namespaces="+strings.Join(schedulerNamespaces, ","),

@@ -1,13 +1,15 @@
 // Package installer puts in place, for tests, what the installer ships beside the operator
 // and the operator may not write itself: the admission policies of config/admission
-// (dist/install.yaml) and config/routing (dist/routing.yaml), read from the files that
-// ship, as config/default builds them.
+// (dist/install.yaml) and config/routing (dist/routing.yaml), and the ClusterRoles of
+// config/rbac that schedulers are bound to, read from the files that ship, as
+// config/default builds them.
 package installer
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
 // The directories of the repository that hold what the installer ships besides the
@@ -24,6 +27,8 @@ const (
 	AdmissionDir = "config/admission"
 	// RoutingDir holds the routing policy and its binding.
 	RoutingDir = "config/routing"
+	// RBACDir holds the installer's RBAC, the roles schedulers are bound to among it.
+	RBACDir = "config/rbac"
 )
 
 // MoveParameters makes object, when it is a binding whose parameters are namespaced, read
@@ -83,6 +88,29 @@ func Apply(ctx context.Context, c client.Client, root, dir, operatorNamespace st
 	if err != nil {
 		return err
 	}
+	return applyObjects(ctx, c, shipped)
+}
+
+// ApplySchedulerRoles applies the ClusterRoles of RBACDir that the operator binds
+// schedulers to for the plugins their configuration enables (schedconfig.PluginClusterRoles),
+// for an operator that runs as an admin, without the rest of the installer's RBAC.
+func ApplySchedulerRoles(ctx context.Context, c client.Client, root string) error {
+	shipped, err := objects(root, RBACDir, "")
+	if err != nil {
+		return err
+	}
+	roles := schedconfig.PluginClusterRoles()
+	shipped = slices.DeleteFunc(shipped, func(object *unstructured.Unstructured) bool {
+		return object.GetKind() != "ClusterRole" || !slices.Contains(roles, object.GetName())
+	})
+	if len(shipped) != len(roles) {
+		return fmt.Errorf("%s ships %d of the %d ClusterRoles of plugins (%v)", RBACDir, len(shipped), len(roles), roles)
+	}
+	return applyObjects(ctx, c, shipped)
+}
+
+// applyObjects creates each object, or replaces it with what ships when it exists.
+func applyObjects(ctx context.Context, c client.Client, shipped []*unstructured.Unstructured) error {
 	for _, object := range shipped {
 		err := c.Create(ctx, object.DeepCopy())
 		if apierrors.IsAlreadyExists(err) {

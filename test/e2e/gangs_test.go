@@ -1,0 +1,134 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
+)
+
+// podGroupLabel names a pod's gang, as Coscheduling reads it.
+const podGroupLabel = "scheduling.x-k8s.io/pod-group"
+
+// A real scheduler-plugins build, configured by spec.gang beside BinPacking, binds a gang
+// all together or not at all, with the PodGroup CRD installed from the scheduler-plugins
+// checkout its binary was built from.
+var _ = Describe("Gangs with a scheduler-plugins build", func() {
+	It("binds none of a gang that does not fit, and all of it once it does", func() {
+		binary := os.Getenv("SCHEDULER_PLUGINS_BINARY")
+		if binary == "" {
+			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
+				"the in-tree kube-scheduler has no Coscheduling plugin")
+		}
+		installPluginCRD(binary, "Coscheduling")
+		const pool, gangSize = "gang", 3
+
+		By("a pool with room for two of the gang's three pods")
+		createScoringNode(scoringNode{name: "gang-1", cpuMillis: 1000}, pool)
+		createScoringNode(scoringNode{name: "gang-2", cpuMillis: 1000}, pool)
+		ns := newNamespace()
+		cr := binPacking(ns, "gangs")
+		cr.Spec.Gang = &v1.Gang{PermitWaitingTimeSeconds: ptr.To[int32](10)}
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		waitAvailable(cr)
+
+		podGroup := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+			"metadata": map[string]any{"namespace": ns, "name": "training"},
+			"spec":     map[string]any{"minMember": int64(gangSize)},
+		}}
+		Expect(k8s.Create(ctx, podGroup)).To(Succeed())
+		names := make([]string, 0, gangSize)
+		for i := range gangSize {
+			pod := scoringPod(ns, cr.Name, pool, 600)
+			pod.Name = pod.Name + "-" + string(rune('a'+i))
+			pod.Labels[podGroupLabel] = "training"
+			Expect(k8s.Create(ctx, pod)).To(Succeed())
+			names = append(names, pod.Name)
+		}
+
+		By("every pod of the gang tried and refused, and none bound")
+		for _, name := range names {
+			Eventually(func() []string { return eventReasonsOf(ns, name) }, "2m").Should(ContainElement("FailedScheduling"),
+				"the scheduler tried pod %s and could not place its gang", name)
+		}
+		for _, name := range names {
+			Expect(nodeOf(ns, name)).To(BeEmpty(), "pod %s of a gang that does not fit is not bound", name)
+		}
+
+		By("room for the third: the whole gang binds")
+		createScoringNode(scoringNode{name: "gang-3", cpuMillis: 1000}, pool)
+		// Coscheduling requeues the pods it turned away on an event of a Pod or a PodGroup
+		// (its EventsToRegister), not on a new node: without one they wait for the
+		// scheduler's periodic retry of unschedulable pods (5 minutes). A change of the
+		// PodGroup, as a user's or a controller's, is such an event.
+		Expect(k8s.Patch(ctx, podGroup, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"e2e.secondary-scheduler.io/room":"added"}}}`)))).To(Succeed())
+		nodes := expectBound(ns, names)
+		Expect(nodes).To(HaveLen(gangSize), "one pod a node: %v", nodes)
+		expectScheduledBy(ns, names, cr.Name)
+	})
+})
+
+// installPluginCRD installs, unless the cluster has it, the CRD of the kind plugin reads,
+// from the scheduler-plugins checkout the binary was built from: hack/build-scheduler-plugins.sh
+// keeps its CRD manifests beside the binary, at the paths schedconfig's table names.
+func installPluginCRD(binary, plugin string) {
+	needs, ok := schedconfig.PluginNeedsOf(plugin)
+	Expect(ok).To(BeTrue())
+	for _, kind := range needs.CRDs {
+		manifest := filepath.Join(filepath.Dir(binary), filepath.FromSlash(kind.Manifest))
+		data, err := os.ReadFile(manifest)
+		if os.IsNotExist(err) {
+			Skip("no " + manifest + ": rebuild the scheduler-plugins binary with make scheduler-plugins, which keeps the CRDs of its checkout beside it")
+		}
+		Expect(err).NotTo(HaveOccurred())
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(yaml.UnmarshalStrict(data, crd)).To(Succeed(), "%s holds a CustomResourceDefinition", manifest)
+		Expect(crd.Name).To(Equal(kind.CRDName()))
+		if err := k8s.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Eventually(func() bool {
+			current := &apiextensionsv1.CustomResourceDefinition{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(crd), current); err != nil {
+				return false
+			}
+			for _, condition := range current.Status.Conditions {
+				if condition.Type == apiextensionsv1.Established {
+					return condition.Status == apiextensionsv1.ConditionTrue
+				}
+			}
+			return false
+		}).Should(BeTrue(), "CRD %s is established", crd.Name)
+	}
+}
+
+// eventReasonsOf are the reasons of the Events about pod name in namespace.
+func eventReasonsOf(namespace, name string) []string {
+	events := &corev1.EventList{}
+	if err := k8s.List(ctx, events, client.InNamespace(namespace)); err != nil {
+		return nil
+	}
+	var reasons []string
+	for _, event := range events.Items {
+		if event.InvolvedObject.Kind == "Pod" && event.InvolvedObject.Name == name {
+			reasons = append(reasons, event.Reason)
+		}
+	}
+	return reasons
+}
