@@ -2,6 +2,7 @@ package schedconfig
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
@@ -306,14 +307,6 @@ func PluginCRDs() []CustomResource {
 			}
 		}
 	}
-	slices.SortFunc(crds, func(a, b CustomResource) int {
-		if a.CRDName() < b.CRDName() {
-			return -1
-		}
-		if a.CRDName() > b.CRDName() {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(crds, func(a, b CustomResource) int { return strings.Compare(a.CRDName(), b.CRDName()) })
 	return crds
 }

@@ -31,24 +31,11 @@ var inTreePlugins = func() map[string]bool {
 // sorted and without duplicates. Only enabled plugins count: kube-scheduler ignores the
 // pluginConfig of a plugin no profile enables, and disabling an unknown one.
 func OutOfTreePlugins(config *schedulerconfigv1.KubeSchedulerConfiguration) []string {
-	var names []string
-	if config == nil {
+	outOfTree := slices.DeleteFunc(EnabledPlugins(config), func(name string) bool { return inTreePlugins[name] })
+	if len(outOfTree) == 0 {
 		return nil
 	}
-	for _, profile := range config.Profiles {
-		if profile.Plugins == nil {
-			continue
-		}
-		for _, point := range pointSets(profile.Plugins) {
-			for _, plugin := range point.set.Enabled {
-				if !inTreePlugins[plugin.Name] {
-					names = append(names, plugin.Name)
-				}
-			}
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	return outOfTree
 }
 
 // enables reports whether plugins enables plugin at some extension point, multiPoint

@@ -91,7 +91,9 @@ var _ = Describe("Metrics failsafe", Ordered, func() {
 		// The Event follows the status write that it announces: it may come a moment later.
 		Eventually(func() []string { return eventReasonsSince(scheduler, stopped) }).Should(ContainElement("Scoring " + string(v1.ReasonScoringByRequests)))
 		Eventually(podTemplateHash).ShouldNot(Equal(loadAwareHash), "the request-based configuration rolls out")
-		waitAvailable(scheduler)
+		// In effect, not only Available: until a pod of the request-based configuration
+		// leads, the load-aware pod (a scheduler-plugins build runs it) still places pods.
+		waitInEffect(scheduler)
 		names := createWorkload(namespace, "during-outage", scheduler.EffectiveSchedulerName(), "100m", 4)
 		nodes := expectBound(namespace, names)
 		expectScheduledBy(namespace, names, scheduler.EffectiveSchedulerName())
