@@ -5,12 +5,17 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -43,6 +48,7 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 		ns := newNamespace()
 		cr := binPacking(ns, "gangs")
 		cr.Spec.Gang = &v1.Gang{PermitWaitingTimeSeconds: ptr.To[int32](10)}
+		cr.Spec.PendingPodThreshold = &metav1.Duration{Duration: 10 * time.Second}
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		waitAvailable(cr)
 
@@ -69,6 +75,21 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 		for _, name := range names {
 			Expect(nodeOf(ns, name)).To(BeEmpty(), "pod %s of a gang that does not fit is not bound", name)
 		}
+
+		By("status names the waiting gang with the scheduler's own account of it")
+		Eventually(func() bool {
+			current := &v1.SecondaryScheduler{}
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
+			pending := meta.FindStatusCondition(current.Status.Conditions, string(v1.ConditionPodsPending))
+			if pending == nil || pending.Reason != string(v1.ReasonPodsUnschedulable) || current.Status.PendingPods == nil ||
+				current.Status.PendingPods.Count != gangSize {
+				return false
+			}
+			// Whatever the scheduler said of the oldest, in its own words.
+			account := podScheduledMessage(ns, current.Status.PendingPods.Examples[0])
+			quoted := strconv.Quote(account[:min(len(account), 40)])
+			return account != "" && strings.Contains(pending.Message, quoted[:len(quoted)-1])
+		}, "2m").Should(BeTrue(), "PodsPending quotes the scheduler's account of the gang's pods")
 
 		By("room for the third: the whole gang binds")
 		createScoringNode(scoringNode{name: "gang-3", cpuMillis: 1000}, pool)
@@ -116,6 +137,21 @@ func installPluginCRD(binary, plugin string) {
 			return false
 		}).Should(BeTrue(), "CRD %s is established", crd.Name)
 	}
+}
+
+// podScheduledMessage is the message of the PodScheduled condition of pod key
+// (namespace/name) in namespace: the scheduler's account of why it did not place it.
+func podScheduledMessage(namespace, key string) string {
+	pod := &corev1.Pod{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: strings.TrimPrefix(key, namespace+"/")}, pod); err != nil {
+		return ""
+	}
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == corev1.PodScheduled {
+			return condition.Message
+		}
+	}
+	return ""
 }
 
 // eventReasonsOf are the reasons of the Events about pod name in namespace.
