@@ -13,7 +13,8 @@ import (
 const schedulerPluginsArgsPackage = "sigs.k8s.io/scheduler-plugins/apis/config/v1"
 
 // The kinds of an args field, as the generated table spells them: what JSON value kube-scheduler's
-// strict decoding accepts for it.
+// strict decoding accepts for it. internal/schedconfig's check reads the same names
+// (TestArgsKindsAreKnown fails on one it does not know).
 const (
 	kindString  = "string"
 	kindInteger = "integer"

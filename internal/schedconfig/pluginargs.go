@@ -105,11 +105,10 @@ func (c *argsChecker) value(path, kind string, value any) {
 		return // null leaves a field at its default
 	}
 	switch kind {
-	case kindAny, kindMap:
-		if kind == kindMap {
-			if _, ok := value.(map[string]any); !ok {
-				c.problem("field %s of the args of plugin %s must be a mapping, not %s", path, c.plugin, jsonKindOf(value))
-			}
+	case kindAny:
+	case kindMap:
+		if _, ok := value.(map[string]any); !ok {
+			c.problem("field %s of the args of plugin %s must be a mapping, not %s", path, c.plugin, jsonKindOf(value))
 		}
 	case kindObject:
 		c.object(path+".", value)
