@@ -34,12 +34,7 @@ const podGroupLabel = "scheduling.x-k8s.io/pod-group"
 // checkout its binary was built from.
 var _ = Describe("Gangs with a scheduler-plugins build", func() {
 	It("binds none of a gang that does not fit, and all of it once it does", func() {
-		binary := os.Getenv("SCHEDULER_PLUGINS_BINARY")
-		if binary == "" {
-			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
-				"the in-tree kube-scheduler has no Coscheduling plugin")
-		}
-		installPluginCRD(binary, "Coscheduling")
+		requireSchedulerPlugins("Coscheduling")
 		const pool, gangSize = "gang", 3
 
 		By("a pool with room for two of the gang's three pods")
@@ -104,6 +99,19 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 		expectScheduledBy(ns, names, cr.Name)
 	})
 })
+
+// requireSchedulerPlugins skips the spec without a scheduler-plugins binary, whose
+// plugins the in-tree kube-scheduler lacks, and installs the CRDs the plugins read.
+func requireSchedulerPlugins(plugins ...string) {
+	binary := os.Getenv("SCHEDULER_PLUGINS_BINARY")
+	if binary == "" {
+		Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
+			"the in-tree kube-scheduler has no " + strings.Join(plugins, " or ") + " plugin")
+	}
+	for _, plugin := range plugins {
+		installPluginCRD(binary, plugin)
+	}
+}
 
 // installPluginCRD installs, unless the cluster has it, the CRD of the kind plugin reads,
 // from the scheduler-plugins checkout the binary was built from: hack/build-scheduler-plugins.sh

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -18,12 +17,7 @@ import (
 // of its own, and never goes beyond its max.
 var _ = Describe("Elastic quotas with a scheduler-plugins build", func() {
 	It("lets a namespace borrow unused quota up to its max, and refuses a pod beyond it", func() {
-		binary := os.Getenv("SCHEDULER_PLUGINS_BINARY")
-		if binary == "" {
-			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
-				"the in-tree kube-scheduler has no CapacityScheduling plugin")
-		}
-		installPluginCRD(binary, "CapacityScheduling")
+		requireSchedulerPlugins("CapacityScheduling")
 		const pool = "quota"
 		createScoringNode(scoringNode{name: "quota-1", cpuMillis: 1000}, pool)
 		createScoringNode(scoringNode{name: "quota-2", cpuMillis: 1000}, pool)
