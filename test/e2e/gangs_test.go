@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,9 +92,22 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 		// Coscheduling requeues the pods it turned away on an event of a Pod or a PodGroup
 		// (its EventsToRegister), not on a new node: without one they wait for the
 		// scheduler's periodic retry of unschedulable pods (5 minutes). A change of the
-		// PodGroup, as a user's or a controller's, is such an event.
-		Expect(k8s.Patch(ctx, podGroup, client.RawPatch(types.MergePatchType,
-			[]byte(`{"metadata":{"annotations":{"e2e.secondary-scheduler.io/room":"added"}}}`)))).To(Succeed())
+		// PodGroup, as a user's or a controller's, is such an event. It is repeated until the
+		// gang binds: a change the scheduler sees before it sees the new node turns the gang
+		// away once more.
+		changes := 0
+		Eventually(func() int {
+			changes++
+			Expect(k8s.Patch(ctx, podGroup, client.RawPatch(types.MergePatchType,
+				fmt.Appendf(nil, `{"metadata":{"annotations":{"e2e.secondary-scheduler.io/room":"%d"}}}`, changes)))).To(Succeed())
+			bound := 0
+			for _, name := range names {
+				if nodeOf(ns, name) != "" {
+					bound++
+				}
+			}
+			return bound
+		}, "2m", "5s").Should(Equal(gangSize), "the whole gang binds")
 		nodes := expectBound(ns, names)
 		Expect(nodes).To(HaveLen(gangSize), "one pod a node: %v", nodes)
 		expectScheduledBy(ns, names, cr.Name)
