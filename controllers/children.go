@@ -172,13 +172,19 @@ func (r *writer) pruneChildren(ctx context.Context, cr *v1.SecondaryScheduler, d
 
 // ownerOf maps an object of a scheduler to its SecondaryScheduler through its labels.
 var ownerOf = handler.EnqueueRequestsFromMapFunc(func(_ context.Context, object client.Object) []reconcile.Request {
+	return ownerRequest(object)
+})
+
+// ownerRequest is the request of the SecondaryScheduler whose owner labels object
+// carries, none without them.
+func ownerRequest(object client.Object) []reconcile.Request {
 	objectLabels := labels.Set(object.GetLabels())
 	namespace, name := objectLabels.Get(render.LabelOwnerNamespace), objectLabels.Get(render.LabelOwnerName)
 	if namespace == "" || name == "" {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}}}
-})
+}
 
 // deleteOwned deletes object if, and only if, it is cr's, with a precondition on its UID
 // so that an object replaced meanwhile by someone else's of the same name survives.

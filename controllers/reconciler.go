@@ -62,6 +62,9 @@ type SecondarySchedulerReconciler struct {
 	admission *admission.Policies
 	// routing are the facts routes are decided by (SetUpRouting); nil reports no route.
 	routing *RoutingFacts
+	// pluginController is where scheduler-plugins' controller runs, and how writing it
+	// went (SetUpPluginController).
+	pluginController *PluginControllerFacts
 	// pendingPods finds the pods stuck waiting for a scheduler, in the cache of
 	// unscheduled pods (SetupWithManager); nil reports none.
 	pendingPods *pendingpods.Finder

@@ -251,7 +251,7 @@ func TestRoutingWaitsForASchedulerThatRan(t *testing.T) {
 
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	s.g.Expect(adminClient.Get(s.ctx, client.ObjectKey{Name: render.SecondarySchedulerCRDName}, crd)).To(Succeed())
-	owner := render.RoutingTableOwner(crd.UID)
+	owner := render.InstallationOwner(crd.UID)
 	table := &v1.RoutingTable{ObjectMeta: metav1.ObjectMeta{Name: v1.RoutingTableName}}
 	s.g.Eventually(func() []metav1.OwnerReference {
 		s.g.Expect(s.get(table)).To(Succeed())

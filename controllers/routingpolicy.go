@@ -141,9 +141,16 @@ type lastError struct {
 }
 
 func (e *lastError) set(err error) {
+	e.swap(err)
+}
+
+// swap sets err and reports whether it says something else than the error before.
+func (e *lastError) swap(err error) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	changed := (e.err == nil) != (err == nil) || (err != nil && e.err.Error() != err.Error())
 	e.err = err
+	return changed
 }
 
 func (e *lastError) get() error {
@@ -272,7 +279,7 @@ func (r *RoutingTableReconciler) observeInEffect(ctx context.Context, table *v1.
 // binding allows a missing table). It reads the cache
 // first, which holds the operator's table only, so that a reconcile that changes nothing
 // costs no request. The table is owned by the SecondaryScheduler CRD
-// (render.RoutingTableOwner); when the operator cannot read the CRD, it writes the routes
+// (render.InstallationOwner); when the operator cannot read the CRD, it writes the routes
 // all the same, since a route that stays after its scheduler failed over would strand
 // pods, and reports the error.
 func (r *RoutingTableReconciler) write(ctx context.Context, routes []routing.Route) (*v1.RoutingTable, error) {
@@ -287,7 +294,7 @@ func (r *RoutingTableReconciler) write(ctx context.Context, routes []routing.Rou
 	if err := r.Get(ctx, client.ObjectKey{Name: v1.RoutingTableName}, cached); err == nil && tableAsRendered(cached, want) && hasAPIOwner(cached) {
 		return cached, nil
 	}
-	owner, ownerErr := r.apiOwner(ctx)
+	owner, ownerErr := installationOwner(ctx, r.APIReader)
 	if ownerErr == nil {
 		want.OwnerReferences = []metav1.OwnerReference{owner}
 	}
@@ -396,19 +403,20 @@ func hasAPIOwner(object client.Object) bool {
 
 // isAPIOwner reports whether owner is the SecondaryScheduler CRD, of any UID.
 func isAPIOwner(owner metav1.OwnerReference) bool {
-	want := render.RoutingTableOwner("")
+	want := render.InstallationOwner("")
 	return owner.APIVersion == want.APIVersion && owner.Kind == want.Kind && owner.Name == want.Name
 }
 
-// apiOwner is the owner reference of the routing table: the SecondaryScheduler CRD, read
-// from the API server (by metadata only) for its UID.
-func (r *RoutingTableReconciler) apiOwner(ctx context.Context) (metav1.OwnerReference, error) {
+// installationOwner is the owner reference of what the operator writes once for the
+// installation (render.InstallationOwner): the SecondaryScheduler CRD, read from the API
+// server (by metadata only) for its UID.
+func installationOwner(ctx context.Context, reader client.Reader) (metav1.OwnerReference, error) {
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: render.SecondarySchedulerCRDName}, crd); err != nil {
-		return metav1.OwnerReference{}, fmt.Errorf("read CustomResourceDefinition %s, which owns the routing table: %w", render.SecondarySchedulerCRDName, err)
+	if err := reader.Get(ctx, client.ObjectKey{Name: render.SecondarySchedulerCRDName}, crd); err != nil {
+		return metav1.OwnerReference{}, fmt.Errorf("read CustomResourceDefinition %s, which owns what the operator writes for the installation: %w", render.SecondarySchedulerCRDName, err)
 	}
-	return render.RoutingTableOwner(crd.UID), nil
+	return render.InstallationOwner(crd.UID), nil
 }
 
 // TableRoutes are the routes of the routing table, by owner: those it carries, and those

@@ -239,6 +239,9 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err != nil {
 		return outcome{}, err
 	}
+	if err := r.reportPluginController(ctx, status, rendered); err != nil {
+		return outcome{}, err
+	}
 	if rendered.Image.Skew != "" {
 		// Pointed to, not repeated: status.imageSource and the ImageVersionSkew Event
 		// carry the whole sentence, and Available must stay readable.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
@@ -87,7 +89,8 @@ func CacheOptions(schedulerNamespaces []string, operatorNamespace string, routin
 		case roleBindingKind.name:
 			scope.Namespaces = maps.Clone(namespaces)
 			scope.Namespaces[render.AuthenticationReaderNamespace] = cache.Config{}
-		case configMapKind.name:
+		case configMapKind.name, deploymentKind.name:
+			// The admission policy's parameters; scheduler-plugins' controller.
 			if operatorNamespace != "" {
 				scope.Namespaces = maps.Clone(namespaces)
 				scope.Namespaces[operatorNamespace] = cache.Config{}
@@ -187,6 +190,12 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	}
 	// A pod that cannot pull its image or crashes changes only its own status.
 	controller = controller.Watches(&corev1.Pod{}, echoesOfWrites(ownerOf))
+	if r.pluginController != nil && r.pluginController.Namespace != "" {
+		// scheduler-plugins' controller, which the schedulers needing it report.
+		controller = controller.Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.everySchedulerNeedingPluginController),
+			builder.WithPredicates(predicate.NewPredicateFuncs(r.pluginController.isController))).
+			WatchesRawSource(source.Channel(r.pluginController.news, handler.EnqueueRequestsFromMapFunc(r.everySchedulerNeedingPluginController)))
+	}
 	if r.admission != nil {
 		// Whether any scheduler may run hangs on the admission policies and their
 		// parameters.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the kube-scheduler of kubernetes-sigs/scheduler-plugins (cmd/scheduler: the in-tree
 # plugins plus Trimaran, Coscheduling, NodeResourceTopology, ...) into
-# bin/scheduler-plugins/kube-scheduler, for `make test-e2e` (the Trimaran specs) and `make demo`.
-# A binary whose bin/scheduler-plugins/VERSION matches the pins below is reused.
+# bin/scheduler-plugins/kube-scheduler, and its controller (cmd/controller: keeps PodGroup and
+# ElasticQuota status) into bin/scheduler-plugins/controller, from the same checkout, for
+# `make test-e2e` (the Trimaran, gang and quota specs) and `make demo`. Binaries whose
+# bin/scheduler-plugins/VERSION matches the pins below are reused.
 #
 # It builds from local checkouts rather than `go install`: cmd/scheduler's go.mod carries
 # replace directives (so `go install ...@version` refuses it), and some Go module proxies do
@@ -38,6 +40,7 @@ STAGING_FALLBACK_VERSION="v0.${KUBERNETES_VERSION#v1.}"
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out_dir="${SCHEDULER_PLUGINS_BIN_DIR:-${repo_root}/bin/scheduler-plugins}"
 binary="${out_dir}/kube-scheduler"
+controller="${out_dir}/controller"
 version_file="${out_dir}/VERSION"
 
 log() { printf '[scheduler-plugins] %s\n' "$*" >&2; }
@@ -57,7 +60,7 @@ recorded_sources() { grep -E '^(scheduler-plugins|load-watcher|numaplacement|k8s
 # from, at the paths internal/schedconfig's table of plugins names.
 manifests_dir="${out_dir}/manifests"
 binary_current() {
-  [ -x "${binary}" ] && [ -f "${version_file}" ] &&
+  [ -x "${binary}" ] && [ -x "${controller}" ] && [ -f "${version_file}" ] &&
     [ "$(recorded_sources "${version_file}" || true)" = "$(pinned_record)" ]
 }
 
@@ -254,7 +257,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags="${ldflags} -X ${pkg}.gitCommit=${sp_commit%-dirty} -X ${pkg}.gitTreeState=${tree_state}"
 done
 
-log "building kube-scheduler ${git_version} (cold: about 10 minutes on 2 cores)"
+log "building kube-scheduler and the controller ${git_version} (cold: about 11 minutes on 2 cores)"
 start="${SECONDS}"
 (
   cd "${mod}"
@@ -262,16 +265,19 @@ start="${SECONDS}"
   # Resolves the changed graph and records the checksums of the replacements in go.sum.
   go mod tidy
   CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${scratch}/kube-scheduler" ./cmd/scheduler
+  # Shares nearly every package with the scheduler, so it adds about a minute.
+  CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${scratch}/controller" ./cmd/controller
 )
 
 mkdir -p "${out_dir}"
 # VERSION goes last, so that an interrupted run never leaves a binary that looks reusable.
 rm -f "${version_file}"
 mv "${scratch}/kube-scheduler" "${binary}"
+mv "${scratch}/controller" "${controller}"
 keep_crds
 {
-  echo "# kube-scheduler of kubernetes-sigs/scheduler-plugins, built by hack/build-scheduler-plugins.sh."
-  echo "# It is reused while the next four lines equal the script's pins."
+  echo "# kube-scheduler and controller of kubernetes-sigs/scheduler-plugins, built by hack/build-scheduler-plugins.sh."
+  echo "# They are reused while the next four lines equal the script's pins."
   printf 'scheduler-plugins %s\n' "${sp_commit}"
   printf 'load-watcher %s %s\n' "${lw_ref}" "${lw_commit}"
   printf 'numaplacement %s\n' "${np_commit}"

@@ -862,6 +862,39 @@ type SecondarySchedulerStatus struct {
 	// +listMapKey=name
 	// +optional
 	Extenders []ExtenderStatus `json:"extenders,omitempty"`
+
+	// PluginController is scheduler-plugins' controller as the operator last observed it,
+	// while this scheduler's configuration enables a plugin whose resources' status the
+	// controller keeps (Coscheduling: PodGroups; CapacityScheduling: ElasticQuotas); absent
+	// otherwise. One controller serves every scheduler of the cluster.
+	// +optional
+	PluginController *PluginControllerStatus `json:"pluginController,omitempty"`
+}
+
+// PluginControllerStatus is scheduler-plugins' controller, which keeps the status of
+// PodGroups and ElasticQuotas, as observed. The plugins do not read that status: without
+// the controller gangs and quotas are scheduled all the same, but kubectl shows no phase
+// of a PodGroup and no use of an ElasticQuota.
+type PluginControllerStatus struct {
+	// Deployment is the controller's Deployment, as namespace/name.
+	Deployment string `json:"deployment"`
+	// Plugins are the plugins of this scheduler's configuration that the controller
+	// serves.
+	// +listType=atomic
+	// +optional
+	Plugins []string `json:"plugins,omitempty"`
+	// Image is the controller image the Deployment runs.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// ReadyReplicas counts the controller's ready pods, of which one leads.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// Replicas is how many pods the Deployment runs.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// Message says why the controller does not run, or what it waits for; empty while
+	// every replica is ready.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // RoutingStatus is what a route did.

@@ -427,7 +427,22 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err := setPlacement(node, cr, result); err != nil {
 		return nil, err
 	}
+	if err := askForPluginController(node, result); err != nil {
+		return nil, err
+	}
 	return node, setPodTemplateHash(node)
+}
+
+// askForPluginController annotates the scheduler's Deployment with the controller image of
+// its release (PluginControllerImageAnnotation) while its configuration enables a plugin
+// whose resources' status scheduler-plugins' controller keeps. On the Deployment rather
+// than its pods, so that a change of it never rolls the scheduler.
+func askForPluginController(node *yaml.RNode, result *Result) error {
+	if len(schedconfig.PluginsNeedingController(result.Config)) == 0 {
+		return nil
+	}
+	image, _ := PluginControllerImage(result.Image)
+	return setJSONValue(node, image, yaml.MetadataField, yaml.AnnotationsField, PluginControllerImageAnnotation)
 }
 
 // setImage sets the scheduler container's image, the path of its binary, and for an image

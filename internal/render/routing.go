@@ -28,18 +28,19 @@ import (
 const RoutingPolicyName = "secondary-scheduler-operator-routing"
 
 // SecondarySchedulerCRDName names the CustomResourceDefinition of the SecondaryScheduler
-// API, which owns the routing table (RoutingTableOwner).
+// API, which owns what the operator writes once for the installation (InstallationOwner).
 const SecondarySchedulerCRDName = "secondaryschedulers.operator.secondary-scheduler.io"
 
-// RoutingTableOwner is the owner reference of the routing table: the SecondaryScheduler
-// CustomResourceDefinition, whose UID is crdUID. Routing must not outlive the
-// installation, and the objects an installer removes are namespaced (the operator's
+// InstallationOwner is the owner reference of what the operator writes once for the
+// installation, the routing table and scheduler-plugins' controller: the
+// SecondaryScheduler CustomResourceDefinition, whose UID is crdUID. Neither must outlive
+// the installation, and the objects an installer removes are namespaced (the operator's
 // Deployment, which cannot own a cluster-scoped object) or cluster-scoped under names OLM
 // generates anew at each upgrade (its roles); the CRD keeps its name and UID through
 // upgrades and goes on uninstall, and the garbage collector then deletes what it owns,
 // with or without the operator: without its table, the routing policy routes nothing. It
 // neither controls nor blocks the CRD's deletion.
-func RoutingTableOwner(crdUID types.UID) metav1.OwnerReference {
+func InstallationOwner(crdUID types.UID) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition",
 		Name: SecondarySchedulerCRDName, UID: crdUID}
 }
@@ -57,7 +58,7 @@ func RoutingAdmission() ([]*unstructured.Unstructured, error) {
 
 // RoutingTable renders the routing table that carries routes, never routing the pods of
 // the namespaces neverRouted (kube-system, kube-public and kube-node-lease the policy
-// leaves alone itself), owned by owner when it is not nil (RoutingTableOwner). Routes are
+// leaves alone itself), owned by owner when it is not nil (InstallationOwner). Routes are
 // carried in the order of their owners' namespace/name, and the namespaces sorted, so
 // that a rendering depends on the sets alone.
 func RoutingTable(routes []routing.Route, neverRouted []string, owner *metav1.OwnerReference) (*v1.RoutingTable, error) {

@@ -72,7 +72,7 @@ func TestRoutingAdmissionGolden(t *testing.T) {
 }
 
 func TestRoutingTableGolden(t *testing.T) {
-	owner := RoutingTableOwner("0b7c")
+	owner := InstallationOwner("0b7c")
 	table, err := RoutingTable(testRoutes(), []string{"secondary-scheduler-operator", "schedulers", "schedulers"}, &owner)
 	if err != nil {
 		t.Fatal(err)

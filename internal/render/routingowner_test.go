@@ -4,12 +4,12 @@ import "testing"
 
 // The routing table's owner is the CRD the operator ships: an owner reference that
 // names another would have the garbage collector delete the table at once.
-func TestRoutingTableOwnerIsTheShippedCRD(t *testing.T) {
+func TestInstallationOwnerIsTheShippedCRD(t *testing.T) {
 	crd, err := loadAsset("crd/secondaryschedulers.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner := RoutingTableOwner("0b7c")
+	owner := InstallationOwner("0b7c")
 	if got := crd.GetName(); got != owner.Name {
 		t.Errorf("the shipped CRD is %s, the routing table's owner %s", got, owner.Name)
 	}

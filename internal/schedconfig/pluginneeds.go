@@ -272,6 +272,34 @@ func readsMetricsServer(config *schedulerconfigv1.KubeSchedulerConfiguration, pl
 	return false, nil
 }
 
+// PluginsNeedingController are the plugins config enables whose resources' status
+// scheduler-plugins' controller keeps (PluginNeeds.Controller), sorted: while any
+// scheduler enables one, the operator runs the controller.
+func PluginsNeedingController(config *schedulerconfigv1.KubeSchedulerConfiguration) []string {
+	var plugins []string
+	for _, plugin := range EnabledPlugins(config) {
+		if pluginNeeds[plugin].Controller {
+			plugins = append(plugins, plugin)
+		}
+	}
+	return plugins
+}
+
+// PluginControllerCRDs are the kinds scheduler-plugins' controller keeps the status of,
+// sorted by CRD name: those of the plugins it serves (PluginNeeds.Controller). It watches
+// all of them whatever the schedulers enable (cmd/controller/app/server.go Run starts a
+// reconciler for each), and its manager fails to start while one is not served.
+func PluginControllerCRDs() []CustomResource {
+	var crds []CustomResource
+	for _, needs := range pluginNeeds {
+		if needs.Controller {
+			crds = append(crds, needs.CRDs...)
+		}
+	}
+	slices.SortFunc(crds, func(a, b CustomResource) int { return strings.Compare(a.CRDName(), b.CRDName()) })
+	return slices.Compact(crds)
+}
+
 // NeededCRDs are the kinds that the plugins config enables read, in the order of the
 // plugins' names, each once.
 func NeededCRDs(config *schedulerconfigv1.KubeSchedulerConfiguration) []CustomResource {

@@ -75,6 +75,8 @@ func TestNeededClusterRolesAndCRDs(t *testing.T) {
 		config string
 		roles  []string
 		crds   []string
+		// controller are the plugins scheduler-plugins' controller serves.
+		controller []string
 	}{{
 		name: "in-tree plugins need nothing more",
 		config: `profiles:
@@ -93,8 +95,9 @@ func TestNeededClusterRolesAndCRDs(t *testing.T) {
 - schedulerName: b
   plugins:
     multiPoint: {enabled: [{name: CapacityScheduling}, {name: Coscheduling}]}`,
-		roles: []string{"secondary-scheduler-plugin-capacityscheduling", "secondary-scheduler-plugin-coscheduling"},
-		crds:  []string{"elasticquotas.scheduling.x-k8s.io", "podgroups.scheduling.x-k8s.io"},
+		roles:      []string{"secondary-scheduler-plugin-capacityscheduling", "secondary-scheduler-plugin-coscheduling"},
+		crds:       []string{"elasticquotas.scheduling.x-k8s.io", "podgroups.scheduling.x-k8s.io"},
+		controller: []string{"CapacityScheduling", "Coscheduling"},
 	}, {
 		name: "a plugin listed as disabled only is not enabled",
 		config: `profiles:
@@ -163,7 +166,21 @@ func TestNeededClusterRolesAndCRDs(t *testing.T) {
 			if diff := cmp.Diff(tc.crds, crds); diff != "" {
 				t.Errorf("CRDs (-want +got):\n%s", diff)
 			}
+			if diff := cmp.Diff(tc.controller, PluginsNeedingController(config)); diff != "" {
+				t.Errorf("plugins needing the controller (-want +got):\n%s", diff)
+			}
 		})
+	}
+}
+
+// The controller keeps the status of both kinds, whichever plugin a scheduler enables.
+func TestPluginControllerCRDs(t *testing.T) {
+	names := make([]string, 0, 2)
+	for _, crd := range PluginControllerCRDs() {
+		names = append(names, crd.CRDName())
+	}
+	if diff := cmp.Diff([]string{"elasticquotas.scheduling.x-k8s.io", "podgroups.scheduling.x-k8s.io"}, names); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

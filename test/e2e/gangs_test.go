@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
@@ -32,10 +34,16 @@ const podGroupLabel = "scheduling.x-k8s.io/pod-group"
 
 // A real scheduler-plugins build, configured by spec.gang beside BinPacking, binds a gang
 // all together or not at all, with the PodGroup CRD installed from the scheduler-plugins
-// checkout its binary was built from.
+// checkout its binary was built from; the real controller of the same build, which the
+// operator runs while the scheduler needs it, keeps the PodGroup's status.
 var _ = Describe("Gangs with a scheduler-plugins build", func() {
 	It("binds none of a gang that does not fit, and all of it once it does", func() {
 		requireSchedulerPlugins("Coscheduling")
+		if schedulerPluginsController() == "" {
+			Skip("no scheduler-plugins controller beside " + os.Getenv("SCHEDULER_PLUGINS_BINARY") + ": rebuild it with make scheduler-plugins, which builds both")
+		}
+		// The controller keeps ElasticQuotas too, and does not start without their CRD.
+		installPluginCRD(os.Getenv("SCHEDULER_PLUGINS_BINARY"), "CapacityScheduling")
 		const pool, gangSize = "gang", 3
 
 		By("a pool with room for two of the gang's three pods")
@@ -71,6 +79,14 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 		for _, name := range names {
 			Expect(nodeOf(ns, name)).To(BeEmpty(), "pod %s of a gang that does not fit is not bound", name)
 		}
+
+		By("scheduler-plugins' controller runs, and keeps the PodGroup's status: its gang is not running")
+		Eventually(func() *v1.PluginControllerStatus { return secondarySchedulerNow(cr).Status.PluginController }, "2m").Should(And(
+			HaveField("Plugins", []string{"Coscheduling"}), HaveField("ReadyReplicas", BeNumerically(">=", 1))),
+			"status.pluginController reports a ready controller")
+		Eventually(func() string { return podGroupPhase(podGroup) }, "1m").Should(BeElementOf("Pending", "Scheduling"),
+			"the controller gives the waiting gang's PodGroup a phase")
+		Expect(podGroupRunning(podGroup)).To(BeZero())
 
 		By("status names the waiting gang with the scheduler's own account of it")
 		Eventually(func() bool {
@@ -111,8 +127,43 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 		nodes := expectBound(ns, names)
 		Expect(nodes).To(HaveLen(gangSize), "one pod a node: %v", nodes)
 		expectScheduledBy(ns, names, cr.Name)
+		Eventually(func() string { return podGroupPhase(podGroup) }, "1m").Should(BeElementOf("Scheduled", "Running"),
+			"the controller tells the gang scheduled")
+
+		By("the last scheduler that needs the controller goes, and so does the controller")
+		Expect(k8s.Delete(ctx, cr)).To(Succeed())
+		Eventually(func() bool {
+			controller := &appsv1.Deployment{}
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: hostOperatorNamespace, Name: render.PluginControllerName}, controller))
+		}, "1m").Should(BeTrue(), "the controller's Deployment is deleted")
 	})
 })
+
+// podGroupPhase is status.phase of podGroup as the API server has it now.
+func podGroupPhase(podGroup *unstructured.Unstructured) string {
+	phase, _, _ := unstructured.NestedString(currentObject(podGroup).Object, "status", "phase")
+	return phase
+}
+
+// podGroupRunning is status.running of podGroup as the API server has it now.
+func podGroupRunning(podGroup *unstructured.Unstructured) int64 {
+	running, _, _ := unstructured.NestedInt64(currentObject(podGroup).Object, "status", "running")
+	return running
+}
+
+func currentObject(object *unstructured.Unstructured) *unstructured.Unstructured {
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(object.GroupVersionKind())
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(object), current)).To(Succeed())
+	return current
+}
+
+// secondarySchedulerNow is cr as the API server has it now.
+func secondarySchedulerNow(cr *v1.SecondaryScheduler) *v1.SecondaryScheduler {
+	current := &v1.SecondaryScheduler{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
+	return current
+}
 
 // requireSchedulerPlugins skips the spec without a scheduler-plugins binary, whose
 // plugins the in-tree kube-scheduler lacks, and installs the CRDs the plugins read.

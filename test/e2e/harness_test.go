@@ -114,12 +114,14 @@ func processSetUp() {
 	}
 	// As an installation does: the admission policies the installer ships (the authority
 	// policy reading its parameters in the operator's namespace, where the operator writes
-	// them; the routing policy reading the RoutingTable the operator writes), and the
-	// ClusterRoles it binds schedulers to for their plugins.
+	// them; the routing policy reading the RoutingTable the operator writes), the
+	// ClusterRoles it binds schedulers to for their plugins, and the identity of
+	// scheduler-plugins' controller, which it runs.
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostOperatorNamespace}})).To(Succeed())
 	Expect(installer.ApplyAdmissionPolicies(ctx, k8s, repoRoot, hostOperatorNamespace)).To(Succeed())
 	Expect(installer.ApplyRoutingPolicy(ctx, k8s, repoRoot)).To(Succeed())
 	Expect(installer.ApplySchedulerRoles(ctx, k8s, repoRoot)).To(Succeed())
+	Expect(installer.ApplyPluginControllerRBAC(ctx, k8s, repoRoot, hostOperatorNamespace)).To(Succeed())
 	operator = startProcessWithEnv("operator", []string{"POD_NAMESPACE=" + hostOperatorNamespace}, filepath.Join(binDir, "manager"), "--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--zap-log-level=debug",
 		"--scheduler-namespaces="+strings.Join(schedulerNamespaces, ","),
@@ -183,10 +185,28 @@ var _ = ReportAfterEach(func(report SpecReport) {
 // the Custom configs here use. Specs that need out-of-tree plugins skip without it.
 func startPodrunner(name, kubeconfig, workDir string, extraBinaries []string, args ...string) *managedProcess {
 	inTree := filepath.Join(controlPlaneDir, "kube-scheduler")
-	binaries := append(slices.Clone(extraBinaries), "secondary-scheduler-operator="+filepath.Join(binDir, "manager"),
-		"scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree), "kube-scheduler="+inTree)
+	binaries := append(slices.Clone(extraBinaries), "secondary-scheduler-operator="+filepath.Join(binDir, "manager"))
+	if controller := schedulerPluginsController(); controller != "" {
+		// Before scheduler-plugins=, which its image's reference matches too.
+		binaries = append(binaries, "scheduler-plugins/controller="+controller)
+	}
+	binaries = append(binaries, "scheduler-plugins="+envOr("SCHEDULER_PLUGINS_BINARY", inTree), "kube-scheduler="+inTree)
 	return startProcess(name, append([]string{filepath.Join(binDir, "podrunner"), "--kubeconfig", kubeconfig, "--work-dir", workDir,
 		"--binaries", strings.Join(binaries, ",")}, args...)...)
+}
+
+// schedulerPluginsController is scheduler-plugins' controller, which make scheduler-plugins
+// builds beside its kube-scheduler from the same checkout; "" without one.
+func schedulerPluginsController() string {
+	binary := os.Getenv("SCHEDULER_PLUGINS_BINARY")
+	if binary == "" {
+		return ""
+	}
+	controller := filepath.Join(filepath.Dir(binary), "controller")
+	if _, err := os.Stat(controller); err != nil {
+		return ""
+	}
+	return controller
 }
 
 // schedulerHosts are the nodes of the suite's podrunner, where scheduler pods run as

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -14,17 +15,23 @@ import (
 
 // A real scheduler-plugins build, configured by spec.quota beside BinPacking, holds a
 // namespace to its ElasticQuota: beyond its min it borrows what another namespace leaves
-// of its own, and never goes beyond its max.
+// of its own, and never goes beyond its max; the real controller of the same build, which
+// the operator runs meanwhile, tells the quota's use.
 var _ = Describe("Elastic quotas with a scheduler-plugins build", func() {
 	It("lets a namespace borrow unused quota up to its max, and refuses a pod beyond it", func() {
 		requireSchedulerPlugins("CapacityScheduling")
+		if schedulerPluginsController() == "" {
+			Skip("no scheduler-plugins controller beside " + os.Getenv("SCHEDULER_PLUGINS_BINARY") + ": rebuild it with make scheduler-plugins, which builds both")
+		}
+		// The controller keeps PodGroups too, and does not start without their CRD.
+		installPluginCRD(os.Getenv("SCHEDULER_PLUGINS_BINARY"), "Coscheduling")
 		const pool = "quota"
 		createScoringNode(scoringNode{name: "quota-1", cpuMillis: 1000}, pool)
 		createScoringNode(scoringNode{name: "quota-2", cpuMillis: 1000}, pool)
 		// The scheduler runs in a namespace of its own, as a platform team's would: its pod
 		// would count against a quota of the namespace it runs in.
 		platform, team, lender := newNamespace(), newNamespace(), newNamespace()
-		elasticQuota(team, "500m", "1500m")
+		teamQuota := elasticQuota(team, "500m", "1500m")
 		elasticQuota(lender, "1500m", "2") // leaves its min unused
 		cr := binPacking(platform, "quotas")
 		cr.Spec.Quota = &v1.Quota{}
@@ -41,6 +48,10 @@ var _ = Describe("Elastic quotas with a scheduler-plugins build", func() {
 		}
 		expectBound(team, names)
 		expectScheduledBy(team, names, cr.Name)
+		Eventually(func() string {
+			used, _, _ := unstructured.NestedString(currentObject(teamQuota).Object, "status", "used", "cpu")
+			return used
+		}, "1m").Should(Equal("1500m"), "scheduler-plugins' controller tells the team's quota used by its three running pods")
 
 		By("a fourth: 2 CPUs in all, beyond the namespace's max of 1500m, though a node has room")
 		beyond := scoringPod(team, cr.Name, pool, 500)
@@ -54,7 +65,7 @@ var _ = Describe("Elastic quotas with a scheduler-plugins build", func() {
 
 // elasticQuota gives namespace an ElasticQuota of CPU min and max, and of 4Gi of memory:
 // CapacityScheduling takes a resource its min or max leaves out as a bound of zero.
-func elasticQuota(namespace, minCPU, maxCPU string) {
+func elasticQuota(namespace, minCPU, maxCPU string) *unstructured.Unstructured {
 	quota := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "ElasticQuota",
 		"metadata": map[string]any{"namespace": namespace, "name": "quota"},
@@ -64,4 +75,5 @@ func elasticQuota(namespace, minCPU, maxCPU string) {
 		},
 	}}
 	Expect(k8s.Create(ctx, quota)).To(Succeed())
+	return quota
 }

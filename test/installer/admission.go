@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/manifests"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
@@ -105,6 +107,39 @@ func ApplySchedulerRoles(ctx context.Context, c client.Client, root string) erro
 	})
 	if len(shipped) != len(roles) {
 		return fmt.Errorf("%s ships %d of the %d ClusterRoles of plugins (%v)", RBACDir, len(shipped), len(roles), roles)
+	}
+	return applyObjects(ctx, c, shipped)
+}
+
+// ApplyPluginControllerRBAC applies what RBACDir ships for scheduler-plugins' controller,
+// which the operator runs in operatorNamespace: its ServiceAccount there, its ClusterRole
+// and binding, and its leader election's Role and RoleBinding in kube-system, for an
+// operator that runs as an admin, without the rest of the installer's RBAC.
+func ApplyPluginControllerRBAC(ctx context.Context, c client.Client, root, operatorNamespace string) error {
+	shipped, err := objects(root, RBACDir, "")
+	if err != nil {
+		return err
+	}
+	shipped = slices.DeleteFunc(shipped, func(object *unstructured.Unstructured) bool {
+		return !strings.HasPrefix(object.GetName(), render.PluginControllerName)
+	})
+	for _, object := range shipped {
+		namespaced := object.GetKind() == "ServiceAccount" || object.GetKind() == "Role" || object.GetKind() == "RoleBinding"
+		if namespaced && object.GetNamespace() == "" {
+			object.SetNamespace(operatorNamespace)
+		}
+		if subjects, found, _ := unstructured.NestedSlice(object.Object, "subjects"); found {
+			for _, subject := range subjects {
+				subject.(map[string]any)["namespace"] = operatorNamespace
+			}
+			if err := unstructured.SetNestedSlice(object.Object, subjects, "subjects"); err != nil {
+				return err
+			}
+		}
+	}
+	if len(shipped) != 5 {
+		return fmt.Errorf("%s ships %d objects for %s, want its ServiceAccount, ClusterRole and binding, and its kube-system Role and binding",
+			RBACDir, len(shipped), render.PluginControllerName)
 	}
 	return applyObjects(ctx, c, shipped)
 }

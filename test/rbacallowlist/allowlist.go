@@ -15,8 +15,21 @@ import (
 // the operator's namespace there.
 const operatorNamespace = "(operator namespace)"
 
-// operatorServiceAccount is the operator's identity, the subject of every shipped binding.
-const operatorServiceAccount = "ServiceAccount " + operatorNamespace + "/secondary-scheduler-operator-controller-manager"
+// The ServiceAccounts the installer ships in the operator's namespace, subjects of every
+// shipped binding: the operator's identity, and that of scheduler-plugins' controller,
+// which the operator runs.
+const (
+	OperatorServiceAccount         = "secondary-scheduler-operator-controller-manager"
+	PluginControllerServiceAccount = render.PluginControllerName
+)
+
+var (
+	operatorServiceAccount         = serviceAccount(OperatorServiceAccount)
+	pluginControllerServiceAccount = serviceAccount(PluginControllerServiceAccount)
+)
+
+// serviceAccount is how a binding line names a ServiceAccount of the operator's namespace.
+func serviceAccount(name string) string { return "ServiceAccount " + operatorNamespace + "/" + name }
 
 // ourPrefix starts the name of every role this project ships.
 const ourPrefix = "secondary-scheduler"
@@ -54,6 +67,10 @@ var (
 	operatorMetricsReader  = clusterRole("secondary-scheduler-operator-metrics-reader")
 	adminRole              = clusterRole("secondary-scheduler-operator-secondaryscheduler-admin-role")
 	viewerRole             = clusterRole("secondary-scheduler-operator-secondaryscheduler-viewer-role")
+	pluginControllerDeploy = role(operatorNamespace, "secondary-scheduler-operator-plugin-controller")
+	// scheduler-plugins' controller: cluster-wide, and its leader election in kube-system.
+	pluginControllerRole     = clusterRole(render.PluginControllerName)
+	pluginControllerElection = role("kube-system", render.PluginControllerName+"-leader-election")
 )
 
 // allowedRule grants verbs on resources of one API group, on only the named objects when
@@ -139,6 +156,18 @@ var allowedRules = append([]allowedRule{
 	{monitoringRole, monitoring, []string{"servicemonitors"}, []string{"secondary-scheduler-operator", "secondary-schedulers"}, []string{"get", "patch"}},
 	{metricsAuthRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
 	{metricsAuthRole, "authorization.k8s.io", []string{"subjectaccessreviews"}, nil, []string{"create"}},
+	// scheduler-plugins' controller Deployment, in the operator's namespace.
+	{pluginControllerDeploy, "apps", []string{"deployments"}, nil, allVerbs},
+
+	// scheduler-plugins' controller: the pods of PodGroups and ElasticQuotas, the two
+	// kinds and their status, its Events; its Lease, which it hard-codes, in kube-system.
+	{pluginControllerRole, core, []string{"pods"}, nil, readVerbs},
+	{pluginControllerRole, "scheduling.x-k8s.io", []string{"podgroups", "elasticquotas"}, nil, []string{"get", "list", "watch", "patch", "update"}},
+	{pluginControllerRole, "scheduling.x-k8s.io", []string{"podgroups/status", "elasticquotas/status"}, nil, []string{"get", "patch", "update"}},
+	{pluginControllerRole, core, []string{"events"}, nil, []string{"create", "patch", "update"}},
+	{pluginControllerElection, "coordination.k8s.io", []string{"leases"}, nil, []string{"create"}},
+	{pluginControllerElection, "coordination.k8s.io", []string{"leases"}, []string{"sched-plugins-controllers"}, []string{"get", "update"}},
+	{pluginControllerElection, core, []string{"events"}, nil, []string{"create", "patch"}},
 
 	// Bound by others: scrapers of the operator's metrics, people who manage or read
 	// SecondarySchedulers. (What schedulers are bound to for their plugins,
@@ -182,6 +211,10 @@ var allowedBindings = []string{
 		operatorServiceAccount,
 	"RoleBinding " + operatorNamespace + "/" + tenancy.SchedulerNamespaceClusterRole + " grants ClusterRole " + tenancy.SchedulerNamespaceClusterRole + " to " + operatorServiceAccount,
 	"RoleBinding kube-system/secondary-scheduler-operator-kube-system grants Role secondary-scheduler-operator-kube-system to " + operatorServiceAccount,
+	"RoleBinding " + operatorNamespace + "/secondary-scheduler-operator-plugin-controller grants Role secondary-scheduler-operator-plugin-controller to " + operatorServiceAccount,
+	"ClusterRoleBinding " + render.PluginControllerName + " grants ClusterRole " + render.PluginControllerName + " to " + pluginControllerServiceAccount,
+	"RoleBinding kube-system/" + render.PluginControllerName + "-leader-election grants Role " + render.PluginControllerName + "-leader-election to " +
+		pluginControllerServiceAccount,
 }
 
 // grant is one verb on one resource (or object, or nonResourceURL) granted by one role.
@@ -246,10 +279,14 @@ const (
 // OperatorGrants is what the allow-list lets the operator's ServiceAccount do, by where
 // the binding applies (ScopeCluster, ScopeOperatorNamespace, ScopeKubeSystem), each grant
 // written as GROUP/RESOURCE[ named NAME] VERB, without the role that grants it.
-func OperatorGrants() map[string][]string {
+func OperatorGrants() map[string][]string { return AccountGrants(OperatorServiceAccount) }
+
+// AccountGrants is what the allow-list lets the ServiceAccount of the operator's namespace
+// named account do, as OperatorGrants says the operator's.
+func AccountGrants(account string) map[string][]string {
 	out := map[string][]string{}
 	for _, binding := range allowedBindings {
-		if !strings.HasSuffix(binding, " to "+operatorServiceAccount) {
+		if !strings.HasSuffix(binding, " to "+serviceAccount(account)) {
 			continue
 		}
 		scope := ScopeCluster

@@ -32,9 +32,11 @@ type roleKey struct{ kind, namespace, name string }
 // split sorts the objects config/default builds into the parts of the bundle. Objects of
 // a kind it does not know are an error, so that a new kind in config/ is a decision here.
 //
-// How RBAC maps onto the CSV:
-//   - a ClusterRoleBinding to the operator's ServiceAccount becomes clusterPermissions with
-//     the ClusterRole's rules; the ClusterRole is then not shipped (OLM creates its own);
+// How RBAC maps onto the CSV, for each ServiceAccount config/default ships in the
+// operator's namespace (the operator's, and the plugin controller's the operator runs):
+//   - a ClusterRoleBinding to the ServiceAccount becomes clusterPermissions of it with the
+//     ClusterRole's rules; the ClusterRole is then not shipped (OLM creates its own), and
+//     neither is the ServiceAccount (OLM creates those the permissions name);
 //   - a RoleBinding in the operator's namespace becomes permissions with the rules of its
 //     Role (not shipped either) or ClusterRole. A ClusterRole bound that way
 //     (secondary-scheduler-operator-scheduler-namespace) is still shipped, because cluster
@@ -60,12 +62,19 @@ func split(objects []*unstructured.Unstructured) (*parts, error) {
 	if operatorNamespace == "" {
 		return nil, fmt.Errorf("%s builds no ServiceAccount %s with a namespace", defaultConfigDir, ManagerServiceAccount)
 	}
+	accounts := shippedAccounts(objects, operatorNamespace)
 
 	consumed := map[roleKey]bool{}
 	kept := map[roleKey]bool{}
 	var manualRoles []roleKey
-	permissions := csv.StrategyDeploymentPermissions{ServiceAccountName: ManagerServiceAccount}
-	clusterPermissions := csv.StrategyDeploymentPermissions{ServiceAccountName: ManagerServiceAccount}
+	permissions := map[string]*csv.StrategyDeploymentPermissions{}
+	clusterPermissions := map[string]*csv.StrategyDeploymentPermissions{}
+	grant := func(to map[string]*csv.StrategyDeploymentPermissions, account string, rules []rbacv1.PolicyRule) {
+		if to[account] == nil {
+			to[account] = &csv.StrategyDeploymentPermissions{ServiceAccountName: account}
+		}
+		to[account].Rules = append(to[account].Rules, rules...)
+	}
 	for _, object := range objects {
 		kind := object.GetKind()
 		if kind != "RoleBinding" && kind != "ClusterRoleBinding" {
@@ -75,7 +84,8 @@ func split(objects []*unstructured.Unstructured) (*parts, error) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, &binding); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", kind, object.GetName(), err)
 		}
-		if !bindsOnly(binding.Subjects, operatorNamespace) {
+		account, ok := boundAccount(binding.Subjects, operatorNamespace, accounts)
+		if !ok {
 			continue
 		}
 		ref := roleKey{binding.RoleRef.Kind, "", binding.RoleRef.Name}
@@ -88,10 +98,10 @@ func split(objects []*unstructured.Unstructured) (*parts, error) {
 		}
 		switch {
 		case kind == "ClusterRoleBinding":
-			clusterPermissions.Rules = append(clusterPermissions.Rules, rules...)
+			grant(clusterPermissions, account, rules)
 			consumed[ref] = true
 		case binding.Namespace == operatorNamespace:
-			permissions.Rules = append(permissions.Rules, rules...)
+			grant(permissions, account, rules)
 			if ref.kind == "Role" {
 				consumed[ref] = true
 			} else {
@@ -108,18 +118,43 @@ func split(objects []*unstructured.Unstructured) (*parts, error) {
 	for ref := range kept {
 		delete(consumed, ref)
 	}
-	if len(permissions.Rules) > 0 {
-		out.permissions = []csv.StrategyDeploymentPermissions{permissions}
-	}
-	if len(clusterPermissions.Rules) > 0 {
-		out.clusterPermissions = []csv.StrategyDeploymentPermissions{clusterPermissions}
+	out.permissions = inAccountOrder(permissions, accounts)
+	out.clusterPermissions = inAccountOrder(clusterPermissions, accounts)
+	granted := map[string]bool{}
+	for _, p := range slices.Concat(out.permissions, out.clusterPermissions) {
+		granted[p.ServiceAccountName] = true
 	}
 
-	return out, out.sortObjects(objects, operatorNamespace, consumed, manualRoles)
+	return out, out.sortObjects(objects, operatorNamespace, accounts, granted, consumed, manualRoles)
+}
+
+// shippedAccounts are the ServiceAccounts config/default ships in the operator's
+// namespace, the operator's first, then by name.
+func shippedAccounts(objects []*unstructured.Unstructured, operatorNamespace string) []string {
+	accounts := []string{ManagerServiceAccount}
+	for _, object := range objects {
+		if object.GetKind() == "ServiceAccount" && object.GetNamespace() == operatorNamespace && object.GetName() != ManagerServiceAccount {
+			accounts = append(accounts, object.GetName())
+		}
+	}
+	slices.Sort(accounts[1:])
+	return slices.Compact(accounts)
+}
+
+// inAccountOrder lists each account's permissions in the order of accounts.
+func inAccountOrder(byAccount map[string]*csv.StrategyDeploymentPermissions, accounts []string) []csv.StrategyDeploymentPermissions {
+	var ordered []csv.StrategyDeploymentPermissions
+	for _, account := range accounts {
+		if p := byAccount[account]; p != nil {
+			ordered = append(ordered, *p)
+		}
+	}
+	return ordered
 }
 
 // sortObjects puts every object that is not a binding of the operator where it goes.
-func (out *parts) sortObjects(objects []*unstructured.Unstructured, operatorNamespace string, consumed map[roleKey]bool, manualRoles []roleKey) error {
+func (out *parts) sortObjects(objects []*unstructured.Unstructured, operatorNamespace string, accounts []string, granted map[string]bool,
+	consumed map[roleKey]bool, manualRoles []roleKey) error {
 	for _, object := range objects {
 		key := roleKey{object.GetKind(), object.GetNamespace(), object.GetName()}
 		switch kind := object.GetKind(); {
@@ -129,10 +164,10 @@ func (out *parts) sortObjects(objects []*unstructured.Unstructured, operatorName
 			out.deployment = object
 		case kind == "Namespace":
 			// OLM installs into the OperatorGroup's namespace.
-		case kind == "ServiceAccount" && object.GetName() == ManagerServiceAccount:
+		case kind == "ServiceAccount" && (object.GetName() == ManagerServiceAccount || granted[object.GetName()]):
 			// OLM creates the ServiceAccounts the CSV's deployments and permissions name.
 		case kind == "RoleBinding" || kind == "ClusterRoleBinding":
-			if subjectsOf(object, operatorNamespace) {
+			if _, ok := subjectsOf(object, operatorNamespace, accounts); ok {
 				continue
 			}
 			out.loose = append(out.loose, looseObject(object))
@@ -151,25 +186,28 @@ func (out *parts) sortObjects(objects []*unstructured.Unstructured, operatorName
 	return nil
 }
 
-// subjectsOf says whether a binding binds only the operator's ServiceAccount.
-func subjectsOf(object *unstructured.Unstructured, operatorNamespace string) bool {
+// subjectsOf is the account a binding binds alone, when it binds one of accounts.
+func subjectsOf(object *unstructured.Unstructured, operatorNamespace string, accounts []string) (string, bool) {
 	var binding rbacv1.RoleBinding
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, &binding); err != nil {
-		return false
+		return "", false
 	}
-	return bindsOnly(binding.Subjects, operatorNamespace)
+	return boundAccount(binding.Subjects, operatorNamespace, accounts)
 }
 
-func bindsOnly(subjects []rbacv1.Subject, operatorNamespace string) bool {
+// boundAccount is the one ServiceAccount of the operator's namespace among accounts that
+// subjects name, every one of them.
+func boundAccount(subjects []rbacv1.Subject, operatorNamespace string, accounts []string) (string, bool) {
 	if len(subjects) == 0 {
-		return false
+		return "", false
 	}
+	account := subjects[0].Name
 	for _, s := range subjects {
-		if s.Kind != rbacv1.ServiceAccountKind || s.Name != ManagerServiceAccount || s.Namespace != operatorNamespace {
-			return false
+		if s.Kind != rbacv1.ServiceAccountKind || s.Name != account || s.Namespace != operatorNamespace || !slices.Contains(accounts, s.Name) {
+			return "", false
 		}
 	}
-	return true
+	return account, true
 }
 
 func roleRules(object *unstructured.Unstructured) ([]rbacv1.PolicyRule, bool, error) {

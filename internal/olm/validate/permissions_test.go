@@ -43,19 +43,19 @@ func grantsOf(rules []rbacv1.PolicyRule) []string {
 	return out
 }
 
-// bundleGrants is what the bundle grants the operator, by the allow-list's scopes: the
-// CSV's clusterPermissions and permissions, and the kube-system Role that the CSV's
-// description asks an admin to apply.
-func bundleGrants(t *testing.T, b *Bundle) map[string][]string {
+// bundleGrants is what the bundle grants the ServiceAccount account, by the allow-list's
+// scopes: the CSV's clusterPermissions and permissions, and the kube-system Roles that the
+// CSV's description asks an admin to apply and bind to it.
+func bundleGrants(t *testing.T, b *Bundle, account string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	for _, p := range b.CSV.Spec.InstallStrategy.StrategySpec.ClusterPermissions {
-		if p.ServiceAccountName == bundle.ManagerServiceAccount {
+		if p.ServiceAccountName == account {
 			out[rbacallowlist.ScopeCluster] = append(out[rbacallowlist.ScopeCluster], grantsOf(p.Rules)...)
 		}
 	}
 	for _, p := range b.CSV.Spec.InstallStrategy.StrategySpec.Permissions {
-		if p.ServiceAccountName == bundle.ManagerServiceAccount {
+		if p.ServiceAccountName == account {
 			out[rbacallowlist.ScopeOperatorNamespace] = append(out[rbacallowlist.ScopeOperatorNamespace], grantsOf(p.Rules)...)
 		}
 	}
@@ -63,14 +63,31 @@ func bundleGrants(t *testing.T, b *Bundle) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	roles := map[string]rbacv1.Role{}
+	var bound []string
 	for _, document := range documents {
-		var role rbacv1.Role
-		if err := yaml.Unmarshal(document, &role); err != nil {
+		var object struct {
+			rbacv1.Role `json:",inline"`
+			RoleRef     rbacv1.RoleRef   `json:"roleRef"`
+			Subjects    []rbacv1.Subject `json:"subjects"`
+		}
+		if err := yaml.Unmarshal(document, &object); err != nil {
 			t.Fatalf("the description's kube-system objects: %v", err)
 		}
-		if role.Kind == "Role" && role.Namespace == rbacallowlist.ScopeKubeSystem {
-			out[rbacallowlist.ScopeKubeSystem] = append(out[rbacallowlist.ScopeKubeSystem], grantsOf(role.Rules)...)
+		if object.Namespace != rbacallowlist.ScopeKubeSystem {
+			continue
 		}
+		switch object.Kind {
+		case "Role":
+			roles[object.Name] = object.Role
+		case "RoleBinding":
+			if object.RoleRef.Kind == "Role" && slices.ContainsFunc(object.Subjects, func(s rbacv1.Subject) bool { return s.Name == account }) {
+				bound = append(bound, object.RoleRef.Name)
+			}
+		}
+	}
+	for _, name := range bound {
+		out[rbacallowlist.ScopeKubeSystem] = append(out[rbacallowlist.ScopeKubeSystem], grantsOf(roles[name].Rules)...)
 	}
 	return out
 }
@@ -105,8 +122,13 @@ func TestPermissionsMatchAllowList(t *testing.T) {
 			t.Fatalf("the allow-list grants the operator nothing in scope %s; the comparison would prove nothing", scope)
 		}
 	}
-	if diff := grantDifferences(bundleGrants(t, b), rbacallowlist.OperatorGrants()); len(diff) > 0 {
+	if diff := grantDifferences(bundleGrants(t, b, bundle.ManagerServiceAccount), rbacallowlist.OperatorGrants()); len(diff) > 0 {
 		t.Errorf("the bundle's grants to the operator differ from the allow-list:\n%s", strings.Join(diff, "\n"))
+	}
+	// scheduler-plugins' controller, which the operator runs, gets what config/rbac gives it.
+	account := rbacallowlist.PluginControllerServiceAccount
+	if diff := grantDifferences(bundleGrants(t, b, account), rbacallowlist.AccountGrants(account)); len(diff) > 0 {
+		t.Errorf("the bundle's grants to %s differ from the allow-list:\n%s", account, strings.Join(diff, "\n"))
 	}
 }
 
@@ -134,7 +156,7 @@ func TestPermissionsComparisonRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			files := readBundle(t)
 			tt.mutate(t, files)
-			diff := grantDifferences(bundleGrants(t, load(t, files)), want)
+			diff := grantDifferences(bundleGrants(t, load(t, files), bundle.ManagerServiceAccount), want)
 			if !slices.Contains(diff, tt.diff) {
 				t.Errorf("want %q among the differences, got %q", tt.diff, diff)
 			}

@@ -1,0 +1,149 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/distribution/reference"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// PluginControllerName names scheduler-plugins' controller: its Deployment, which the
+// operator writes in its own namespace, and its ServiceAccount and roles, which the
+// installer ships (config/rbac/plugin_controller.yaml).
+const PluginControllerName = "secondary-scheduler-plugin-controller"
+
+// PluginControllerImageAnnotation is the annotation, on a scheduler's Deployment, that
+// holds the controller image of the scheduler image's release. The operator writes it
+// while the scheduler's configuration enables a plugin whose resources' status the
+// controller keeps (schedconfig.PluginsNeedingController), and runs the controller while
+// any scheduler's Deployment carries it: the controller follows what is rolled out, and
+// goes with the last scheduler that needs it.
+const PluginControllerImageAnnotation = "operator.secondary-scheduler.io/plugin-controller-image"
+
+// pluginControllerRepository publishes scheduler-plugins' controller, next to
+// schedulerPluginsRepository.
+const pluginControllerRepository = "registry.k8s.io/scheduler-plugins/controller"
+
+// PluginControllerImage is the controller image of the release of a scheduler image:
+// scheduler-plugins publishes both under the same tag, in repositories that differ in
+// their last element (kube-scheduler, controller), on mirrors too. For an image whose
+// reference names no scheduler-plugins release by tag (a digest, a build of one's own),
+// it is the newest release the operator knows, and ok is false.
+func PluginControllerImage(scheduler Image) (image string, ok bool) {
+	fallback := pluginControllerRepository + ":" + schedulerPluginsReleases[newestKnownMinor]
+	if scheduler.Kind != SchedulerPluginsImage || scheduler.KubernetesMinor == 0 {
+		return fallback, false
+	}
+	named, err := reference.ParseNormalizedNamed(scheduler.Reference)
+	if err != nil {
+		return fallback, false
+	}
+	tagged, isTagged := named.(reference.Tagged)
+	if !isTagged {
+		return fallback, false
+	}
+	repository := strings.TrimSuffix(named.Name(), "kube-scheduler") + "controller"
+	return repository + ":" + tagged.Tag(), true
+}
+
+// ChoosePluginControllerImage is the image of the one controller that serves every
+// scheduler needing it, from the controller images their Deployments carry: that of the
+// newest release (by the Kubernetes minor its tag names), and of those the greatest
+// reference, so that every reconcile chooses the same. The controller reads and writes
+// only scheduling.x-k8s.io/v1alpha1, which every release since v0.24 serves alike.
+func ChoosePluginControllerImage(images []string) string {
+	if len(images) == 0 {
+		return ""
+	}
+	return slices.MaxFunc(images, func(a, b string) int {
+		return cmp.Or(cmp.Compare(controllerImageMinor(a), controllerImageMinor(b)), strings.Compare(a, b))
+	})
+}
+
+// controllerImageMinor is the Kubernetes minor a controller image's tag says it is built
+// for, read as classifyImage reads the scheduler image of the same release; 0 when it
+// says none.
+func controllerImageMinor(image string) int {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return 0
+	}
+	tagged, ok := named.(reference.Tagged)
+	if !ok || !strings.HasSuffix(named.Name(), "/controller") {
+		return 0
+	}
+	_, minor := classifyImage(strings.TrimSuffix(named.Name(), "controller") + "kube-scheduler:" + tagged.Tag())
+	return minor
+}
+
+// PluginControllerFacts are what the controller's Deployment is rendered from.
+type PluginControllerFacts struct {
+	// Namespace is the operator's namespace, where the installer ships the controller's
+	// ServiceAccount.
+	Namespace string
+	// Image is the controller image (ChoosePluginControllerImage).
+	Image string
+	// Owner is the Deployment's owner (InstallationOwner), none when zero.
+	Owner metav1.OwnerReference
+	// PriorityClassName is the class of the controller's pods: the operator's default
+	// class, the schedulers', when it exists; "" for none.
+	PriorityClassName string
+}
+
+// PluginControllerLabels are the labels of the controller's Deployment and pods: the
+// operator's managed-by label, by which its cache selects the Deployment, and no owner
+// labels, since it belongs to no SecondaryScheduler.
+func PluginControllerLabels() map[string]string {
+	return map[string]string{LabelManagedBy: ManagedByValue, LabelName: PluginControllerName}
+}
+
+// PluginController renders scheduler-plugins' controller Deployment
+// (bindata/assets/plugin-controller/deployment.yaml).
+func PluginController(facts PluginControllerFacts) (*unstructured.Unstructured, error) {
+	node, err := newObject("plugin-controller/deployment.yaml", PluginControllerName, facts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	selector := map[string]string{LabelName: PluginControllerName}
+	if err := setJSONValue(node, selector, "spec", "selector", "matchLabels"); err != nil {
+		return nil, err
+	}
+	if err := setStrings(node, PluginControllerLabels(), "spec", "template", "metadata", "labels"); err != nil {
+		return nil, err
+	}
+	term, err := lookup(node, "spec", "template", "spec", "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution", "[weight=100]")
+	if err != nil {
+		return nil, err
+	}
+	if err := setStrings(term, selector, "podAffinityTerm", "labelSelector", "matchLabels"); err != nil {
+		return nil, err
+	}
+	if err := setValue(node, PluginControllerName, "spec", "template", "spec", "serviceAccountName"); err != nil {
+		return nil, err
+	}
+	if facts.PriorityClassName != "" {
+		if err := setValue(node, facts.PriorityClassName, "spec", "template", "spec", "priorityClassName"); err != nil {
+			return nil, err
+		}
+	}
+	container, err := lookup(node, "spec", "template", "spec", "containers", "[name=controller]")
+	if err != nil {
+		return nil, err
+	}
+	if err := setValue(container, facts.Image, "image"); err != nil {
+		return nil, err
+	}
+	object, err := toUnstructured(node)
+	if err != nil {
+		return nil, fmt.Errorf("convert the plugin controller: %w", err)
+	}
+	object.SetLabels(PluginControllerLabels())
+	if facts.Owner.UID != "" {
+		object.SetOwnerReferences([]metav1.OwnerReference{facts.Owner})
+	}
+	return object, nil
+}
