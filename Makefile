@@ -190,7 +190,7 @@ build: manifests generate fmt vet ## Build the operator binary, bin/manager, and
 
 .PHONY: images
 PAUSE_IMAGE ?= registry.k8s.io/pause:3.10
-images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh), from static builds on this machine and no registry (hack/buildimages): the operator's (IMG), Kubernetes' kube-scheduler of the control plane's version, the image of every scheduler-plugins release the operator knows, the one it runs by default among them (scheduler-plugins' kube-scheduler when make scheduler-plugins built it, else Kubernetes' in its place, which runs every profile but the load-aware ones), and the pause image (PAUSE_IMAGE).
+images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh), from static builds on this machine and no registry (hack/buildimages): the operator's (IMG), Kubernetes' kube-scheduler of the control plane's version, the image of every scheduler-plugins release the operator knows, the one it runs by default among them (scheduler-plugins' kube-scheduler when make scheduler-plugins built it, else Kubernetes' in its place, which runs every profile but the load-aware ones), the controller image of each of those releases when make scheduler-plugins built the controller, and the pause image (PAUSE_IMAGE).
 	mkdir -p $(LOCALBIN)/static
 	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/manager .
 	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/kubectl-secondary_scheduler ./cmd/kubectl-secondary_scheduler
@@ -199,7 +199,8 @@ images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh)
 	go run ./hack/buildimages -o $(LOCALBIN)/images.tar -operator $(IMG) -manager $(LOCALBIN)/static/manager \
 		-plugin $(LOCALBIN)/static/kubectl-secondary_scheduler -pause $(PAUSE_IMAGE)=$(LOCALBIN)/static/pause \
 		-scheduler registry.k8s.io/kube-scheduler:$(KUBE_VERSION)=KubeScheduler:$(CONTROL_PLANE_DIR)/kube-scheduler \
-		-scheduler-plugins $(or $(SCHEDULER_PLUGINS_BINARY),$(CONTROL_PLANE_DIR)/kube-scheduler)
+		-scheduler-plugins $(or $(SCHEDULER_PLUGINS_BINARY),$(CONTROL_PLANE_DIR)/kube-scheduler) \
+		$(if $(wildcard $(dir $(SCHEDULER_PLUGINS_BINARY))controller),-scheduler-plugins-controller $(dir $(SCHEDULER_PLUGINS_BINARY))controller)
 
 .PHONY: run
 SCHEDULER_NAMESPACES ?= default

@@ -523,6 +523,10 @@ type Gang struct {
 // arguments).
 type Quota struct{}
 
+// NUMA turns on NUMA-aware placement (scheduler-plugins' NodeResourceTopologyMatch, at
+// preFilter and filter, with its default arguments).
+type NUMA struct{}
+
 // SecondarySchedulerSpec is the desired secondary scheduler. Its first fields are those of
 // OpenShift's operator.openshift.io/v1 SecondaryScheduler, with the same meanings;
 // docs/migration.md converts an existing resource (dropping the fields OpenShift's operator
@@ -530,7 +534,7 @@ type Quota struct{}
 // +kubebuilder:validation:XValidation:rule="has(self.profile) || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="set spec.profile.type (for example BinPacking) or spec.schedulerConfig (the name of a ConfigMap holding a KubeSchedulerConfiguration)"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type != 'Custom' || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="profile type Custom needs spec.schedulerConfig: the name of a ConfigMap whose key config.yaml holds a KubeSchedulerConfiguration"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type == 'Custom' || !has(self.schedulerConfig) || size(self.schedulerConfig) == 0",message="spec.schedulerConfig is only used with profile type Custom; remove it or set profile.type to Custom"
-// +kubebuilder:validation:XValidation:rule="(!has(self.gang) && !has(self.quota)) || (has(self.profile) && self.profile.type != 'Custom')",message="spec.gang and spec.quota add Coscheduling and CapacityScheduling to a typed profile; with profile Custom, enable them in the configuration itself (docs/plugins.md)"
+// +kubebuilder:validation:XValidation:rule="(!has(self.gang) && !has(self.quota) && !has(self.numa)) || (has(self.profile) && self.profile.type != 'Custom')",message="spec.gang, spec.quota and spec.numa add Coscheduling, CapacityScheduling and NodeResourceTopologyMatch to a typed profile; with profile Custom, enable them in the configuration itself (docs/plugins.md)"
 // +kubebuilder:validation:XValidation:rule="!has(self.nodeSelector) || !has(self.topology) || !has(self.topology.highlyAvailableTopology) || !has(self.topology.highlyAvailableTopology.nodeSelector)",message="give nodeSelector once: spec.nodeSelector replaces topology.highlyAvailableTopology.nodeSelector"
 // +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || !has(self.topology) || !has(self.topology.highlyAvailableTopology) || !has(self.topology.highlyAvailableTopology.tolerations)",message="give tolerations once: spec.tolerations replaces topology.highlyAvailableTopology.tolerations"
 type SecondarySchedulerSpec struct {
@@ -664,6 +668,17 @@ type SecondarySchedulerSpec struct {
 	// serve the ElasticQuota CRD (docs/plugins.md). Not with profile Custom.
 	// +optional
 	Quota *Quota `json:"quota,omitempty"`
+
+	// NUMA places a pod only on a node where one NUMA zone can hold each of its containers
+	// (or the whole pod), as the node's kubelet Topology Manager policy will require, with
+	// scheduler-plugins' NodeResourceTopologyMatch: it reads each node's zones from its
+	// NodeResourceTopology (topology.node.k8s.io/v1alpha2), which a node agent such as
+	// NFD's topology-updater publishes. It filters nodes and leaves scoring to the profile.
+	// A node without a NodeResourceTopology, and a BestEffort pod, are not filtered. Give
+	// an empty object, numa: {}, to turn it on. The cluster must serve the
+	// NodeResourceTopology CRD (docs/plugins.md). Not with profile Custom.
+	// +optional
+	NUMA *NUMA `json:"numa,omitempty"`
 
 	// Routing sends new pods to this scheduler without changing their manifests: the
 	// API server sets their spec.schedulerName when they are created (a

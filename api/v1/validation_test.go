@@ -380,14 +380,14 @@ func fieldOf(path []string) string {
 	return field.String()
 }
 
-// spec.gang and spec.quota add plugins to a typed profile; a Custom configuration enables
-// them itself.
-func TestGangAndQuotaRules(t *testing.T) {
+// spec.gang, spec.quota and spec.numa add plugins to a typed profile; a Custom
+// configuration enables them itself.
+func TestGangQuotaAndNUMARules(t *testing.T) {
 	validator, err := crdschema.NewValidator(loadCRD(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const onlyTyped = "spec.gang and spec.quota add Coscheduling and CapacityScheduling to a typed profile"
+	const onlyTyped = "spec.gang, spec.quota and spec.numa add Coscheduling, CapacityScheduling and NodeResourceTopologyMatch to a typed profile"
 	tests := []struct {
 		name      string
 		spec      string
@@ -397,6 +397,8 @@ func TestGangAndQuotaRules(t *testing.T) {
 		{"gangs and quotas beside TargetLoadPacking", "profile: {type: TargetLoadPacking, metrics: {provider: KubernetesMetricsServer}}\ngang: {}\nquota: {}", ""},
 		{"gangs with Custom", "profile: {type: Custom}\nschedulerConfig: config\ngang: {}", onlyTyped},
 		{"quotas with a configuration and no profile", "schedulerConfig: config\nquota: {}", onlyTyped},
+		{"NUMA beside LoadVariationRiskBalancing", "profile: {type: LoadVariationRiskBalancing, metrics: {provider: KubernetesMetricsServer}}\nnuma: {}", ""},
+		{"NUMA with Custom", "profile: {type: Custom}\nschedulerConfig: config\nnuma: {}", onlyTyped},
 		{"no permit wait", "profile: {type: BinPacking}\ngang: {permitWaitingTimeSeconds: 0}", "spec.gang.permitWaitingTimeSeconds: Invalid value: 0"},
 		{"a backoff of hours", "profile: {type: BinPacking}\ngang: {podGroupBackoffSeconds: 7200}", "spec.gang.podGroupBackoffSeconds: Invalid value: 7200"},
 	}

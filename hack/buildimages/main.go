@@ -6,13 +6,15 @@
 //	  -operator ghcr.io/secondary-scheduler/secondary-scheduler-operator:v0.1.0 -manager bin/manager -plugin bin/kubectl-secondary_scheduler \
 //	  -scheduler registry.k8s.io/kube-scheduler:v1.37.0=KubeScheduler:bin/k8s/v1.37.0/kube-scheduler \
 //	  -pause registry.k8s.io/pause:3.10=bin/pause \
-//	  -scheduler-plugins bin/scheduler-plugins/kube-scheduler
+//	  -scheduler-plugins bin/scheduler-plugins/kube-scheduler -scheduler-plugins-controller bin/scheduler-plugins/controller
 //
 // -scheduler may be given more than once; its kind is render.ImageKind's
 // (SchedulerPlugins or KubeScheduler), which decides where the binary goes and the user.
 // -scheduler-plugins builds, from one binary, the image of every scheduler-plugins release
 // the operator knows (render.SchedulerPluginsReleaseImages): the one it runs by default,
-// and those a page or a user may name, so that they start on a node that can pull nothing.
+// and those a page or a user may name, so that they start on a node that can pull nothing;
+// -scheduler-plugins-controller the controller image of each of those releases, which the
+// operator runs while a scheduler enables gangs or quotas.
 package main
 
 import (
@@ -64,6 +66,8 @@ func run(args []string) error {
 	flags.Var(&schedulers, "scheduler", "a scheduler image, REFERENCE=KIND:BINARY (KIND SchedulerPlugins or KubeScheduler); repeatable")
 	schedulerPlugins := flags.String("scheduler-plugins", "",
 		"the binary of every scheduler-plugins release image the operator knows (scheduler-plugins' kube-scheduler; Kubernetes' runs every profile but the load-aware ones)")
+	pluginController := flags.String("scheduler-plugins-controller", "",
+		"the binary of the controller image of every scheduler-plugins release the operator knows (scheduler-plugins' cmd/controller), which the operator runs for gangs and quotas")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -74,6 +78,11 @@ func run(args []string) error {
 	if *schedulerPlugins != "" {
 		for _, reference := range render.SchedulerPluginsReleaseImages() {
 			specs = append(specs, images.Scheduler(reference, render.SchedulerPluginsImage, *schedulerPlugins))
+		}
+	}
+	if *pluginController != "" {
+		for _, reference := range render.PluginControllerReleaseImages() {
+			specs = append(specs, images.PluginController(reference, *pluginController))
 		}
 	}
 	if *operator != "" {

@@ -10,7 +10,7 @@ import (
 
 // addOn is a setting of the spec that adds a plugin to every profile of a typed
 // configuration, whatever the profile's type: a gang beside TargetLoadPacking, quotas
-// beside BinPacking.
+// beside BinPacking, NUMA-aware filtering beside either.
 type addOn struct {
 	// plugin is the plugin it adds.
 	plugin string
@@ -32,6 +32,12 @@ var addOns = []addOn{
 		return map[string]any{} // CapacityScheduling takes no args
 	}},
 	{plugin: "Coscheduling", asset: "gang.yaml", args: gangArgs},
+	{plugin: "NodeResourceTopologyMatch", asset: "numa.yaml", args: func(cr *v1.SecondaryScheduler) map[string]any {
+		if cr.Spec.NUMA == nil {
+			return nil
+		}
+		return map[string]any{} // the plugin's defaults
+	}},
 }
 
 // gangArgs are CoschedulingArgs from spec.gang.

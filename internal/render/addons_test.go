@@ -27,6 +27,7 @@ func TestAddOnsCombineWithEveryTypedProfile(t *testing.T) {
 					cr.Spec.Profile = profileWithDefaults(t, profileType)
 					cr.Spec.Gang = &v1.Gang{PermitWaitingTimeSeconds: ptr.To[int32](30)}
 					cr.Spec.Quota = &v1.Quota{}
+					cr.Spec.NUMA = &v1.NUMA{}
 				})
 				result, err := Render(cr, Facts{KubernetesMinor: 35, ScoreByRequests: scoreByRequests,
 					PrometheusAddress: "http://prometheus-k8s.monitoring.svc:9090"})
@@ -37,7 +38,7 @@ func TestAddOnsCombineWithEveryTypedProfile(t *testing.T) {
 					t.Errorf("scheduler-plugins' kube-scheduler would not start: %q\n%s", problems, result.SchedulerConfig)
 				}
 				enabled := schedconfig.EnabledPlugins(result.Config)
-				for _, plugin := range []string{"Coscheduling", "CapacityScheduling"} {
+				for _, plugin := range []string{"Coscheduling", "CapacityScheduling", "NodeResourceTopologyMatch"} {
 					if !slices.Contains(enabled, plugin) {
 						t.Errorf("%s is not enabled: %v", plugin, enabled)
 					}
@@ -46,14 +47,16 @@ func TestAddOnsCombineWithEveryTypedProfile(t *testing.T) {
 				for _, crd := range schedconfig.NeededCRDs(result.Config) {
 					crds = append(crds, crd.CRDName())
 				}
-				if !slices.Equal(crds, []string{"elasticquotas.scheduling.x-k8s.io", "podgroups.scheduling.x-k8s.io"}) {
+				slices.Sort(crds)
+				if !slices.Equal(crds, []string{"elasticquotas.scheduling.x-k8s.io", "noderesourcetopologies.topology.node.k8s.io", "podgroups.scheduling.x-k8s.io"}) {
 					t.Errorf("CRDs needed: %v", crds)
 				}
 				roles, err := schedconfig.NeededClusterRoles(result.Config)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, role := range []string{"secondary-scheduler-plugin-capacityscheduling", "secondary-scheduler-plugin-coscheduling"} {
+				for _, role := range []string{"secondary-scheduler-plugin-capacityscheduling", "secondary-scheduler-plugin-coscheduling",
+					"secondary-scheduler-plugin-noderesourcetopologymatch"} {
 					if !slices.Contains(roles, role) {
 						t.Errorf("no binding to %s: %v", role, roles)
 					}
@@ -63,13 +66,14 @@ func TestAddOnsCombineWithEveryTypedProfile(t *testing.T) {
 	}
 }
 
-// Without spec.gang and spec.quota a typed profile enables neither plugin.
+// Without spec.gang, spec.quota and spec.numa a typed profile enables none of their plugins.
 func TestNoAddOnsByDefault(t *testing.T) {
 	result, err := Render(secondaryScheduler("packer", nil), Facts{KubernetesMinor: 35})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if enabled := schedconfig.EnabledPlugins(result.Config); slices.Contains(enabled, "Coscheduling") || slices.Contains(enabled, "CapacityScheduling") {
+	if enabled := schedconfig.EnabledPlugins(result.Config); slices.Contains(enabled, "Coscheduling") || slices.Contains(enabled, "CapacityScheduling") ||
+		slices.Contains(enabled, "NodeResourceTopologyMatch") {
 		t.Errorf("enabled: %v", enabled)
 	}
 }

@@ -50,6 +50,18 @@ func PluginControllerImage(scheduler Image) (image string, ok bool) {
 	return repository + ":" + tagged.Tag(), true
 }
 
+// PluginControllerReleaseImages are the controller images of every scheduler-plugins
+// release the operator knows, oldest first: each is the controller of a default scheduler
+// image (SchedulerPluginsReleaseImages).
+func PluginControllerReleaseImages() []string {
+	references := make([]string, 0, len(schedulerPluginsReleases))
+	for _, scheduler := range SchedulerPluginsReleaseImages() {
+		image, _ := PluginControllerImage(explicitImage(scheduler))
+		references = append(references, image)
+	}
+	return references
+}
+
 // ChoosePluginControllerImage is the image of the one controller that serves every
 // scheduler needing it, from the controller images their Deployments carry: that of the
 // newest release (by the Kubernetes minor its tag names), and of those the greatest

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -93,5 +94,18 @@ func TestChoosePluginControllerImage(t *testing.T) {
 				t.Errorf("got %s, want %s", got, test.want)
 			}
 		})
+	}
+}
+
+// Every release the operator knows has its controller, of the same tag.
+func TestPluginControllerReleaseImages(t *testing.T) {
+	schedulers, controllers := SchedulerPluginsReleaseImages(), PluginControllerReleaseImages()
+	if len(controllers) != len(schedulers) {
+		t.Fatalf("%d controller images for %d releases", len(controllers), len(schedulers))
+	}
+	for i, scheduler := range schedulers {
+		if want := strings.Replace(scheduler, "/kube-scheduler:", "/controller:", 1); controllers[i] != want {
+			t.Errorf("the controller of %s is %s, want %s", scheduler, controllers[i], want)
+		}
 	}
 }

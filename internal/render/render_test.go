@@ -191,6 +191,15 @@ func TestRenderGolden(t *testing.T) {
 			facts: Facts{KubernetesMinor: 35},
 		},
 		{
+			// NUMA-aware filtering beside BinPacking: a node whose NUMA zones cannot hold a
+			// pod is filtered out, and BinPacking scores the rest.
+			name: "binpacking-numa",
+			cr: secondaryScheduler("numa-packer", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.NUMA = &v1.NUMA{}
+			}),
+			facts: Facts{KubernetesMinor: 35},
+		},
+		{
 			// Gangs alone, at the plugin's defaults, beside BinPacking.
 			name: "binpacking-gangs",
 			cr: secondaryScheduler("gang-packer", func(cr *v1.SecondaryScheduler) {

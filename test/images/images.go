@@ -81,6 +81,12 @@ func Scheduler(reference string, kind render.ImageKind, binary string) Spec {
 	return spec
 }
 
+// PluginController is scheduler-plugins' controller image as its build/controller/Dockerfile
+// lays it out: /bin/controller, the entrypoint, as the nonroot user.
+func PluginController(reference, binary string) Spec {
+	return Spec{Reference: reference, Files: []File{{Path: "/bin/controller", Source: binary}}, Entrypoint: []string{"/bin/controller"}, User: NonRootUser}
+}
+
 // Pause is the pod sandbox's image, registry.k8s.io/pause's layout: /pause as user 65535.
 func Pause(reference, binary string) Spec {
 	return Spec{Reference: reference, Files: []File{{Path: "/pause", Source: binary}}, Entrypoint: []string{"/pause"}, User: "65535:65535"}
