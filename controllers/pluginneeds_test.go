@@ -150,9 +150,31 @@ func TestGangsAndQuotasBesideATypedProfile(t *testing.T) {
 	quota := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "plugin-capacityscheduling")}}
 	s.g.Eventually(func() error { return s.get(gang) }).Should(Succeed())
 	s.g.Eventually(func() error { return s.get(quota) }).Should(Succeed())
+	s.g.Eventually(func() *v1.GangStatus { return s.secondaryScheduler(cr).Status.Gang }).Should(
+		Equal(&v1.GangStatus{Implementation: v1.CoschedulingGangs, Plugin: "Coscheduling"}), "status says which plugin schedules gangs")
 
 	s.update(cr, func() { cr.Spec.Gang = nil })
 	s.g.Eventually(func() string { return s.renderedConfig(cr) }).ShouldNot(ContainSubstring("Coscheduling"))
+	s.g.Eventually(func() *v1.GangStatus { return s.secondaryScheduler(cr).Status.Gang }).Should(BeNil())
 	s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(gang)) }).Should(BeTrue(), "the gang plugin's binding is pruned")
 	s.g.Expect(s.get(quota)).To(Succeed(), "the quota plugin's binding stays")
+}
+
+// Kubernetes' own gangs are refused where the scheduler could not run them: with an image
+// that does not read the Workload API of 1.37, and on a cluster that does not serve it
+// (envtest's API server runs without the GenericWorkload gate); nothing is rolled out.
+func TestWorkloadGangsNeedTheirImageAndAPI(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("workload-gangs")
+	cr.Spec.Gang = &v1.Gang{Implementation: v1.WorkloadGangs}
+	s.create(cr)
+	refused := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPluginsNotInImage)
+	s.g.Expect(refused.Message).To(And(ContainSubstring("spec.gang.implementation Workload runs Kubernetes' GangScheduling"),
+		ContainSubstring("registry.k8s.io/kube-scheduler:v1.N.x")))
+
+	s.update(cr, func() { cr.Spec.SchedulerImage = "registry.k8s.io/kube-scheduler:v1.37.2" })
+	refused = s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonWorkloadAPIMissing)
+	s.g.Expect(refused.Message).To(And(ContainSubstring("this cluster does not serve scheduling.k8s.io/v1beta1 PodGroups"),
+		ContainSubstring("feature gate GenericWorkload")))
+	s.g.Consistently(func() bool { return s.deployment(cr) == nil }).Should(BeTrue(), "nothing is rolled out")
 }

@@ -242,6 +242,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err := r.reportPluginController(ctx, status, rendered); err != nil {
 		return outcome{}, err
 	}
+	report.Gang(status, rendered.Config)
 	if rendered.Image.Skew != "" {
 		// Pointed to, not repeated: status.imageSource and the ImageVersionSkew Event
 		// carry the whole sentence, and Available must stay readable.

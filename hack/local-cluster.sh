@@ -19,6 +19,9 @@
 #   scheduler pods' use from podrunner, which measures their processes)
 #   REAL_NODE (default false; true names in the API server's certificate the addresses a
 #   pod of a real node reaches it at, for hack/real-node.sh)
+#   WORKLOAD_API (default false; true serves the Workload API, scheduling.k8s.io/v1beta1,
+#   as a 1.37 cluster that opted in does: the feature gate GenericWorkload on for every
+#   component, the API group version on in kube-apiserver)
 set -euo pipefail
 
 # shellcheck source=hack/local-cluster-env.sh
@@ -31,6 +34,7 @@ KUBE_APISERVER_ARGS="${KUBE_APISERVER_ARGS:-}"
 KUBE_CONTROLLER_MANAGER_ARGS="${KUBE_CONTROLLER_MANAGER_ARGS:-}"
 METRICS_SERVER="${METRICS_SERVER:-false}"
 REAL_NODE="${REAL_NODE:-false}"
+WORKLOAD_API="${WORKLOAD_API:-false}"
 
 export KWOK_WORKDIR="${OUTPUT_DIR}/kwok"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"
@@ -179,6 +183,9 @@ up() {
     for arg in ${KUBE_CONTROLLER_MANAGER_ARGS}; do
       extra_args+=(--extra-args "kube-controller-manager=${arg}")
     done
+    if [ "${WORKLOAD_API}" = true ]; then
+      extra_args+=(--kube-feature-gates GenericWorkload=true --kube-runtime-config scheduling.k8s.io/v1beta1=true)
+    fi
     if [ "${METRICS_SERVER}" = true ]; then
       extra_args+=(--enable metrics-server --metrics-server-binary "${CONTROL_PLANE_DIR}/metrics-server"
         --config "$(metrics_server_config)")

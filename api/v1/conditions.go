@@ -177,6 +177,12 @@ const ReasonPluginsNotInImage ConditionReason = "PluginsNotInImage"
 // The message names the CRD and the command that installs it. A Degraded reason.
 const ReasonPluginCRDMissing ConditionReason = "PluginCRDMissing"
 
+// ReasonWorkloadAPIMissing means spec.gang asks for Kubernetes' GangScheduling
+// (implementation Workload) and the cluster does not serve its API,
+// scheduling.k8s.io/v1beta1 PodGroups: nothing is applied and the running scheduler is left
+// as it is. A Degraded reason.
+const ReasonWorkloadAPIMissing ConditionReason = "WorkloadAPIMissing"
+
 // ReasonImageVersionSkew is the reason of the Warning Event emitted when the scheduler image
 // becomes one outside Kubernetes' version-skew policy for the cluster (built for a
 // Kubernetes newer than the cluster's, or more than one minor version older);

@@ -498,10 +498,37 @@ type BinPackingArgs struct {
 	ResourceWeights map[corev1.ResourceName]int64 `json:"resourceWeights,omitempty"`
 }
 
-// Gang is how scheduler-plugins' Coscheduling schedules gangs (its CoschedulingArgs).
-// A PodGroup's own scheduleTimeoutSeconds, when set, replaces permitWaitingTimeSeconds
-// for its pods.
+// GangImplementation is which plugin schedules gangs.
+// +kubebuilder:validation:Enum=Coscheduling;Workload
+type GangImplementation string
+
+const (
+	// CoschedulingGangs are scheduler-plugins' Coscheduling: a gang is a PodGroup of
+	// scheduling.x-k8s.io/v1alpha1 (a CRD), its pods labelled
+	// scheduling.x-k8s.io/pod-group; scheduler-plugins' controller keeps its status.
+	CoschedulingGangs GangImplementation = "Coscheduling"
+	// WorkloadGangs are Kubernetes' own GangScheduling plugin and Workload API (KEP-4671):
+	// a gang is a PodGroup of scheduling.k8s.io/v1beta1 with a gang policy, its pods name
+	// it in spec.schedulingGroup.podGroupName. No CRD and no controller; it needs a cluster
+	// that serves the API (feature gate GenericWorkload, beta and off by default in 1.37,
+	// and scheduling.k8s.io/v1beta1 enabled) and Kubernetes' own kube-scheduler of 1.37 or
+	// later, which the operator starts with the same gate.
+	WorkloadGangs GangImplementation = "Workload"
+)
+
+// Gang is how gangs are scheduled: with scheduler-plugins' Coscheduling (its
+// CoschedulingArgs) or with Kubernetes' GangScheduling. A Coscheduling PodGroup's own
+// scheduleTimeoutSeconds, when set, replaces permitWaitingTimeSeconds for its pods.
+// +kubebuilder:validation:XValidation:rule="!has(self.implementation) || self.implementation != 'Workload' || (!has(self.permitWaitingTimeSeconds) && !has(self.podGroupBackoffSeconds))",message="permitWaitingTimeSeconds and podGroupBackoffSeconds are Coscheduling's settings; Kubernetes' GangScheduling (implementation Workload) takes none"
 type Gang struct {
+	// Implementation is which plugin schedules gangs: Coscheduling (the default),
+	// scheduler-plugins' plugin and PodGroup CRD, or Workload, Kubernetes' own
+	// GangScheduling plugin and Workload API, which needs no CRD and no controller but a
+	// cluster that serves scheduling.k8s.io/v1beta1 and Kubernetes' own kube-scheduler
+	// image of 1.37 or later in spec.schedulerImage. status.gang says which is in use.
+	// +optional
+	Implementation GangImplementation `json:"implementation,omitempty"`
+
 	// PermitWaitingTimeSeconds is how long the pods of a gang that already have a node
 	// wait, unbound, for the rest of it; then all of them go back to the queue. Default:
 	// 60, the plugin's.
@@ -517,6 +544,14 @@ type Gang struct {
 	// +kubebuilder:validation:Maximum=3600
 	// +optional
 	PodGroupBackoffSeconds *int32 `json:"podGroupBackoffSeconds,omitempty"`
+}
+
+// EffectiveImplementation is Implementation, or its default Coscheduling.
+func (g *Gang) EffectiveImplementation() GangImplementation {
+	if g == nil || g.Implementation == "" {
+		return CoschedulingGangs
+	}
+	return g.Implementation
 }
 
 // Quota turns on ElasticQuotas (scheduler-plugins' CapacityScheduling, which takes no
@@ -878,12 +913,26 @@ type SecondarySchedulerStatus struct {
 	// +optional
 	Extenders []ExtenderStatus `json:"extenders,omitempty"`
 
+	// Gang says which plugin schedules this scheduler's gangs, while spec.gang is set.
+	// +optional
+	Gang *GangStatus `json:"gang,omitempty"`
+
 	// PluginController is scheduler-plugins' controller as the operator last observed it,
 	// while this scheduler's configuration enables a plugin whose resources' status the
 	// controller keeps (Coscheduling: PodGroups; CapacityScheduling: ElasticQuotas); absent
 	// otherwise. One controller serves every scheduler of the cluster.
 	// +optional
 	PluginController *PluginControllerStatus `json:"pluginController,omitempty"`
+}
+
+// GangStatus is how the scheduler schedules gangs.
+type GangStatus struct {
+	// Implementation is the plugin in use: Coscheduling (scheduler-plugins', with
+	// scheduling.x-k8s.io PodGroups) or Workload (Kubernetes' GangScheduling, with
+	// scheduling.k8s.io PodGroups).
+	Implementation GangImplementation `json:"implementation"`
+	// Plugin is the name of that plugin in the scheduler's configuration.
+	Plugin string `json:"plugin"`
 }
 
 // PluginControllerStatus is scheduler-plugins' controller, which keeps the status of

@@ -34,5 +34,8 @@ func Scheduler(cr *v1.SecondaryScheduler, found *gather.Facts) (*render.Result, 
 	if err := checkPluginCRDs(rendered.Config, found.Kinds, where); err != nil {
 		return nil, err
 	}
+	if err := checkGangImplementation(cr, rendered, found.Kinds); err != nil {
+		return nil, err
+	}
 	return rendered, nil
 }

@@ -405,12 +405,14 @@ func (v fixedVersion) ServerVersion() (*version.Info, error) {
 	return &version.Info{Major: "1", Minor: strconv.Itoa(int(v))}, nil
 }
 
-// pluginKinds serves the kinds scheduler-plugins' plugins read and nothing else:
-// rendering offline cannot know which CRDs a cluster serves, and renders a configuration
-// as if the plugins' were installed (the operator refuses it, PluginCRDMissing, on a
-// cluster without them).
+// pluginKinds serves the kinds scheduler-plugins' plugins read, and the Workload API's
+// PodGroup that Kubernetes' GangScheduling reads, and nothing else: rendering offline
+// cannot know which CRDs and APIs a cluster serves, and renders a configuration as if they
+// were (the operator refuses it, PluginCRDMissing or WorkloadAPIMissing, on a cluster
+// without them).
 type pluginKinds struct{}
 
 func (pluginKinds) Serves(kind schema.GroupVersionKind) (bool, error) {
-	return slices.ContainsFunc(schedconfig.PluginCRDs(), func(crd schedconfig.CustomResource) bool { return crd.GroupVersionKind == kind }), nil
+	return kind == desired.WorkloadPodGroup ||
+		slices.ContainsFunc(schedconfig.PluginCRDs(), func(crd schedconfig.CustomResource) bool { return crd.GroupVersionKind == kind }), nil
 }

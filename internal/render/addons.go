@@ -32,6 +32,12 @@ var addOns = []addOn{
 		return map[string]any{} // CapacityScheduling takes no args
 	}},
 	{plugin: "Coscheduling", asset: "gang.yaml", args: gangArgs},
+	{plugin: GangSchedulingPlugin, asset: "gang-workload.yaml", args: func(cr *v1.SecondaryScheduler) map[string]any {
+		if cr.Spec.Gang == nil || cr.Spec.Gang.EffectiveImplementation() != v1.WorkloadGangs {
+			return nil
+		}
+		return map[string]any{} // GangScheduling takes no args
+	}},
 	{plugin: "NodeResourceTopologyMatch", asset: "numa.yaml", args: func(cr *v1.SecondaryScheduler) map[string]any {
 		if cr.Spec.NUMA == nil {
 			return nil
@@ -40,10 +46,29 @@ var addOns = []addOn{
 	}},
 }
 
-// gangArgs are CoschedulingArgs from spec.gang.
+// GangSchedulingPlugin is Kubernetes' own gang plugin (spec.gang.implementation Workload).
+const GangSchedulingPlugin = "GangScheduling"
+
+// GenericWorkloadGate is the feature gate of the Workload API and GangScheduling, which a
+// kube-scheduler of 1.37 needs on (beta, off by default) to run the plugin.
+const GenericWorkloadGate = "GenericWorkload"
+
+// GangPlugin is the plugin that schedules cr's gangs, "" without spec.gang.
+func GangPlugin(cr *v1.SecondaryScheduler) string {
+	switch {
+	case cr.Spec.Gang == nil:
+		return ""
+	case cr.Spec.Gang.EffectiveImplementation() == v1.WorkloadGangs:
+		return GangSchedulingPlugin
+	default:
+		return "Coscheduling"
+	}
+}
+
+// gangArgs are CoschedulingArgs from spec.gang, nil unless Coscheduling schedules gangs.
 func gangArgs(cr *v1.SecondaryScheduler) map[string]any {
 	gang := cr.Spec.Gang
-	if gang == nil {
+	if gang == nil || gang.EffectiveImplementation() != v1.CoschedulingGangs {
 		return nil
 	}
 	args := map[string]any{}

@@ -391,9 +391,15 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err := setImage(container, result.Image); err != nil {
 		return nil, err
 	}
-	verbosity := "--v=" + strconv.Itoa(cr.Spec.LogLevel.Verbosity())
-	if err := container.PipeE(yaml.Lookup("command"), yaml.Append(yaml.NewStringRNode(verbosity).YNode())); err != nil {
-		return nil, fmt.Errorf("append %s: %w", verbosity, err)
+	flags := []string{"--v=" + strconv.Itoa(cr.Spec.LogLevel.Verbosity())}
+	if GangPlugin(cr) == GangSchedulingPlugin {
+		// GangScheduling runs only with the Workload API's gate on, off by default in 1.37.
+		flags = append(flags, "--feature-gates="+GenericWorkloadGate+"=true")
+	}
+	for _, flag := range flags {
+		if err := container.PipeE(yaml.Lookup("command"), yaml.Append(yaml.NewStringRNode(flag).YNode())); err != nil {
+			return nil, fmt.Errorf("append %s: %w", flag, err)
+		}
 	}
 	volume, err := lookup(node, "spec", "template", "spec", "volumes", "[name=scheduler-config]")
 	if err != nil {

@@ -191,6 +191,16 @@ func TestRenderGolden(t *testing.T) {
 			facts: Facts{KubernetesMinor: 35},
 		},
 		{
+			// Gangs by Kubernetes' own GangScheduling and Workload API, with Kubernetes'
+			// kube-scheduler started with the feature gate.
+			name: "binpacking-workload-gangs",
+			cr: secondaryScheduler("workload-gangs", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.SchedulerImage = "registry.k8s.io/kube-scheduler:v1.37.2"
+				cr.Spec.Gang = &v1.Gang{Implementation: v1.WorkloadGangs}
+			}),
+			facts: Facts{KubernetesMinor: 37},
+		},
+		{
 			// NUMA-aware filtering beside BinPacking: a node whose NUMA zones cannot hold a
 			// pod is filtered out, and BinPacking scores the rest.
 			name: "binpacking-numa",

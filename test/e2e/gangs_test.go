@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,6 +137,62 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 			controller := &appsv1.Deployment{}
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: hostOperatorNamespace, Name: render.PluginControllerName}, controller))
 		}, "1m").Should(BeTrue(), "the controller's Deployment is deleted")
+	})
+})
+
+// Kubernetes' own gangs: spec.gang.implementation Workload, on a cluster that serves the
+// Workload API (the suite's clusters do: WORKLOAD_API), runs the in-tree GangScheduling in
+// Kubernetes' kube-scheduler of the control plane's version, with no CRD and no controller.
+var _ = Describe("Gangs of Kubernetes' Workload API", func() {
+	It("binds none of a gang that does not fit, and all of it once it does, and says which plugin schedules gangs", func() {
+		const pool, gangSize = "workload-gang", 3
+
+		By("a pool with room for two of the gang's three pods")
+		createScoringNode(scoringNode{name: "workload-gang-1", cpuMillis: 1000}, pool)
+		createScoringNode(scoringNode{name: "workload-gang-2", cpuMillis: 1000}, pool)
+		ns := newNamespace()
+		cr := binPacking(ns, "workload-gangs")
+		cr.Spec.SchedulerImage = "registry.k8s.io/kube-scheduler:" + filepath.Base(controlPlaneDir)
+		cr.Spec.Gang = &v1.Gang{Implementation: v1.WorkloadGangs}
+		Expect(k8s.Create(ctx, cr)).To(Succeed())
+		waitAvailable(cr)
+		Expect(secondarySchedulerNow(cr).Status.Gang).To(Equal(&v1.GangStatus{Implementation: v1.WorkloadGangs, Plugin: "GangScheduling"}))
+		Expect(secondarySchedulerNow(cr).Status.PluginController).To(BeNil(), "Kubernetes' gangs need no scheduler-plugins controller")
+
+		podGroup := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+			"metadata": map[string]any{"namespace": ns, "name": "training"},
+			"spec":     map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(gangSize)}}},
+		}}
+		Expect(k8s.Create(ctx, podGroup)).To(Succeed())
+		names := make([]string, 0, gangSize)
+		for i := range gangSize {
+			pod := scoringPod(ns, cr.Name, pool, 600)
+			pod.Name = pod.Name + "-" + string(rune('a'+i))
+			pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("training")}
+			Expect(k8s.Create(ctx, pod)).To(Succeed())
+			names = append(names, pod.Name)
+		}
+
+		By("the pod with no room is refused, and the two that have a node wait for it, unbound")
+		Eventually(func() int {
+			refused := 0
+			for _, name := range names {
+				if slices.Contains(eventReasonsOf(ns, name), "FailedScheduling") {
+					refused++
+				}
+			}
+			return refused
+		}, "2m").Should(BeNumerically(">=", 1), "the scheduler tried the gang and could not place all of it")
+		for _, name := range names {
+			Expect(nodeOf(ns, name)).To(BeEmpty(), "pod %s of a gang that does not fit is not bound", name)
+		}
+
+		By("room for the third: the whole gang binds")
+		createScoringNode(scoringNode{name: "workload-gang-3", cpuMillis: 1000}, pool)
+		nodes := expectBound(ns, names)
+		Expect(nodes).To(HaveLen(gangSize), "one pod a node: %v", nodes)
+		expectScheduledBy(ns, names, cr.Name)
 	})
 })
 

@@ -213,8 +213,11 @@ func schedulerPluginsController() string {
 // processes (the fake nodes are tainted against them), each in a zone of two.
 var schedulerHosts = []string{"scheduler-host-1", "scheduler-host-2", "scheduler-host-3"}
 
+// clusterScript runs hack/local-cluster.sh for the suite's cluster, which serves the
+// Workload API (WORKLOAD_API): Kubernetes' own gangs have a spec, and every other spec
+// runs the same with it.
 func clusterScript(action string) {
-	localCluster(clusterName, outputDir, action)
+	localCluster(clusterName, outputDir, action, "WORKLOAD_API=true")
 }
 
 // localCluster runs hack/local-cluster.sh for the cluster name, kept in dir, and returns
