@@ -287,6 +287,11 @@ const (
 	ReasonPodsUnschedulable ConditionReason = "PodsUnschedulable"
 	// ReasonPodsNotScheduled: the scheduler runs, but has neither placed them nor said why.
 	ReasonPodsNotScheduled ConditionReason = "PodsNotScheduled"
+	// ReasonGangWaiting: they belong to a gang (a PodGroup of Coscheduling or of the
+	// Workload API), whose pods bind all together or not at all: they wait for the rest of
+	// the gang to exist and fit; the message quotes the scheduler's (its gang plugin's) own
+	// account.
+	ReasonGangWaiting ConditionReason = "GangWaiting"
 	// ReasonSchedulerNotProvided is the reason of a Warning Event on a pod that has waited
 	// (by default 2m) for a scheduler name no SecondaryScheduler provides; the Event lists
 	// the names that are provided.

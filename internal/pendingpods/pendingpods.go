@@ -55,6 +55,25 @@ type Pod struct {
 	finished bool
 	// routed is true when a route (spec.routing) gave the pod its scheduler name.
 	routed bool
+	// gang is the PodGroup the pod belongs to, interned (gangs share it), zero for none.
+	gang unique.Handle[string]
+}
+
+// CoschedulingPodGroupLabel names, on a pod, its gang: a PodGroup of
+// scheduling.x-k8s.io, as scheduler-plugins' Coscheduling reads it.
+const CoschedulingPodGroupLabel = "scheduling.x-k8s.io/pod-group"
+
+// Gang is the PodGroup the pod belongs to, as Coscheduling's label or Kubernetes' Workload
+// API (spec.schedulingGroup.podGroupName) names it in the pod's namespace; "" for none.
+func (p *Pod) Gang() string { return interned(p.gang) }
+
+// gangOf is the PodGroup pod belongs to, "" for none: the Workload API's field first, then
+// Coscheduling's label.
+func gangOf(pod *corev1.Pod) string {
+	if group := pod.Spec.SchedulingGroup; group != nil && group.PodGroupName != nil {
+		return *group.PodGroupName
+	}
+	return pod.Labels[CoschedulingPodGroupLabel]
 }
 
 // Namespace is the pod's namespace.
@@ -122,6 +141,9 @@ func Trim(object any) (any, error) {
 		finished:        pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
 		routed:          pod.Labels[v1.LabelRoutedTo] != "",
 	}
+	if gang := gangOf(pod); gang != "" {
+		trimmed.gang = unique.Make(gang)
+	}
 	for _, condition := range pod.Status.Conditions {
 		if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse &&
 			condition.Reason == corev1.PodReasonUnschedulable && condition.Message != "" {
@@ -144,6 +166,9 @@ type Pending struct {
 	Unschedulable string
 	// Routed is how many of them a route (spec.routing) sent to the scheduler.
 	Routed int
+	// Gang is the PodGroup the oldest of them belongs to, as namespace/name, empty when it
+	// belongs to none: its pods bind all together or not at all.
+	Gang string
 	// NextDue is how long until a pod that waits now, but not for long enough yet,
 	// reaches the threshold; zero when none is waiting.
 	NextDue time.Duration
@@ -231,6 +256,9 @@ func Count(pods []*Pod, threshold time.Duration, now time.Time) Pending {
 		}
 		if pod.routed {
 			pending.Routed++
+		}
+		if i == 0 && pod.Gang() != "" {
+			pending.Gang = pod.Namespace() + "/" + pod.Gang()
 		}
 	}
 	return pending

@@ -1,6 +1,7 @@
 package pendingpods
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/readonly/readonlytest"
@@ -131,6 +133,28 @@ func TestTrimKeepsWhatCountingReads(t *testing.T) {
 	}
 	if other := stored(pod("db", time.Hour, now))[0]; other.namespace != trimmed.namespace || other.schedulerName != trimmed.schedulerName {
 		t.Errorf("namespace and scheduler name are not interned: two pods keep them apart")
+	}
+}
+
+// A pod's gang is kept, whichever API names it, and Count names the oldest stuck pod's.
+func TestGangsAreKept(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	coscheduling := pod("worker-0", time.Hour, now, func(p *corev1.Pod) {
+		p.Labels = map[string]string{CoschedulingPodGroupLabel: "training"}
+	})
+	workload := pod("worker-1", 2*time.Hour, now, func(p *corev1.Pod) {
+		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("inference")}
+	})
+	alone := pod("web", 3*time.Hour, now)
+	pods := stored(coscheduling, workload, alone)
+	if got := []string{pods[0].Gang(), pods[1].Gang(), pods[2].Gang()}; !slices.Equal(got, []string{"training", "inference", ""}) {
+		t.Errorf("gangs kept: %q", got)
+	}
+	if got := Count(pods[:2], time.Minute, now); got.Gang != "team/inference" {
+		t.Errorf("the gang of the oldest stuck pod is %q, want team/inference", got.Gang)
+	}
+	if got := Count(pods, time.Minute, now); got.Gang != "" {
+		t.Errorf("the oldest stuck pod is in no gang, and yet gang %q is named", got.Gang)
 	}
 }
 

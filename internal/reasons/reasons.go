@@ -154,6 +154,7 @@ var table = []Reason{
 	{Name: v1.ReasonSchedulerNotRunning, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonPodsUnschedulable, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonPodsNotScheduled, Conditions: podsPending, Severity: Warning},
+	{Name: v1.ReasonGangWaiting, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonNoPodsPending, Conditions: podsPending, Severity: Normal},
 
 	// Whether new pods are routed to the scheduler (spec.routing), and why not.

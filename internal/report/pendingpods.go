@@ -46,6 +46,17 @@ func PendingPods(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus,
 		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonNodePoolEmpty, fmt.Sprintf(
 			"%s: spec.nodePool (%s) matches no node, so the scheduler has nowhere to place them; "+
 				"label nodes into the pool or change spec.nodePool", state, status.NodePool.Selector))
+	case pending.Gang != "":
+		account := "it has not said why yet"
+		if pending.Unschedulable != "" {
+			account = fmt.Sprintf("it says %q", pending.Unschedulable)
+		}
+		namespace, group, _ := strings.Cut(pending.Gang, "/")
+		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonGangWaiting, fmt.Sprintf(
+			"%s: they belong to gang %s, whose pods bind all together or not at all, once as many of them as its PodGroup's minimum "+
+				"exist and fit; the scheduler's gang plugin holds them (%s); create the rest of the gang, or add room for all of it "+
+				"(kubectl get podgroups -n %s %s; kubectl describe pod -n %s)", state, pending.Gang, account, namespace, group,
+			strings.Replace(pending.Examples[0], "/", " ", 1)))
 	case pending.Unschedulable != "":
 		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonPodsUnschedulable, fmt.Sprintf(
 			"%s: the scheduler found no node for them: %q; add or free capacity, or relax the pods' requests, "+

@@ -19,6 +19,11 @@ func TestPendingPodsSaysWhyTheyWait(t *testing.T) {
 	stuck := pendingpods.Pending{Count: 2, OldestSince: oldest, Examples: []string{"team/a", "team/b"}}
 	unschedulable := stuck
 	unschedulable.Unschedulable = "0/3 nodes are available: 3 Insufficient cpu."
+	gang := unschedulable
+	gang.Gang = "team/training"
+	gang.Unschedulable = `pod group is unschedulable, minCount (3) cannot be satisfied`
+	gangUnexplained := stuck
+	gangUnexplained.Gang = "team/training"
 	available := func(isTrue bool, reason v1.ConditionReason) func(*Conditions) {
 		return func(c *Conditions) { c.Set(v1.ConditionAvailable, isTrue, reason, "") }
 	}
@@ -42,6 +47,12 @@ func TestPendingPodsSaysWhyTheyWait(t *testing.T) {
 			v1.ReasonPodsUnschedulable, []string{`"0/3 nodes are available: 3 Insufficient cpu."`, "kubectl describe pod -n team a"}},
 		{"the scheduler says nothing", stuck, nil, available(true, v1.ReasonSchedulerReady), true, v1.ReasonPodsNotScheduled,
 			[]string{"kubectl logs -n ns deployment/packer-scheduler"}},
+		{"a gang waits, in its plugin's words", gang, nil, available(true, v1.ReasonSchedulerReady), true, v1.ReasonGangWaiting,
+			[]string{"gang team/training", `"pod group is unschedulable, minCount (3) cannot be satisfied"`, "kubectl get podgroups -n team training"}},
+		{"a gang waits, unexplained yet", gangUnexplained, nil, available(true, v1.ReasonSchedulerReady), true, v1.ReasonGangWaiting,
+			[]string{"it has not said why yet", "create the rest of the gang"}},
+		{"a gang whose scheduler does not run", func() pendingpods.Pending { p := gang; return p }(), nil, available(false, v1.ReasonSchedulerCrashing), true,
+			v1.ReasonSchedulerNotRunning, []string{"SchedulerCrashing"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,20 +89,20 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 			"the controller gives the waiting gang's PodGroup a phase")
 		Expect(podGroupRunning(podGroup)).To(BeZero())
 
-		By("status names the waiting gang with the scheduler's own account of it")
+		By("status names the waiting gang, with its plugin's own account of it")
 		Eventually(func() bool {
 			current := &v1.SecondaryScheduler{}
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
 			pending := meta.FindStatusCondition(current.Status.Conditions, string(v1.ConditionPodsPending))
-			if pending == nil || pending.Reason != string(v1.ReasonPodsUnschedulable) || current.Status.PendingPods == nil ||
-				current.Status.PendingPods.Count != gangSize {
+			if pending == nil || pending.Reason != string(v1.ReasonGangWaiting) || current.Status.PendingPods == nil ||
+				current.Status.PendingPods.Count != gangSize || !strings.Contains(pending.Message, "gang "+ns+"/training") {
 				return false
 			}
 			// Whatever the scheduler said of the oldest, in its own words.
 			account := podScheduledMessage(ns, current.Status.PendingPods.Examples[0])
 			quoted := strconv.Quote(account[:min(len(account), 40)])
 			return account != "" && strings.Contains(pending.Message, quoted[:len(quoted)-1])
-		}, "2m").Should(BeTrue(), "PodsPending quotes the scheduler's account of the gang's pods")
+		}, "2m").Should(BeTrue(), "PodsPending is GangWaiting, names the PodGroup and quotes the scheduler's account of the gang's pods")
 
 		By("room for the third: the whole gang binds")
 		createScoringNode(scoringNode{name: "gang-3", cpuMillis: 1000}, pool)
