@@ -93,7 +93,12 @@ var _ = Describe("Metrics failsafe", Ordered, func() {
 		Eventually(podTemplateHash).ShouldNot(Equal(loadAwareHash), "the request-based configuration rolls out")
 		// In effect, not only Available: until a pod of the request-based configuration
 		// leads, the load-aware pod (a scheduler-plugins build runs it) still places pods.
-		waitInEffect(scheduler)
+		// Not Reconciling=False (waitInEffect): Degraded is True through the outage
+		// (PrometheusUnreachable), so Stalled is, and Reconciling False from the start of the
+		// rollout; Available says SchedulerReady only once a pod of the current
+		// configuration leads, and ServingPreviousConfiguration until then (it changed in the
+		// status write that said ScoringByRequests, read above).
+		Eventually(func() string { return condition(scheduler, v1.ConditionAvailable) }, "2m").Should(Equal("True/" + string(v1.ReasonSchedulerReady)))
 		names := createWorkload(namespace, "during-outage", scheduler.EffectiveSchedulerName(), "100m", 4)
 		nodes := expectBound(namespace, names)
 		expectScheduledBy(namespace, names, scheduler.EffectiveSchedulerName())
