@@ -48,8 +48,7 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 		const pool, gangSize = "gang", 3
 
 		By("a pool with room for two of the gang's three pods")
-		createScoringNode(scoringNode{name: "gang-1", cpuMillis: 1000}, pool)
-		createScoringNode(scoringNode{name: "gang-2", cpuMillis: 1000}, pool)
+		createGangPool(pool, 2)
 		ns := newNamespace()
 		cr := binPacking(ns, "gangs")
 		cr.Spec.Gang = &v1.Gang{PermitWaitingTimeSeconds: ptr.To[int32](10)}
@@ -63,14 +62,7 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 			"spec":     map[string]any{"minMember": int64(gangSize)},
 		}}
 		Expect(k8s.Create(ctx, podGroup)).To(Succeed())
-		names := make([]string, 0, gangSize)
-		for i := range gangSize {
-			pod := scoringPod(ns, cr.Name, pool, 600)
-			pod.Name = pod.Name + "-" + string(rune('a'+i))
-			pod.Labels[podGroupLabel] = "training"
-			Expect(k8s.Create(ctx, pod)).To(Succeed())
-			names = append(names, pod.Name)
-		}
+		names := createGang(ns, cr.Name, pool, gangSize, func(pod *corev1.Pod) { pod.Labels[podGroupLabel] = "training" })
 
 		By("every pod of the gang tried and refused, and none bound")
 		for _, name := range names {
@@ -105,7 +97,7 @@ var _ = Describe("Gangs with a scheduler-plugins build", func() {
 		}, "2m").Should(BeTrue(), "PodsPending is GangWaiting, names the PodGroup and quotes the scheduler's account of the gang's pods")
 
 		By("room for the third: the whole gang binds")
-		createScoringNode(scoringNode{name: "gang-3", cpuMillis: 1000}, pool)
+		createGangNode(pool, 3)
 		// Coscheduling requeues the pods it turned away on an event of a Pod or a PodGroup
 		// (its EventsToRegister), not on a new node: without one they wait for the
 		// scheduler's periodic retry of unschedulable pods (5 minutes). A change of the
@@ -148,8 +140,7 @@ var _ = Describe("Gangs of Kubernetes' Workload API", func() {
 		const pool, gangSize = "workload-gang", 3
 
 		By("a pool with room for two of the gang's three pods")
-		createScoringNode(scoringNode{name: "workload-gang-1", cpuMillis: 1000}, pool)
-		createScoringNode(scoringNode{name: "workload-gang-2", cpuMillis: 1000}, pool)
+		createGangPool(pool, 2)
 		ns := newNamespace()
 		cr := binPacking(ns, "workload-gangs")
 		cr.Spec.SchedulerImage = "registry.k8s.io/kube-scheduler:" + filepath.Base(controlPlaneDir)
@@ -165,14 +156,9 @@ var _ = Describe("Gangs of Kubernetes' Workload API", func() {
 			"spec":     map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(gangSize)}}},
 		}}
 		Expect(k8s.Create(ctx, podGroup)).To(Succeed())
-		names := make([]string, 0, gangSize)
-		for i := range gangSize {
-			pod := scoringPod(ns, cr.Name, pool, 600)
-			pod.Name = pod.Name + "-" + string(rune('a'+i))
+		names := createGang(ns, cr.Name, pool, gangSize, func(pod *corev1.Pod) {
 			pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("training")}
-			Expect(k8s.Create(ctx, pod)).To(Succeed())
-			names = append(names, pod.Name)
-		}
+		})
 
 		By("the pod with no room is refused, and the two that have a node wait for it, unbound")
 		Eventually(func() int {
@@ -189,12 +175,41 @@ var _ = Describe("Gangs of Kubernetes' Workload API", func() {
 		}
 
 		By("room for the third: the whole gang binds")
-		createScoringNode(scoringNode{name: "workload-gang-3", cpuMillis: 1000}, pool)
+		createGangNode(pool, 3)
 		nodes := expectBound(ns, names)
 		Expect(nodes).To(HaveLen(gangSize), "one pod a node: %v", nodes)
 		expectScheduledBy(ns, names, cr.Name)
 	})
 })
+
+// gangPodMillis is what each pod of a gang asks for: one fits a node of createGangNode's.
+const gangPodMillis = 600
+
+// createGangNode adds node i of pool, with room for one pod of a gang.
+func createGangNode(pool string, i int) {
+	createScoringNode(scoringNode{name: fmt.Sprintf("%s-%d", pool, i), cpuMillis: 1000}, pool)
+}
+
+// createGangPool adds nodes 1 to n of pool.
+func createGangPool(pool string, n int) {
+	for i := 1; i <= n; i++ {
+		createGangNode(pool, i)
+	}
+}
+
+// createGang creates size pods of a gang for schedulerName in pool, each made a member by
+// join, and returns their names.
+func createGang(namespace, schedulerName, pool string, size int, join func(*corev1.Pod)) []string {
+	names := make([]string, 0, size)
+	for i := range size {
+		pod := scoringPod(namespace, schedulerName, pool, gangPodMillis)
+		pod.Name = pod.Name + "-" + string(rune('a'+i))
+		join(pod)
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+		names = append(names, pod.Name)
+	}
+	return names
+}
 
 // podGroupPhase is status.phase of podGroup as the API server has it now.
 func podGroupPhase(podGroup *unstructured.Unstructured) string {
