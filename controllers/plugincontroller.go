@@ -96,7 +96,7 @@ func (r *PluginControllerReconciler) Reconcile(ctx context.Context, _ ctrl.Reque
 	}
 	if len(images) == 0 {
 		err = r.remove(ctx)
-	} else if err = r.checkCRDs(); err == nil {
+	} else {
 		err = r.run(ctx, render.ChoosePluginControllerImage(images))
 	}
 	r.facts.setWriteError(err)
@@ -118,9 +118,10 @@ func (r *PluginControllerReconciler) Reconcile(ctx context.Context, _ ctrl.Reque
 // while one is missing.
 const pluginControllerCRDPoll = 30 * time.Second
 
-// checkCRDs refuses to run the controller while the API server does not serve every kind
-// it keeps (schedconfig.PluginControllerCRDs): its manager would fail to start, and
-// crash-loop. A running controller is left as it is.
+// checkCRDs refuses to create the controller while the API server does not serve every
+// kind it keeps (schedconfig.PluginControllerCRDs): its manager would fail to start, and
+// crash-loop. Asked before a create only (a discovery request per kind): a running
+// controller is left as it is.
 func (r *PluginControllerReconciler) checkCRDs() error {
 	var missing []schedconfig.CustomResource
 	for _, crd := range schedconfig.PluginControllerCRDs() {
@@ -197,6 +198,11 @@ func (r *PluginControllerReconciler) run(ctx context.Context, image string) erro
 	cached, err := r.cached(ctx)
 	if err != nil {
 		return err
+	}
+	if cached == nil {
+		if err := r.checkCRDs(); err != nil {
+			return err
+		}
 	}
 	facts := render.PluginControllerFacts{Namespace: r.facts.Namespace, Image: image}
 	if facts.PriorityClassName, err = r.defaultPriorityClass(ctx); err != nil {
