@@ -24,7 +24,8 @@ import (
 // schedulerNamespaces are the namespaces the operator runs schedulers in, as a cluster
 // admin would allow them (its --scheduler-namespaces flag); each spec takes the next.
 var schedulerNamespaces = func() []string {
-	names := make([]string, 32)
+	// One process may run every spec (make test does): enough for all, with room to grow.
+	names := make([]string, 64)
 	for i := range names {
 		names[i] = fmt.Sprintf("e2e-%d", i+1)
 	}
