@@ -31,7 +31,7 @@ var addOns = []addOn{
 		}
 		return map[string]any{} // CapacityScheduling takes no args
 	}},
-	{plugin: "Coscheduling", asset: "gang.yaml", args: gangArgs},
+	{plugin: CoschedulingPlugin, asset: "gang.yaml", args: gangArgs},
 	{plugin: GangSchedulingPlugin, asset: "gang-workload.yaml", args: func(cr *v1.SecondaryScheduler) map[string]any {
 		if cr.Spec.Gang == nil || cr.Spec.Gang.EffectiveImplementation() != v1.WorkloadGangs {
 			return nil
@@ -46,8 +46,12 @@ var addOns = []addOn{
 	}},
 }
 
-// GangSchedulingPlugin is Kubernetes' own gang plugin (spec.gang.implementation Workload).
-const GangSchedulingPlugin = "GangScheduling"
+// The plugins that schedule gangs: scheduler-plugins' (spec.gang.implementation
+// Coscheduling) and Kubernetes' own (Workload).
+const (
+	CoschedulingPlugin   = "Coscheduling"
+	GangSchedulingPlugin = "GangScheduling"
+)
 
 // GenericWorkloadGate is the feature gate of the Workload API and GangScheduling, which a
 // kube-scheduler of 1.37 needs on (beta, off by default) to run the plugin.
@@ -61,7 +65,7 @@ func GangPlugin(cr *v1.SecondaryScheduler) string {
 	case cr.Spec.Gang.EffectiveImplementation() == v1.WorkloadGangs:
 		return GangSchedulingPlugin
 	default:
-		return "Coscheduling"
+		return CoschedulingPlugin
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
 
@@ -14,8 +15,8 @@ var gangPlugins = []struct {
 	plugin         string
 	implementation v1.GangImplementation
 }{
-	{"GangScheduling", v1.WorkloadGangs},
-	{"Coscheduling", v1.CoschedulingGangs},
+	{render.GangSchedulingPlugin, v1.WorkloadGangs},
+	{render.CoschedulingPlugin, v1.CoschedulingGangs},
 }
 
 // Gang sets status.gang from config, the configuration applied: the plugin that schedules
