@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -100,10 +101,14 @@ var _ = Describe("TargetLoadPacking with a scheduler-plugins build", func() {
 		}).Should(Equal(len(names)))
 
 		ns := newNamespace()
+		// Gangs and quotas beside the load-aware profile: neither scores, so the placement
+		// below is TargetLoadPacking's alone; a gang binds at the end.
+		requireSchedulerPlugins("Coscheduling", "CapacityScheduling")
 		loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "load-aware"},
 			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 				TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](target), DefaultRequestsMultiplier: "2"},
-				Metrics:           &v1.LoadMetrics{Address: prometheus.URL}}}}
+				Metrics:           &v1.LoadMetrics{Address: prometheus.URL}},
+				Gang: &v1.Gang{}, Quota: &v1.Quota{}}}
 		packer := binPacking(ns, "by-requests")
 		for _, cr := range []*v1.SecondaryScheduler{loadAware, packer} {
 			Expect(k8s.Create(ctx, cr)).To(Succeed())
@@ -126,6 +131,17 @@ var _ = Describe("TargetLoadPacking with a scheduler-plugins build", func() {
 			"by-requests":               "tlp-small", // the fullest by requests
 			corev1.DefaultSchedulerName: "tlp-large", // the most free by requests
 		}))
+
+		By("a gang of two beside TargetLoadPacking binds, all of it")
+		Expect(secondarySchedulerNow(loadAware).Status.Gang).To(Equal(&v1.GangStatus{Implementation: v1.CoschedulingGangs, Plugin: "Coscheduling"}))
+		Expect(k8s.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+			"metadata": map[string]any{"namespace": ns, "name": "pair"},
+			"spec":     map[string]any{"minMember": int64(2)},
+		}})).To(Succeed())
+		gang := createGang(ns, "load-aware", pool, 2, func(pod *corev1.Pod) { pod.Labels[podGroupLabel] = "pair" })
+		expectBound(ns, gang)
+		expectScheduledBy(ns, gang, "load-aware")
 	})
 })
 
