@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"time"
+
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -85,6 +87,12 @@ func TestPluginControllerRunsWhileASchedulerNeedsIt(t *testing.T) {
 		return nil
 	}).Should(Equal([]string{"CapacityScheduling"}))
 
+	// An annotation someone writes on a scheduler's Deployment is no way to run code: the
+	// controller stays one of the operator's releases.
+	scheduler := s.deployment(quotas)
+	s.update(scheduler, func() { scheduler.Annotations[render.PluginControllerImageAnnotation] = "evil.example/controller:v1" })
+	s.g.Consistently(func() string { return controllerImage(s.pluginControllerDeployment()) }).Should(Equal(newest))
+
 	// Someone else's edit is undone.
 	s.update(controller, func() { controller.Spec.Replicas = ptr.To[int32](1) })
 	s.g.Eventually(func() *int32 { return s.pluginControllerDeployment().Spec.Replicas }).Should(HaveValue(Equal(int32(2))))
@@ -128,9 +136,10 @@ func TestPluginControllerWaitsForItsCRDsAndLeavesOthersDeploymentAlone(t *testin
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: podTemplate(labels)}}
 	s.create(theirs)
 	s.t.Cleanup(func() { s.g.Expect(adminClient.Delete(s.ctx, theirs)).To(Succeed()) })
-	// The CRD comes without an event the operator watches: it looks again in a while.
+	// The CRD comes without an event the operator watches: it looks again every 30 s (the
+	// wait bounds that, with room for a busy machine; it asserts no timing).
 	s.installStandIn(s.pluginCRD("CapacityScheduling"))
-	s.g.Eventually(message, "45s").Should(And(ContainSubstring("cannot run scheduler-plugins' controller"), ContainSubstring("is not the operator's")))
+	s.g.Eventually(message, 2*time.Minute).Should(And(ContainSubstring("cannot run scheduler-plugins' controller"), ContainSubstring("is not the operator's")))
 	s.g.Consistently(func() types.UID { return s.pluginControllerDeployment().UID }).Should(Equal(theirs.UID))
 	s.g.Expect(s.pluginControllerDeployment().Labels).To(Equal(theirs.Labels), "their Deployment is not touched")
 }

@@ -1,12 +1,9 @@
 package render
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/distribution/reference"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -28,26 +25,21 @@ const PluginControllerImageAnnotation = "operator.secondary-scheduler.io/plugin-
 // schedulerPluginsRepository.
 const pluginControllerRepository = "registry.k8s.io/scheduler-plugins/controller"
 
-// PluginControllerImage is the controller image of the release of a scheduler image:
-// scheduler-plugins publishes both under the same tag, in repositories that differ in
-// their last element (kube-scheduler, controller), on mirrors too. For an image whose
-// reference names no scheduler-plugins release by tag (a digest, a build of one's own),
-// it is the newest release the operator knows, and ok is false.
+// PluginControllerImage is the controller image of the release of a scheduler image, from
+// the operator's own table of releases: scheduler-plugins publishes both at
+// registry.k8s.io under the same tag. Only the Kubernetes minor the scheduler image's tag
+// names is read from it, never its registry or repository: the controller runs in the
+// operator's namespace under an account of its own, and no spec may choose its code
+// (admission checks the images a spec names, and this one it does not name). A cluster that
+// pulls through a mirror mirrors registry.k8s.io, as for the default scheduler image. For
+// a scheduler image of no release the operator knows (a digest, a build of one's own, a
+// release older or newer than its table), it is the newest release, and ok is false.
 func PluginControllerImage(scheduler Image) (image string, ok bool) {
-	fallback := pluginControllerRepository + ":" + schedulerPluginsReleases[newestKnownMinor]
-	if scheduler.Kind != SchedulerPluginsImage || scheduler.KubernetesMinor == 0 {
-		return fallback, false
+	release, known := schedulerPluginsReleases[scheduler.KubernetesMinor]
+	if scheduler.Kind != SchedulerPluginsImage || !known {
+		return pluginControllerRepository + ":" + schedulerPluginsReleases[newestKnownMinor], false
 	}
-	named, err := reference.ParseNormalizedNamed(scheduler.Reference)
-	if err != nil {
-		return fallback, false
-	}
-	tagged, isTagged := named.(reference.Tagged)
-	if !isTagged {
-		return fallback, false
-	}
-	repository := strings.TrimSuffix(named.Name(), "kube-scheduler") + "controller"
-	return repository + ":" + tagged.Tag(), true
+	return pluginControllerRepository + ":" + release, true
 }
 
 // PluginControllerReleaseImages are the controller images of every scheduler-plugins
@@ -63,33 +55,26 @@ func PluginControllerReleaseImages() []string {
 }
 
 // ChoosePluginControllerImage is the image of the one controller that serves every
-// scheduler needing it, from the controller images their Deployments carry: that of the
-// newest release (by the Kubernetes minor its tag names), and of those the greatest
-// reference, so that every reconcile chooses the same. The controller reads and writes
-// only scheduling.x-k8s.io/v1alpha1, which every release since v0.24 serves alike.
-func ChoosePluginControllerImage(images []string) string {
-	if len(images) == 0 {
+// scheduler needing it, from the controller images their Deployments ask for
+// (PluginControllerImageAnnotation): that of the newest release among them. The controller
+// reads and writes only scheduling.x-k8s.io/v1alpha1, which every release since v0.24
+// serves alike. An annotation is read as a wish, not trusted: anyone who may edit a
+// scheduler's Deployment may write it, so a value that is not one of the operator's own
+// releases (PluginControllerReleaseImages) counts as the newest of them; "" for none.
+func ChoosePluginControllerImage(asked []string) string {
+	releases := PluginControllerReleaseImages()
+	chosen := -1
+	for _, image := range asked {
+		i := slices.Index(releases, image)
+		if i < 0 {
+			i = len(releases) - 1
+		}
+		chosen = max(chosen, i)
+	}
+	if chosen < 0 {
 		return ""
 	}
-	return slices.MaxFunc(images, func(a, b string) int {
-		return cmp.Or(cmp.Compare(controllerImageMinor(a), controllerImageMinor(b)), strings.Compare(a, b))
-	})
-}
-
-// controllerImageMinor is the Kubernetes minor a controller image's tag says it is built
-// for, read as classifyImage reads the scheduler image of the same release; 0 when it
-// says none.
-func controllerImageMinor(image string) int {
-	named, err := reference.ParseNormalizedNamed(image)
-	if err != nil {
-		return 0
-	}
-	tagged, ok := named.(reference.Tagged)
-	if !ok || !strings.HasSuffix(named.Name(), "/controller") {
-		return 0
-	}
-	_, minor := classifyImage(strings.TrimSuffix(named.Name(), "controller") + "kube-scheduler:" + tagged.Tag())
-	return minor
+	return releases[chosen]
 }
 
 // PluginControllerFacts are what the controller's Deployment is rendered from.

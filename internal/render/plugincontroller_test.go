@@ -42,8 +42,9 @@ func TestPluginControllerGolden(t *testing.T) {
 	}
 }
 
-// The controller is of the scheduler image's release, on the scheduler image's registry;
-// an image that names no release gets the newest known, said as such.
+// The controller is of the scheduler image's release, from the operator's own table: a
+// spec's registry or repository never reaches it (no spec may choose the controller's
+// code); an image that names no release the operator knows gets the newest, said as such.
 func TestPluginControllerImage(t *testing.T) {
 	newest := "registry.k8s.io/scheduler-plugins/controller:" + schedulerPluginsReleases[newestKnownMinor]
 	tests := []struct {
@@ -51,7 +52,11 @@ func TestPluginControllerImage(t *testing.T) {
 		known                 bool
 	}{
 		{"a release", "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7", "registry.k8s.io/scheduler-plugins/controller:v0.34.7", true},
-		{"a mirror", "mirror.example.com/k8s/scheduler-plugins/kube-scheduler:v0.33.5", "mirror.example.com/k8s/scheduler-plugins/controller:v0.33.5", true},
+		{"a mirror: its release, not its repository", "mirror.example.com/k8s/scheduler-plugins/kube-scheduler:v0.33.5",
+			"registry.k8s.io/scheduler-plugins/controller:" + schedulerPluginsReleases[33], true},
+		{"a tag of the release's minor: the operator's release of it", "registry.example/scheduler-plugins/kube-scheduler:v0.34.0-evil",
+			"registry.k8s.io/scheduler-plugins/controller:v0.34.7", true},
+		{"a release the table does not know", "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.29.1", newest, false},
 		{"a digest", "registry.k8s.io/scheduler-plugins/kube-scheduler@sha256:" + sha256Hex, newest, false},
 		{"Kubernetes' own", "registry.k8s.io/kube-scheduler:v1.35.0", newest, false},
 		{"a build of one's own", "example.com/my-scheduler:latest", newest, false},
@@ -73,20 +78,21 @@ func TestPluginControllerImage(t *testing.T) {
 
 const sha256Hex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
+// One controller of the newest release asked for; a value no release of the operator's
+// has (an annotation anyone who may edit the Deployment may write) is never run.
 func TestChoosePluginControllerImage(t *testing.T) {
+	release := func(minor int) string {
+		return "registry.k8s.io/scheduler-plugins/controller:" + schedulerPluginsReleases[minor]
+	}
 	tests := []struct {
 		name   string
 		images []string
 		want   string
 	}{
 		{"none", nil, ""},
-		{"the newest release, whatever the order", []string{"registry.k8s.io/scheduler-plugins/controller:v0.35.7",
-			"registry.k8s.io/scheduler-plugins/controller:v0.9.1", "registry.k8s.io/scheduler-plugins/controller:v0.34.7"},
-			"registry.k8s.io/scheduler-plugins/controller:v0.35.7"},
-		{"a tie: the greatest reference", []string{"b.example/scheduler-plugins/controller:v0.35.7", "a.example/scheduler-plugins/controller:v0.35.7"},
-			"b.example/scheduler-plugins/controller:v0.35.7"},
-		{"a release over an unknown tag", []string{"registry.k8s.io/scheduler-plugins/controller:latest", "registry.k8s.io/scheduler-plugins/controller:v0.30.12"},
-			"registry.k8s.io/scheduler-plugins/controller:v0.30.12"},
+		{"the newest release, whatever the order", []string{release(35), release(30), release(34)}, release(35)},
+		{"an older release alone", []string{release(31)}, release(31)},
+		{"an image of someone's choosing: the newest release instead", []string{"evil.example/controller:v0.35.7", release(31)}, release(newestKnownMinor)},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
