@@ -120,12 +120,13 @@ const pluginControllerCRDPoll = 30 * time.Second
 
 // checkCRDs refuses to create the controller while the API server does not serve every
 // kind it keeps (schedconfig.PluginControllerCRDs): its manager would fail to start, and
-// crash-loop. Asked before a create only (a discovery request per kind): a running
-// controller is left as it is.
+// crash-loop. Asked before a create only (a discovery request per group and version): a
+// running controller is left as it is.
 func (r *PluginControllerReconciler) checkCRDs() error {
 	var missing []schedconfig.CustomResource
+	kinds := gather.OneLookPerGroupVersion(r.kinds)
 	for _, crd := range schedconfig.PluginControllerCRDs() {
-		served, err := r.kinds.Serves(crd.GroupVersionKind)
+		served, err := kinds.Serves(crd.GroupVersionKind)
 		if err != nil {
 			return err
 		}

@@ -190,7 +190,7 @@ func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Fact
 				usertext.Cut(cr.Spec.SchedulerImage, 80), err))
 		}
 	}
-	found := &Facts{SchedulerNames: []string{cr.EffectiveSchedulerName()}, Kinds: g.kinds}
+	found := &Facts{SchedulerNames: []string{cr.EffectiveSchedulerName()}, Kinds: OneLookPerGroupVersion(g.kinds)}
 	custom, err := g.customConfig(ctx, cr, &references)
 	if !refused(err) {
 		return nil, references, err
