@@ -56,6 +56,9 @@ package controllers
 // cannot express) and keeps of each its name, age, scheduler name and the scheduler's
 // account of why no node fits it.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// Why scheduler-plugins' CapacityScheduling holds a pod (QuotaExceeded): the ElasticQuotas'
+// bounds and use, listed while a pod of a scheduler enabling it waits. They hold no secret.
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=elasticquotas,verbs=list
 
 // Load-aware schedulers: Prometheus discovery (reads only), checking a metrics token the endpoint refused, and recording rules in the
 // Prometheus' namespace.

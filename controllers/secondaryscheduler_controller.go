@@ -40,6 +40,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/desired"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -155,7 +156,7 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 	if err != nil {
 		return nil, outcome{}, err
 	}
-	due, err := r.reportPendingPods(cr, status, conditions)
+	due, err := r.reportPendingPods(ctx, cr, status, conditions)
 	if err != nil {
 		return nil, outcome{}, err
 	}
@@ -172,8 +173,9 @@ func (r *SecondarySchedulerReconciler) reconcile(ctx context.Context, cr *v1.Sec
 
 // reportPendingPods reports the pods stuck waiting for cr's scheduler, once the other
 // conditions are set (they tell why), and returns when a pod waiting now reaches the
-// threshold, zero for none.
-func (r *SecondarySchedulerReconciler) reportPendingPods(cr *v1.SecondaryScheduler,
+// threshold, zero for none. For a scheduler that holds namespaces to ElasticQuotas, it
+// reads whether a quota holds the oldest (two requests, made only while one waits).
+func (r *SecondarySchedulerReconciler) reportPendingPods(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (time.Duration, error) {
 	if r.pendingPods == nil {
 		return 0, nil
@@ -182,7 +184,13 @@ func (r *SecondarySchedulerReconciler) reportPendingPods(cr *v1.SecondarySchedul
 	if err != nil {
 		return 0, err
 	}
-	report.PendingPods(cr, status, conditions, pending)
+	var quota *pendingpods.QuotaRefusal
+	if pending.Count > 0 && report.HoldsToQuotas(status) {
+		if quota, err = r.read.gather.QuotaRefusal(ctx, pending.Oldest); err != nil {
+			return 0, err
+		}
+	}
+	report.PendingPods(cr, status, conditions, pending, quota)
 	return pending.NextDue, nil
 }
 

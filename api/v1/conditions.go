@@ -292,6 +292,10 @@ const (
 	// the gang to exist and fit; the message quotes the scheduler's (its gang plugin's) own
 	// account.
 	ReasonGangWaiting ConditionReason = "GangWaiting"
+	// ReasonQuotaExceeded: scheduler-plugins' CapacityScheduling holds them to their
+	// namespace's ElasticQuota: placing the oldest would take the quota beyond its max, or
+	// every quota's use beyond the sum of their mins; the message gives the figures.
+	ReasonQuotaExceeded ConditionReason = "QuotaExceeded"
 	// ReasonSchedulerNotProvided is the reason of a Warning Event on a pod that has waited
 	// (by default 2m) for a scheduler name no SecondaryScheduler provides; the Event lists
 	// the names that are provided.

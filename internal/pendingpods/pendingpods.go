@@ -161,6 +161,8 @@ type Pending struct {
 	OldestSince time.Time
 	// Examples name some of them, oldest first, as namespace/name.
 	Examples []string
+	// Oldest is the oldest of them; zero when there is none.
+	Oldest types.NamespacedName
 	// Unschedulable is the scheduler's account of why no node fits one of them (the
 	// oldest that has one), empty when none has.
 	Unschedulable string
@@ -246,7 +248,7 @@ func Count(pods []*Pod, threshold time.Duration, now time.Time) Pending {
 	pending.Count = len(stuck)
 	for i, pod := range stuck {
 		if i == 0 {
-			pending.OldestSince = pod.Created()
+			pending.OldestSince, pending.Oldest = pod.Created(), pod.Key()
 		}
 		if i < maxExamples {
 			pending.Examples = append(pending.Examples, pod.Key().String())

@@ -72,18 +72,18 @@ func TestCount(t *testing.T) {
 			pod("young", 3*time.Minute, now, unschedulableBecause("0/3 nodes are available: 3 Insufficient cpu.")),
 			pod("old", 10*time.Minute, now),
 			pod("fresh", 10*time.Second, now),
-		}, Pending{Count: 2, OldestSince: now.Add(-10 * time.Minute), Examples: []string{"team/old", "team/young"},
+		}, Pending{Count: 2, OldestSince: now.Add(-10 * time.Minute), Oldest: types.NamespacedName{Namespace: "team", Name: "old"}, Examples: []string{"team/old", "team/young"},
 			Unschedulable: "0/3 nodes are available: 3 Insufficient cpu.", NextDue: 110 * time.Second}},
 		{"those a route sent are counted apart", []corev1.Pod{
 			pod("routed", 5*time.Minute, now, routedBy("packer")), pod("named", 4*time.Minute, now),
-		}, Pending{Count: 2, OldestSince: now.Add(-5 * time.Minute), Examples: []string{"team/routed", "team/named"}, Routed: 1}},
+		}, Pending{Count: 2, OldestSince: now.Add(-5 * time.Minute), Oldest: types.NamespacedName{Namespace: "team", Name: "routed"}, Examples: []string{"team/routed", "team/named"}, Routed: 1}},
 		{"gated, done or going: not waiting for the scheduler", []corev1.Pod{
 			pod("gated", time.Hour, now, gated), pod("done", time.Hour, now, done), pod("going", time.Hour, now, going),
 		}, Pending{}},
 		{"at most five named", []corev1.Pod{
 			pod("p1", 7*time.Minute, now), pod("p2", 6*time.Minute, now), pod("p3", 5*time.Minute, now),
 			pod("p4", 4*time.Minute, now), pod("p5", 3*time.Minute, now), pod("p6", 3*time.Minute, now),
-		}, Pending{Count: 6, OldestSince: now.Add(-7 * time.Minute),
+		}, Pending{Count: 6, OldestSince: now.Add(-7 * time.Minute), Oldest: types.NamespacedName{Namespace: "team", Name: "p1"},
 			Examples: []string{"team/p1", "team/p2", "team/p3", "team/p4", "team/p5"}}},
 	}
 	for _, tt := range tests {
@@ -172,7 +172,7 @@ func TestFinderReadsTheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Pending{Count: 1, OldestSince: now.Add(-time.Hour), Examples: []string{"team/old"}, NextDue: time.Minute - time.Second}
+	want := Pending{Count: 1, OldestSince: now.Add(-time.Hour), Oldest: types.NamespacedName{Namespace: "team", Name: "old"}, Examples: []string{"team/old"}, NextDue: time.Minute - time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

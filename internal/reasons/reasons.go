@@ -155,6 +155,7 @@ var table = []Reason{
 	{Name: v1.ReasonPodsUnschedulable, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonPodsNotScheduled, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonGangWaiting, Conditions: podsPending, Severity: Warning},
+	{Name: v1.ReasonQuotaExceeded, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonNoPodsPending, Conditions: podsPending, Severity: Normal},
 
 	// Whether new pods are routed to the scheduler (spec.routing), and why not.

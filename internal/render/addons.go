@@ -25,7 +25,7 @@ type addOn struct {
 // addOns are applied in this order: quota before gang, so that at postFilter
 // CapacityScheduling preempts before Coscheduling turns a gang away.
 var addOns = []addOn{
-	{plugin: "CapacityScheduling", asset: "quota.yaml", args: func(cr *v1.SecondaryScheduler) map[string]any {
+	{plugin: QuotaPlugin, asset: "quota.yaml", args: func(cr *v1.SecondaryScheduler) map[string]any {
 		if cr.Spec.Quota == nil {
 			return nil
 		}
@@ -52,6 +52,9 @@ const (
 	CoschedulingPlugin   = "Coscheduling"
 	GangSchedulingPlugin = "GangScheduling"
 )
+
+// QuotaPlugin is the plugin that holds namespaces to their ElasticQuotas (spec.quota).
+const QuotaPlugin = "CapacityScheduling"
 
 // GenericWorkloadGate is the feature gate of the Workload API and GangScheduling, which a
 // kube-scheduler of 1.37 needs on (beta, off by default) to run the plugin.

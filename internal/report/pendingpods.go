@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,10 @@ import (
 // PendingPods reports the pods stuck waiting for cr's scheduler: status.pendingPods and
 // the PodsPending condition, whose reason says why when the other conditions of status
 // (already set) tell: the scheduler is not available, its node pool is empty, or it found
-// no node for them. Call it last, once Available and the node pool are reported.
-func PendingPods(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, pending pendingpods.Pending) {
+// no node for them. quota is why CapacityScheduling holds the oldest of them, nil when it
+// does not. Call it last, once Available and the node pool are reported.
+func PendingPods(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions,
+	pending pendingpods.Pending, quota *pendingpods.QuotaRefusal) {
 	threshold := cr.EffectivePendingPodThreshold()
 	names := servedNames(status)
 	if pending.Count == 0 {
@@ -46,6 +49,11 @@ func PendingPods(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus,
 		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonNodePoolEmpty, fmt.Sprintf(
 			"%s: spec.nodePool (%s) matches no node, so the scheduler has nowhere to place them; "+
 				"label nodes into the pool or change spec.nodePool", state, status.NodePool.Selector))
+	case quota != nil:
+		conditions.Set(v1.ConditionPodsPending, true, v1.ReasonQuotaExceeded, fmt.Sprintf(
+			"%s: CapacityScheduling holds the oldest, %s, to its namespace's ElasticQuota: %s; it is placed once pods "+
+				"the quota counts end, or the quota's bounds are raised (kubectl get elasticquotas -A)",
+			state, pending.Oldest, quota.Message()))
 	case pending.Gang != "":
 		account := "it has not said why yet"
 		if pending.Unschedulable != "" {
@@ -67,6 +75,13 @@ func PendingPods(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus,
 			"%s: the scheduler runs but has neither placed them nor said why; read its log: kubectl logs -n %s deployment/%s",
 			state, cr.Namespace, render.WorkloadName(cr)))
 	}
+}
+
+// HoldsToQuotas reports whether the scheduler status describes runs CapacityScheduling,
+// which holds namespaces to their ElasticQuotas, as its configuration (typed or Custom)
+// enables it.
+func HoldsToQuotas(status *v1.SecondarySchedulerStatus) bool {
+	return status.PluginController != nil && slices.Contains(status.PluginController.Plugins, render.QuotaPlugin)
 }
 
 // ServedNames are the scheduler names pods use to reach the scheduler status describes:

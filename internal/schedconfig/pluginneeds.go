@@ -36,11 +36,12 @@ func (c CustomResource) InstallCommand() string {
 }
 
 // The kinds scheduler-plugins' plugins read (their Go types in scheduler-plugins' apis/ and
-// in the modules its go.mod requires; the manifests under its manifests/).
+// in the modules its go.mod requires; the manifests under its manifests/). ElasticQuotas is
+// exported for the watchdog, which reads them to tell why CapacityScheduling holds a pod.
 var (
 	podGroups = CustomResource{schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "PodGroup"},
 		"podgroups", "manifests/coscheduling/crd.yaml"}
-	elasticQuotas = CustomResource{schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "ElasticQuota"},
+	ElasticQuotas = CustomResource{schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "ElasticQuota"},
 		"elasticquotas", "manifests/capacityscheduling/crd.yaml"}
 	nodeResourceTopologies = CustomResource{schema.GroupVersionKind{Group: "topology.node.k8s.io", Version: "v1alpha2", Kind: "NodeResourceTopology"},
 		"noderesourcetopologies", "manifests/noderesourcetopology/crd.yaml"}
@@ -140,7 +141,7 @@ var pluginNeeds = map[string]PluginNeeds{
 	// New takes an informer of ElasticQuotas from a controller-runtime cache and fails
 	// without the kind; it works out use from pods itself, never from status.used.
 	"CapacityScheduling": func() PluginNeeds {
-		needs := withCRDs("capacityscheduling", "pkg/capacityscheduling/capacity_scheduling.go New", elasticQuotas)
+		needs := withCRDs("capacityscheduling", "pkg/capacityscheduling/capacity_scheduling.go New", ElasticQuotas)
 		needs.Controller = true
 		return needs
 	}(),

@@ -5,9 +5,12 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -16,7 +19,8 @@ import (
 // A real scheduler-plugins build, configured by spec.quota beside BinPacking, holds a
 // namespace to its ElasticQuota: beyond its min it borrows what another namespace leaves
 // of its own, and never goes beyond its max; the real controller of the same build, which
-// the operator runs meanwhile, tells the quota's use.
+// the operator runs meanwhile, tells the quota's use, and status names the quota that
+// holds a pod.
 var _ = Describe("Elastic quotas with a scheduler-plugins build", func() {
 	It("lets a namespace borrow unused quota up to its max, and refuses a pod beyond it", func() {
 		requireSchedulerPlugins("CapacityScheduling")
@@ -35,6 +39,7 @@ var _ = Describe("Elastic quotas with a scheduler-plugins build", func() {
 		elasticQuota(lender, "1500m", "2") // leaves its min unused
 		cr := binPacking(platform, "quotas")
 		cr.Spec.Quota = &v1.Quota{}
+		cr.Spec.PendingPodThreshold = &metav1.Duration{Duration: 10 * time.Second}
 		Expect(k8s.Create(ctx, cr)).To(Succeed())
 		waitAvailable(cr)
 
@@ -60,6 +65,17 @@ var _ = Describe("Elastic quotas with a scheduler-plugins build", func() {
 		Eventually(func() []string { return eventReasonsOf(team, beyond.Name) }, "2m").Should(ContainElement("FailedScheduling"),
 			"the scheduler tried pod %s and refused it", beyond.Name)
 		Expect(nodeOf(team, beyond.Name)).To(BeEmpty(), "a pod beyond its namespace's max is not bound")
+
+		By("status names the quota that holds it, with its figures")
+		Eventually(func() string {
+			pending := meta.FindStatusCondition(secondarySchedulerNow(cr).Status.Conditions, string(v1.ConditionPodsPending))
+			if pending == nil || pending.Reason != string(v1.ReasonQuotaExceeded) {
+				return ""
+			}
+			return pending.Message
+		}, "1m").Should(And(ContainSubstring("holds the oldest, "+team+"/"+beyond.Name),
+			ContainSubstring("ElasticQuota "+team+"/quota uses 1500m of its max of 1500m cpu; the pod requests 500m more")),
+			"PodsPending is QuotaExceeded and gives the quota's use, its max and the pod's request")
 	})
 })
 

@@ -108,6 +108,7 @@ var allowedRules = append([]allowedRule{
 	{managerRole, "events.k8s.io", []string{"events"}, nil, []string{"create", "patch"}},
 	{managerRole, core, []string{"nodes"}, nil, readVerbs},
 	{managerRole, core, []string{"pods"}, nil, []string{"list", "watch"}},
+	{managerRole, "scheduling.x-k8s.io", []string{"elasticquotas"}, nil, []string{"list"}},
 	{managerRole, "scheduling.k8s.io", []string{"priorityclasses"}, nil, readVerbs},
 	{managerRole, core, []string{"services"}, nil, []string{"get", "list"}},
 	{managerRole, rbacGroup, []string{"clusterrolebindings"}, nil, allVerbs},
