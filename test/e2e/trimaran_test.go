@@ -101,14 +101,15 @@ var _ = Describe("TargetLoadPacking with a scheduler-plugins build", func() {
 		}).Should(Equal(len(names)))
 
 		ns := newNamespace()
-		// Gangs and quotas beside the load-aware profile: neither scores, so the placement
-		// below is TargetLoadPacking's alone; a gang binds at the end.
-		requireSchedulerPlugins("Coscheduling", "CapacityScheduling")
+		// Gangs, quotas and NUMA-aware filtering beside the load-aware profile: none scores
+		// (and no node here publishes NUMA zones, which leaves it unfiltered), so the
+		// placement below is TargetLoadPacking's alone; a gang binds at the end.
+		requireSchedulerPlugins("Coscheduling", "CapacityScheduling", "NodeResourceTopologyMatch")
 		loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "load-aware"},
 			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 				TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](target), DefaultRequestsMultiplier: "2"},
 				Metrics:           &v1.LoadMetrics{Address: prometheus.URL}},
-				Gang: &v1.Gang{}, Quota: &v1.Quota{}}}
+				Gang: &v1.Gang{}, Quota: &v1.Quota{}, NUMA: &v1.NUMA{}}}
 		packer := binPacking(ns, "by-requests")
 		for _, cr := range []*v1.SecondaryScheduler{loadAware, packer} {
 			Expect(k8s.Create(ctx, cr)).To(Succeed())
