@@ -78,11 +78,8 @@ func (c *installCluster) expectAuthorityAtAdmission(namespace, existing string, 
 	Expect(c.as(schedulerAdmin).Create(ctx, binPacking(namespace, "by-scheduler-admin"), client.DryRunAll)).To(Succeed())
 
 	// A change of spec, by a namespace admin, is refused as well; labelling is not a change.
-	cr := &v1.SecondaryScheduler{}
-	Expect(c.as(namespaceAdmin).Get(ctx, client.ObjectKey{Namespace: namespace, Name: existing}, cr)).To(Succeed())
-	changed := cr.DeepCopy()
-	changed.Spec.LogLevel = v1.Debug
-	err := c.as(namespaceAdmin).Update(ctx, changed)
+	changed := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: existing}}
+	err := updateSpec(c.as(namespaceAdmin), changed, func(cr *v1.SecondaryScheduler) { cr.Spec.LogLevel = v1.Debug })
 	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a namespace admin changes the spec: %v", err)
 	if olm {
 		Expect(err).To(MatchError(ContainSubstring("NotAllowedToRunSchedulers")))

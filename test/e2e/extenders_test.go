@@ -100,9 +100,7 @@ var _ = Describe("A SecondaryScheduler with an extender", func() {
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }).Should(Equal("False/" + string(v1.ReasonAsExpected)))
 
 		// Ignorable: the scheduler places pods without the extender while it is down.
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
-		current.Spec.Extenders[0].Ignorable = true
-		Expect(k8s.Update(ctx, current)).To(Succeed())
+		editSpec(current, func(cr *v1.SecondaryScheduler) { cr.Spec.Extenders[0].Ignorable = true })
 		Eventually(func() bool {
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
 			return current.Status.ObservedGeneration == current.Generation && condition(cr, v1.ConditionProgressing) == "False/"+string(v1.ReasonRolloutComplete)

@@ -132,9 +132,9 @@ var _ = Describe("Faults", func() {
 
 			By(fmt.Sprintf("round %d: update", round))
 			before := configHashOf(cr)
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
-			cr.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{"cpu": int64(2 + round), "memory": 1}}
-			Expect(k8s.Update(ctx, cr)).To(Succeed())
+			editSpec(cr, func(cr *v1.SecondaryScheduler) {
+				cr.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{"cpu": int64(2 + round), "memory": 1}}
+			})
 			killOperatorWithin(500 * time.Millisecond)
 			Eventually(func() string { return configHashOf(cr) }).ShouldNot(Or(BeEmpty(), Equal(before)), "the new configuration is rendered")
 			waitAvailable(cr)
@@ -170,9 +170,7 @@ var _ = Describe("Faults", func() {
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "30s").Should(Equal("True/" + string(v1.ReasonImagePullFailed)))
 		Expect(condition(cr, v1.ConditionAvailable)).To(HavePrefix("False/"))
 
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
-		cr.Spec.SchedulerImage = ""
-		Expect(k8s.Update(ctx, cr)).To(Succeed())
+		editSpec(cr, func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = "" })
 		waitAvailable(cr)
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }).Should(HavePrefix("False/"))
 	})

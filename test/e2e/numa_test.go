@@ -40,9 +40,7 @@ var _ = Describe("NUMA-aware placement with a scheduler-plugins build", func() {
 		Expect(k8s.Delete(ctx, before)).To(Succeed())
 
 		By("with spec.numa, the same pod goes where one zone holds it")
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
-		cr.Spec.NUMA = &v1.NUMA{}
-		Expect(k8s.Update(ctx, cr)).To(Succeed())
+		editSpec(cr, func(cr *v1.SecondaryScheduler) { cr.Spec.NUMA = &v1.NUMA{} })
 		Eventually(func() int64 { return secondarySchedulerNow(cr).Status.ObservedGeneration }).Should(Equal(cr.Generation))
 		waitInEffect(cr)
 		after := guaranteedPod(ns, cr.Name, pool, "after", podMillis)

@@ -48,9 +48,7 @@ var _ = Describe("Pods waiting for a SecondaryScheduler", func() {
 		Expect(output).To(ContainSubstring("PENDING"))
 
 		// The image is fixed: the scheduler runs and places them.
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
-		cr.Spec.SchedulerImage = ""
-		Expect(k8s.Update(ctx, cr)).To(Succeed())
+		editSpec(cr, func(cr *v1.SecondaryScheduler) { cr.Spec.SchedulerImage = "" })
 		waitAvailable(cr)
 		expectBound(ns, waiting)
 		Eventually(func() string { state, _ := podsPending(cr); return state }).Should(Equal("False/" + string(v1.ReasonNoPodsPending)))

@@ -234,9 +234,9 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 			"the kubelet serves the scheduler's log")
 
 		By("an edit of the profile: a pod of the new configuration replaces the old one")
-		Expect(c.client.Get(ctx, client.ObjectKeyFromObject(packer), packer)).To(Succeed())
-		packer.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 3, corev1.ResourceMemory: 1}}
-		Expect(c.client.Update(ctx, packer)).To(Succeed())
+		Expect(updateSpec(c.client, packer, func(packer *v1.SecondaryScheduler) {
+			packer.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 3, corev1.ResourceMemory: 1}}
+		})).To(Succeed())
 		c.kubectl("-n", namespace, "wait", "--for=condition=Reconciling=False", "secondaryscheduler/packer", "--timeout=120s")
 		Eventually(func() []types.UID {
 			after, all := c.readyPodsOf(schedulerPods)
@@ -316,9 +316,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 		}).Should(ContainElement(ContainSubstring("rejected by the test extender")))
 
 		By("the extender accepts it after an edit of its arguments: the pod waiting is placed")
-		Expect(c.client.Get(ctx, client.ObjectKeyFromObject(filtered), filtered)).To(Succeed())
-		filtered.Spec.Extenders = extender()
-		Expect(c.client.Update(ctx, filtered)).To(Succeed())
+		Expect(updateSpec(c.client, filtered, func(filtered *v1.SecondaryScheduler) { filtered.Spec.Extenders = extender() })).To(Succeed())
 		c.expectPlacedOnRealNode(pod, "filtered")
 	})
 

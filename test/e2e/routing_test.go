@@ -158,9 +158,9 @@ var _ = Describe("Routing", func() {
 		// scheduler serves its name, so the route stays past failoverAfter, and routed
 		// pods are placed by the earlier pod.
 		serving := schedulerPods(cr)
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
-		cr.Spec.NodeSelector = map[string]string{"e2e.secondary-scheduler.io/no-such-node": "true"}
-		Expect(k8s.Update(ctx, cr)).To(Succeed())
+		editSpec(cr, func(cr *v1.SecondaryScheduler) {
+			cr.Spec.NodeSelector = map[string]string{"e2e.secondary-scheduler.io/no-such-node": "true"}
+		})
 		// No node has the label: the operator says so before the pod is even tried.
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "60s").Should(Equal("True/" + string(v1.ReasonNoSchedulableNodes)))
 		Expect(condition(cr, v1.ConditionAvailable)).To(Equal("True/" + string(v1.ReasonServingPreviousConfiguration)))
@@ -170,9 +170,7 @@ var _ = Describe("Routing", func() {
 			"no failover while the earlier pod serves (failoverAfter is 10 s)")
 		expectScheduledBy(team, createDeployment(team, "during-stuck-rollout", 1), "router")
 		Expect(schedulerPods(cr)).To(ContainElement(HaveField("UID", serving[0].UID)), "the earlier pod still runs")
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr)).To(Succeed())
-		cr.Spec.NodeSelector = nil
-		Expect(k8s.Update(ctx, cr)).To(Succeed())
+		editSpec(cr, func(cr *v1.SecondaryScheduler) { cr.Spec.NodeSelector = nil })
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }, "60s").Should(HavePrefix("False/"))
 
 		// The scheduler is down past failoverAfter: its pod is gone and a quota keeps the
