@@ -150,21 +150,23 @@ func (c *installCluster) createNamespace(name string) {
 	Expect(c.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
 }
 
-// installBundle installs the bundle in dir as OLM would for group, then applies what the
-// CSV's description tells a cluster admin to apply after installing.
+// installBundle applies what the CSV's description tells a cluster admin to apply before
+// installing, then installs the bundle in dir as OLM would for group. In that order, as the
+// description says: the operator's first request in kube-system finds its Role bound,
+// whenever its pod starts (applied after, a quick start was refused there once).
 func (c *installCluster) installBundle(dir string, group olminstall.OperatorGroup, replaces *olminstall.Bundle) *olminstall.Bundle {
 	bundle, err := olminstall.Read(dir)
 	Expect(err).NotTo(HaveOccurred())
-	var replacedCSV *csv.ClusterServiceVersion
-	if replaces != nil {
-		replacedCSV = replaces.CSV
-	}
-	Expect((&olminstall.Installer{Client: c.client, Scheme: scheme}).Install(ctx, bundle, group, replacedCSV)).To(Succeed())
 	manual, err := bundle.ManualObjects(group.Namespace)
 	Expect(err).NotTo(HaveOccurred())
 	for _, object := range manual {
 		Expect(c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(object), client.FieldOwner("cluster-admin"), client.ForceOwnership)).To(Succeed())
 	}
+	var replacedCSV *csv.ClusterServiceVersion
+	if replaces != nil {
+		replacedCSV = replaces.CSV
+	}
+	Expect((&olminstall.Installer{Client: c.client, Scheme: scheme}).Install(ctx, bundle, group, replacedCSV)).To(Succeed())
 	return bundle
 }
 
