@@ -39,11 +39,14 @@ func (g *Gatherer) QuotaRefusal(ctx context.Context, key types.NamespacedName) (
 	return pendingpods.RefusedByQuota(key.Namespace, pendingpods.PodRequest(&pods.Items[0]), quotas), nil
 }
 
-// elasticQuotas are the cluster's ElasticQuotas, none when it does not serve the kind.
+// elasticQuotas are the cluster's ElasticQuotas, none when it does not serve the kind, or
+// when the operator may not list them (an installation from before it could, whose RBAC was
+// not upgraded): the pod is then reported as the scheduler accounts for it, and status is
+// still written, where an error would hold all of it back at every reconcile.
 func (g *Gatherer) elasticQuotas(ctx context.Context) ([]pendingpods.ElasticQuota, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(schedconfig.ElasticQuotas.GroupVersion().WithKind(schedconfig.ElasticQuotas.Kind + "List"))
-	if err := g.api.List(ctx, list); meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+	if err := g.api.List(ctx, list); meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("list %s: %w", schedconfig.ElasticQuotas.Resource, err)
