@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -228,34 +227,6 @@ func currentObject(object *unstructured.Unstructured) *unstructured.Unstructured
 	current := &unstructured.Unstructured{}
 	current.SetGroupVersionKind(object.GroupVersionKind())
 	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(object), current)).To(Succeed())
-	return current
-}
-
-// editSpec changes cr's spec as kubectl edit does (updateSpec), and expects the write to
-// succeed. cr holds the resource as written.
-func editSpec(cr *v1.SecondaryScheduler, change func(*v1.SecondaryScheduler)) {
-	GinkgoHelper()
-	Expect(updateSpec(k8s, cr, change)).To(Succeed(), "edit the spec of %s/%s", cr.Namespace, cr.Name)
-}
-
-// updateSpec changes cr's spec through c: read, change, write, and again from a fresh read
-// when the operator wrote status in between (a conflict is no outcome of the edit), so that
-// no spec depends on which of the two writes comes first. It returns the last write's
-// error, such as the admission policy's refusal.
-func updateSpec(c client.Client, cr *v1.SecondaryScheduler, change func(*v1.SecondaryScheduler)) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
-			return err
-		}
-		change(cr)
-		return c.Update(ctx, cr)
-	})
-}
-
-// secondarySchedulerNow is cr as the API server has it now.
-func secondarySchedulerNow(cr *v1.SecondaryScheduler) *v1.SecondaryScheduler {
-	current := &v1.SecondaryScheduler{}
-	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
 	return current
 }
 
