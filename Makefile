@@ -110,6 +110,10 @@ verify-clean: manifests generate docs fmt ## Fail when generating or formatting 
 control-plane: ## Build the pinned control plane into bin/ (reuses what is there).
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh
 
+.PHONY: descheduler
+descheduler: ## Build sigs.k8s.io/descheduler, at the release spec.descheduling runs by default, into the control plane's directory (from the module proxy; reuses what is there).
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh descheduler
+
 .PHONY: scheduler-plugins
 scheduler-plugins: ## Build kube-scheduler and the controller of kubernetes-sigs/scheduler-plugins into bin/scheduler-plugins from checkouts SCHEDULER_PLUGINS_SRC, LOAD_WATCHER_SRC and NUMAPLACEMENT_SRC at the pinned commits (hack/build-scheduler-plugins.sh says which; reuses what is there).
 	SCHEDULER_PLUGINS_BIN_DIR="$(SCHEDULER_PLUGINS_BIN_DIR)" SCHEDULER_PLUGINS_SRC="$(SCHEDULER_PLUGINS_SRC)" \

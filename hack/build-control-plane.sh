@@ -12,13 +12,17 @@
 # Usage: hack/build-control-plane.sh [component...]
 #   components: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl
 #   metrics-server (default: all of them), and kubelet and kube-proxy, for a real node
-#   (hack/real-node.sh), which only that builds
+#   (hack/real-node.sh), and descheduler (spec.descheduling's, at DESCHEDULER_VERSION), which
+#   only that builds
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.0}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 METRICS_SERVER_VERSION="${METRICS_SERVER_VERSION:-v0.9.0}"
+# The descheduler the operator runs for spec.descheduling by default
+# (internal/render's DefaultDeschedulerImage names the same release).
+DESCHEDULER_VERSION="${DESCHEDULER_VERSION:-v0.36.0}"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out_dir="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
@@ -161,6 +165,33 @@ build_etcd() {
   )
 }
 
+# build_descheduler builds sigs.k8s.io/descheduler in a module of its own, as etcd. `go
+# install ...@VERSION` refuses it: its go.mod replaces k8s.io/kube-openapi, because
+# kubevirt.io/client-go, which it requires, asks for a kube-openapi v0.31.0 that the module
+# proxy does not serve. The module here replaces it the same way, with the version the
+# operator's go.mod selects, and builds against the operator's Kubernetes libraries (the
+# floor), which the control plane's commands share.
+build_descheduler() {
+  want descheduler && missing descheduler || return 0
+  log "building descheduler ${DESCHEDULER_VERSION}"
+  local mod="${scratch}/descheduler"
+  mkdir -p "${mod}"
+  (
+    cd "${mod}"
+    go mod init descheduler-build >/dev/null 2>&1
+    go mod edit -require="sigs.k8s.io/descheduler@${DESCHEDULER_VERSION}"
+    local openapi
+    openapi="$(operator_requirements | awk '$1 == "k8s.io/kube-openapi" { print $2 }')"
+    go mod edit -replace="k8s.io/kube-openapi=k8s.io/kube-openapi@${openapi}"
+    printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/descheduler/cmd/descheduler"\n' > tools.go
+    tidy_at_operator_floor sigs.k8s.io/descheduler/cmd/descheduler
+    # Its Makefile's version stamp, without which it reports an empty version.
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X sigs.k8s.io/descheduler/pkg/version.version=${DESCHEDULER_VERSION}" \
+      -o "${out_dir}/descheduler" sigs.k8s.io/descheduler/cmd/descheduler
+  )
+}
+
 build_etcd
+build_descheduler
 build_control_plane_module
 log "ready in ${out_dir}"

@@ -177,6 +177,13 @@ const ReasonPluginsNotInImage ConditionReason = "PluginsNotInImage"
 // The message names the CRD and the command that installs it. A Degraded reason.
 const ReasonPluginCRDMissing ConditionReason = "PluginCRDMissing"
 
+// ReasonDeschedulingFightsScheduler means spec.descheduling would work against its
+// scheduler: an interval shorter than the window over which both read a node's use (a
+// relieved node would still read hot, and lose pods again), or a band that reaches beyond 0
+// or 100 % around the target (nothing would ever move). Nothing is applied and the running
+// scheduler and descheduler are left as they are. A Degraded reason.
+const ReasonDeschedulingFightsScheduler ConditionReason = "DeschedulingFightsScheduler"
+
 // ReasonWorkloadAPIMissing means spec.gang asks for Kubernetes' GangScheduling
 // (implementation Workload) and the cluster does not serve its API,
 // scheduling.k8s.io/v1beta1 PodGroups: nothing is applied and the running scheduler is left

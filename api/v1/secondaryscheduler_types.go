@@ -570,6 +570,7 @@ type NUMA struct{}
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type != 'Custom' || (has(self.schedulerConfig) && size(self.schedulerConfig) > 0)",message="profile type Custom needs spec.schedulerConfig: the name of a ConfigMap whose key config.yaml holds a KubeSchedulerConfiguration"
 // +kubebuilder:validation:XValidation:rule="!has(self.profile) || self.profile.type == 'Custom' || !has(self.schedulerConfig) || size(self.schedulerConfig) == 0",message="spec.schedulerConfig is only used with profile type Custom; remove it or set profile.type to Custom"
 // +kubebuilder:validation:XValidation:rule="(!has(self.gang) && !has(self.quota) && !has(self.numa)) || (has(self.profile) && self.profile.type != 'Custom')",message="spec.gang, spec.quota and spec.numa add Coscheduling, CapacityScheduling and NodeResourceTopologyMatch to a typed profile; with profile Custom, enable them in the configuration itself (docs/plugins.md)"
+// +kubebuilder:validation:XValidation:rule="!has(self.descheduling) || (has(self.profile) && self.profile.type in ['TargetLoadPacking', 'LoadVariationRiskBalancing'])",message="spec.descheduling keeps nodes near a load-aware scheduler's aim: it needs profile type TargetLoadPacking (the aim is its target) or LoadVariationRiskBalancing (the nodes' mean use) (docs/descheduling.md)"
 // +kubebuilder:validation:XValidation:rule="!has(self.nodeSelector) || !has(self.topology) || !has(self.topology.highlyAvailableTopology) || !has(self.topology.highlyAvailableTopology.nodeSelector)",message="give nodeSelector once: spec.nodeSelector replaces topology.highlyAvailableTopology.nodeSelector"
 // +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || !has(self.topology) || !has(self.topology.highlyAvailableTopology) || !has(self.topology.highlyAvailableTopology.tolerations)",message="give tolerations once: spec.tolerations replaces topology.highlyAvailableTopology.tolerations"
 type SecondarySchedulerSpec struct {
@@ -714,6 +715,12 @@ type SecondarySchedulerSpec struct {
 	// NodeResourceTopology CRD (docs/plugins.md). Not with profile Custom.
 	// +optional
 	NUMA *NUMA `json:"numa,omitempty"`
+
+	// Descheduling runs a descheduler beside this scheduler, which evicts pods it placed
+	// from nodes whose measured load drifted above the band around its aim, so that it
+	// places them again (Descheduling). Off when not given.
+	// +optional
+	Descheduling *Descheduling `json:"descheduling,omitempty"`
 
 	// Routing sends new pods to this scheduler without changing their manifests: the
 	// API server sets their spec.schedulerName when they are created (a

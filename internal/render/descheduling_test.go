@@ -1,0 +1,101 @@
+package render
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
+)
+
+// deschedulingScheduler is a load-aware scheduler of profile with spec.descheduling.
+func deschedulingScheduler(profile v1.Profile, descheduling v1.Descheduling) *v1.SecondaryScheduler {
+	return &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "load-aware"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &profile, Descheduling: &descheduling}}
+}
+
+// TestDeschedulerPolicyGolden renders the policy of each load-aware profile: the
+// thresholds around TargetLoadPacking's target, or around the mean for
+// LoadVariationRiskBalancing, the scheduler's Prometheus, token and node pool.
+func TestDeschedulerPolicyGolden(t *testing.T) {
+	facts := DeschedulingFacts{PrometheusURL: "http://prometheus-k8s.monitoring.svc:9090",
+		ProtectedNamespaces: []string{"platform", "kube-system", "secondary-scheduler-operator", "kube-system"}}
+	withToken := facts
+	withToken.PrometheusURL = "https://prometheus-k8s.monitoring.svc"
+	withToken.TokenSecret = &metav1.ObjectMeta{Namespace: "platform", Name: "load-aware-scheduler-metrics-token"}
+	withToken.NodePool = "pool=batch"
+	tests := []struct {
+		name         string
+		profile      v1.Profile
+		descheduling v1.Descheduling
+		facts        DeschedulingFacts
+	}{
+		{"descheduler-targetloadpacking", v1.Profile{Type: v1.TargetLoadPackingProfile}, v1.Descheduling{}, facts},
+		{"descheduler-targetloadpacking-band-token", v1.Profile{Type: v1.TargetLoadPackingProfile,
+			TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](70)},
+			Metrics:           &v1.LoadMetrics{StaleAfter: &metav1.Duration{Duration: 5 * time.Minute}}},
+			v1.Descheduling{Mode: v1.DeschedulingDryRun, Band: &v1.DeschedulingBand{BelowPercent: ptr.To[int32](20), AbovePercent: ptr.To[int32](15)},
+				Interval: &metav1.Duration{Duration: time.Hour}, MaxEvictionsPerNode: ptr.To[int32](2), MaxEvictionsPerCycle: ptr.To[int32](10)},
+			withToken},
+		{"descheduler-loadvariationriskbalancing", v1.Profile{Type: v1.LoadVariationRiskBalancingProfile}, v1.Descheduling{}, facts},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			policy, err := DeschedulerPolicy(deschedulingScheduler(tt.profile, tt.descheduling), tt.facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectGolden(t, tt.name, string(policy))
+		})
+	}
+}
+
+// TestThresholds checks the band arithmetic, and that a setting that would fight the
+// scheduler or never act is refused with its reason.
+func TestThresholds(t *testing.T) {
+	target := func(percent int32) v1.Profile {
+		return v1.Profile{Type: v1.TargetLoadPackingProfile, TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To(percent)}}
+	}
+	band := func(below, above int32) *v1.DeschedulingBand {
+		return &v1.DeschedulingBand{BelowPercent: ptr.To(below), AbovePercent: ptr.To(above)}
+	}
+	tests := []struct {
+		name         string
+		profile      v1.Profile
+		descheduling v1.Descheduling
+		want         DeschedulingThresholds
+		refused      string
+	}{
+		{"the default target and band", v1.Profile{Type: v1.TargetLoadPackingProfile}, v1.Descheduling{}, DeschedulingThresholds{ReceiveBelow: 30, EvictAbove: 50}, ""},
+		{"a band of its own", target(60), v1.Descheduling{Band: band(25, 5)}, DeschedulingThresholds{ReceiveBelow: 35, EvictAbove: 65}, ""},
+		{"the narrowest band at the edges", target(2), v1.Descheduling{Band: band(1, 97)}, DeschedulingThresholds{ReceiveBelow: 1, EvictAbove: 99}, ""},
+		{"no node can be below", target(10), v1.Descheduling{}, DeschedulingThresholds{}, "reaches 0 % to 20 %"},
+		{"no node can be above", target(90), v1.Descheduling{}, DeschedulingThresholds{}, "reaches 80 % to 100 %"},
+		{"around the mean", v1.Profile{Type: v1.LoadVariationRiskBalancingProfile}, v1.Descheduling{Band: band(5, 20)},
+			DeschedulingThresholds{Deviation: true, ReceiveBelow: 5, EvictAbove: 20}, ""},
+		{"a cycle inside the window", target(60), v1.Descheduling{Interval: &metav1.Duration{Duration: 14 * time.Minute}}, DeschedulingThresholds{},
+			"interval 14m0s is shorter than the 15m0s window"},
+		{"the window itself", target(60), v1.Descheduling{Interval: &metav1.Duration{Duration: 15 * time.Minute}},
+			DeschedulingThresholds{ReceiveBelow: 50, EvictAbove: 70}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Thresholds(deschedulingScheduler(tt.profile, tt.descheduling))
+			if tt.refused != "" {
+				var refused *refusal.Error
+				if !errors.As(err, &refused) || refused.Reason != v1.ReasonDeschedulingFightsScheduler || !strings.Contains(refused.Message, tt.refused) {
+					t.Fatalf("Thresholds = %+v, %v; want a refusal DeschedulingFightsScheduler saying %q", got, err, tt.refused)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("Thresholds = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
