@@ -1,7 +1,8 @@
 // Command admissiongen writes the admission policies the installer ships, from
 // internal/render: into config/admission the authority policy and its binding, which
 // dist/install.yaml carries; into config/routing the routing policy and its binding,
-// which dist/routing.yaml carries (a MutatingAdmissionPolicy needs Kubernetes 1.36, and
+// which dist/routing.yaml carries with the scheduler-name policy that descheduling selects
+// pods by (a MutatingAdmissionPolicy needs Kubernetes 1.36, and
 // the operator runs on older clusters without routing). They are fixed: the checks of
 // every image and reference a SecondaryScheduler can bring into its scheduler's pod come
 // from the API's types (internal/reach), so a field added to api/v1 changes them here;
@@ -54,6 +55,11 @@ func write(authorityDir, routingDir string) error {
 	if err != nil {
 		return err
 	}
+	schedulerName, err := render.SchedulerNameAdmission()
+	if err != nil {
+		return err
+	}
+	routing = append(routing, schedulerName...)
 	for dir, objects := range map[string][]*unstructured.Unstructured{authorityDir: authority, routingDir: routing} {
 		for _, object := range objects {
 			if err := writeObject(dir, object); err != nil {

@@ -48,6 +48,17 @@ func InstallationOwner(crdUID types.UID) metav1.OwnerReference {
 // routingAssets are the routing policy and its binding, in the order they are applied.
 var routingAssets = []string{"routing/policy.yaml", "routing/binding.yaml"}
 
+// schedulerNameAssets are the scheduler-name policy and its binding, in the order they are
+// applied.
+var schedulerNameAssets = []string{"routing/scheduler-name-policy.yaml", "routing/scheduler-name-binding.yaml"}
+
+// SchedulerNameAdmission renders the policy that labels each pod with its scheduler's name
+// (LabelSchedulerName), by which a descheduler selects its scheduler's pods, and its
+// binding: fixed, shipped beside the routing policy, checked by the operator as that one is.
+func SchedulerNameAdmission() ([]*unstructured.Unstructured, error) {
+	return renderAssets(schedulerNameAssets, map[string]string{LabelManagedBy: ManagedByValue, LabelName: NameValue}, nil)
+}
+
 // RoutingAdmission renders the routing policy and its binding, which are the same for
 // every cluster: the installer ships them (its generator calls this), and the operator
 // checks that the API server has them as rendered. They carry the operator's managed-by
