@@ -185,8 +185,12 @@ build_descheduler() {
     go mod edit -replace="k8s.io/kube-openapi=k8s.io/kube-openapi@${openapi}"
     printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/descheduler/cmd/descheduler"\n' > tools.go
     tidy_at_operator_floor sigs.k8s.io/descheduler/cmd/descheduler
-    # Its Makefile's version stamp, without which it reports an empty version.
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X sigs.k8s.io/descheduler/pkg/version.version=${DESCHEDULER_VERSION}" \
+    # Its Makefile's version stamp, vDATE-VERSION, without which it reports no version and
+    # warns that it cannot compare its minor with the cluster's; DATE is the release's.
+    local released stamp
+    released="$(go list -m -f '{{.Time.Format "20060102"}}' "sigs.k8s.io/descheduler@${DESCHEDULER_VERSION}")"
+    stamp="v${released}-${DESCHEDULER_VERSION}"
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X sigs.k8s.io/descheduler/pkg/version.version=${stamp}" \
       -o "${out_dir}/descheduler" sigs.k8s.io/descheduler/cmd/descheduler
   )
 }
