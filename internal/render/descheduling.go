@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -83,23 +82,41 @@ func TargetUtilization(cr *v1.SecondaryScheduler) int32 {
 	return *defaults.TargetUtilization
 }
 
-// DeschedulingFacts are what the descheduler's policy needs beyond the resource.
-type DeschedulingFacts struct {
-	// PrometheusURL is the Prometheus the scheduler reads.
-	PrometheusURL string
-	// TokenSecret names the Secret holding the token the scheduler presents to Prometheus,
-	// nil when it presents none.
-	TokenSecret *metav1.ObjectMeta
-	// ProtectedNamespaces are namespaces whose pods are never evicted (kube-system, the
-	// operator's, the schedulers').
-	ProtectedNamespaces []string
-	// NodePool is the scheduler's node pool as a label selector string, "" for every node.
-	NodePool string
-}
+// Names of a descheduler's objects, beside its scheduler's in the SecondaryScheduler's
+// namespace.
 
-// DeschedulerPolicy renders the descheduler's policy for cr
-// (bindata/assets/descheduler/policy.yaml), with the thresholds Thresholds derives.
-func DeschedulerPolicy(cr *v1.SecondaryScheduler, facts DeschedulingFacts) ([]byte, error) {
+// DeschedulerName is the name of the descheduler's Deployment, ServiceAccount and
+// ConfigMap (its policy and kubeconfig).
+func DeschedulerName(cr *v1.SecondaryScheduler) string { return cr.Name + "-descheduler" }
+
+// DeschedulerLeaseName is the name of the Lease the descheduler elects its leader with, and
+// of the Role and RoleBinding that let it read and renew that Lease alone.
+func DeschedulerLeaseName(cr *v1.SecondaryScheduler) string { return cr.Name + "-descheduler-lease" }
+
+// DeschedulerTokenSecretName is the name of the Secret holding the token the descheduler
+// presents to Prometheus, under the key the descheduler reads (deschedulerTokenKey).
+func DeschedulerTokenSecretName(cr *v1.SecondaryScheduler) string { return cr.Name + "-descheduler-token" }
+
+// The ClusterRoles, shipped in config/rbac, that the operator binds a descheduler to.
+const (
+	// DeschedulerClusterRole reads nodes, namespaces, pods, PriorityClasses,
+	// PodDisruptionBudgets and PersistentVolumeClaims, creates Events and evicts pods.
+	DeschedulerClusterRole = "secondary-scheduler-descheduler"
+	// DeschedulerTokenReaderClusterRole reads Secrets, bound in the scheduler's namespace
+	// only while the descheduler presents a token: its Prometheus client watches the
+	// Secrets of the token's namespace (it takes no name to narrow the watch to).
+	DeschedulerTokenReaderClusterRole = "secondary-scheduler-descheduler-token-reader"
+)
+
+// deschedulerTokenKey is the key of the token in its Secret, as the descheduler reads it
+// (prometheus_client_controller.go of sigs.k8s.io/descheduler).
+const deschedulerTokenKey = "prometheusAuthToken"
+
+// deschedulerPolicy renders the descheduler's policy for cr
+// (bindata/assets/descheduler/policy.yaml): the thresholds Thresholds derives, the
+// scheduler's Prometheus and node pool, the token Secret when the scheduler presents a
+// token.
+func deschedulerPolicy(cr *v1.SecondaryScheduler, facts Facts) ([]byte, error) {
 	thresholds, err := Thresholds(cr)
 	if err != nil {
 		return nil, err
@@ -108,30 +125,38 @@ func DeschedulerPolicy(cr *v1.SecondaryScheduler, facts DeschedulingFacts) ([]by
 	if err != nil {
 		return nil, err
 	}
-	perNode, perCycle := cr.Spec.Descheduling.EffectiveEvictionLimits()
-	if facts.NodePool == "" {
+	nodePool, err := NodePoolSelector(cr)
+	if err != nil {
+		return nil, err
+	}
+	if nodePool == nil || nodePool.Empty() {
 		if _, err := policy.Pipe(yaml.Clear("nodeSelector")); err != nil {
 			return nil, fmt.Errorf("render the descheduler's policy: %w", err)
 		}
-	} else if err := setValue(policy, facts.NodePool, "nodeSelector"); err != nil {
+	} else if err := setValue(policy, nodePool.String(), "nodeSelector"); err != nil {
 		return nil, err
 	}
-	set := []struct {
+	perNode, perCycle := cr.Spec.Descheduling.EffectiveEvictionLimits()
+	prometheus, err := lookup(policy, "metricsProviders", "[source=Prometheus]", "prometheus")
+	if err != nil {
+		return nil, err
+	}
+	for _, field := range []struct {
+		node  *yaml.RNode
 		value any
 		path  []string
 	}{
-		{int(perNode), []string{"maxNoOfPodsToEvictPerNode"}},
-		{int(perCycle), []string{"maxNoOfPodsToEvictTotal"}},
-		{facts.PrometheusURL, []string{"metricsProviders", "[source=Prometheus]", "prometheus", "url"}},
-	}
-	for _, field := range set {
-		if err := setValue(policy, field.value, field.path...); err != nil {
+		{policy, int(perNode), []string{"maxNoOfPodsToEvictPerNode"}},
+		{policy, int(perCycle), []string{"maxNoOfPodsToEvictTotal"}},
+		{prometheus, PrometheusURL(cr, facts), []string{"url"}},
+	} {
+		if err := setValue(field.node, field.value, field.path...); err != nil {
 			return nil, err
 		}
 	}
-	if facts.TokenSecret != nil {
-		reference := map[string]any{"secretReference": map[string]any{"namespace": facts.TokenSecret.Namespace, "name": facts.TokenSecret.Name}}
-		if err := setValue(policy, reference, "metricsProviders", "[source=Prometheus]", "prometheus", "authToken"); err != nil {
+	if metricsToken(facts) != "" {
+		reference := map[string]any{"secretReference": map[string]any{"namespace": cr.Namespace, "name": DeschedulerTokenSecretName(cr)}}
+		if err := setValue(prometheus, reference, "authToken"); err != nil {
 			return nil, err
 		}
 	}
@@ -149,7 +174,7 @@ func DeschedulerPolicy(cr *v1.SecondaryScheduler, facts DeschedulingFacts) ([]by
 	}
 	staleAfter := cr.Spec.Profile.LoadMetrics().EffectiveStaleAfter()
 	query := fmt.Sprintf(deschedulingQuery, promDuration(v1.DeschedulingWindow), int(staleAfter/time.Second))
-	protected := slices.Compact(slices.Sorted(slices.Values(facts.ProtectedNamespaces)))
+	protected := slices.Compact(slices.Sorted(slices.Values(facts.NeverEvicted)))
 	fields := []struct {
 		value any
 		path  []string
@@ -175,6 +200,20 @@ func DeschedulerPolicy(cr *v1.SecondaryScheduler, facts DeschedulingFacts) ([]by
 		return nil, fmt.Errorf("render the descheduler's policy: %w", err)
 	}
 	return []byte(text), nil
+}
+
+// PrometheusURL is the Prometheus a load-aware scheduler of cr reads: its own address, else
+// the one discovery found; "" when it reads none.
+func PrometheusURL(cr *v1.SecondaryScheduler, facts Facts) string {
+	metrics := cr.Spec.Profile.LoadMetrics()
+	switch {
+	case metrics == nil || !cr.Spec.Profile.ReadsPrometheus():
+		return ""
+	case metrics.Address != "":
+		return metrics.Address
+	default:
+		return facts.PrometheusAddress
+	}
 }
 
 // promDuration is d as PromQL writes a duration (15m).

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -19,38 +21,55 @@ func deschedulingScheduler(profile v1.Profile, descheduling v1.Descheduling) *v1
 		Spec: v1.SecondarySchedulerSpec{Profile: &profile, Descheduling: &descheduling}}
 }
 
-// TestDeschedulerPolicyGolden renders the policy of each load-aware profile: the
-// thresholds around TargetLoadPacking's target, or around the mean for
-// LoadVariationRiskBalancing, the scheduler's Prometheus, token and node pool.
-func TestDeschedulerPolicyGolden(t *testing.T) {
-	facts := DeschedulingFacts{PrometheusURL: "http://prometheus-k8s.monitoring.svc:9090",
-		ProtectedNamespaces: []string{"platform", "kube-system", "secondary-scheduler-operator", "kube-system"}}
+// TestDeschedulerGolden renders the descheduler of each load-aware profile: its policy
+// (the thresholds around TargetLoadPacking's target, or around the mean for
+// LoadVariationRiskBalancing, the scheduler's Prometheus, token and node pool) and its
+// objects.
+func TestDeschedulerGolden(t *testing.T) {
+	facts := Facts{PrometheusAddress: "http://prometheus-k8s.monitoring.svc:9090", KubernetesMinor: 37, PlacementNodes: 3,
+		NeverEvicted: []string{"platform", "kube-system", "secondary-scheduler-operator", "kube-system"}}
 	withToken := facts
-	withToken.PrometheusURL = "https://prometheus-k8s.monitoring.svc"
-	withToken.TokenSecret = &metav1.ObjectMeta{Namespace: "platform", Name: "load-aware-scheduler-metrics-token"}
-	withToken.NodePool = "pool=batch"
+	withToken.MetricsToken = "a-token-for-the-test"
+	withToken.TrustedCA = &TrustedCA{ConfigMap: "prometheus-ca", Key: "service-ca.crt", Hash: "0123abcd"}
+	withToken.PriorityClassName = v1.DefaultPriorityClassName
 	tests := []struct {
 		name         string
 		profile      v1.Profile
+		nodePool     *metav1.LabelSelector
 		descheduling v1.Descheduling
-		facts        DeschedulingFacts
+		facts        Facts
 	}{
-		{"descheduler-targetloadpacking", v1.Profile{Type: v1.TargetLoadPackingProfile}, v1.Descheduling{}, facts},
+		{"descheduler-targetloadpacking", v1.Profile{Type: v1.TargetLoadPackingProfile}, nil, v1.Descheduling{}, facts},
 		{"descheduler-targetloadpacking-band-token", v1.Profile{Type: v1.TargetLoadPackingProfile,
 			TargetLoadPacking: &v1.TargetLoadPackingArgs{TargetUtilization: ptr.To[int32](70)},
-			Metrics:           &v1.LoadMetrics{StaleAfter: &metav1.Duration{Duration: 5 * time.Minute}}},
+			Metrics: &v1.LoadMetrics{Address: "https://prometheus-k8s.monitoring.svc", StaleAfter: &metav1.Duration{Duration: 5 * time.Minute},
+				TokenSecretRef: &corev1.LocalObjectReference{Name: "prometheus-token"}}},
+			&metav1.LabelSelector{MatchLabels: map[string]string{"pool": "batch"}},
 			v1.Descheduling{Mode: v1.DeschedulingDryRun, Band: &v1.DeschedulingBand{BelowPercent: ptr.To[int32](20), AbovePercent: ptr.To[int32](15)},
 				Interval: &metav1.Duration{Duration: time.Hour}, MaxEvictionsPerNode: ptr.To[int32](2), MaxEvictionsPerCycle: ptr.To[int32](10)},
 			withToken},
-		{"descheduler-loadvariationriskbalancing", v1.Profile{Type: v1.LoadVariationRiskBalancingProfile}, v1.Descheduling{}, facts},
+		{"descheduler-loadvariationriskbalancing", v1.Profile{Type: v1.LoadVariationRiskBalancingProfile}, nil, v1.Descheduling{}, facts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			policy, err := DeschedulerPolicy(deschedulingScheduler(tt.profile, tt.descheduling), tt.facts)
+			cr := deschedulingScheduler(tt.profile, tt.descheduling)
+			cr.Spec.NodePool = tt.nodePool
+			policy, err := deschedulerPolicy(cr, tt.facts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			expectGolden(t, tt.name, string(policy))
+			expectGolden(t, tt.name+"-policy", string(policy))
+			result, err := Render(cr, tt.facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var objects []*unstructured.Unstructured
+			for _, object := range result.Objects {
+				if strings.Contains(object.GetName(), "descheduler") {
+					objects = append(objects, object)
+				}
+			}
+			expectGoldenObjects(t, tt.name, objects)
 		})
 	}
 }

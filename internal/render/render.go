@@ -88,6 +88,9 @@ type Facts struct {
 	// configuration hash includes it, so that a new certificate rolls the scheduler, which
 	// reads the files once, at start.
 	ExtenderTLSVersion string
+	// NeverEvicted are the namespaces whose pods a descheduler (spec.descheduling) never
+	// evicts: kube-system, the operator's, the schedulers'.
+	NeverEvicted []string
 }
 
 // Replicas is the number of scheduler pods to run: one per node they may run on, up to
@@ -118,6 +121,8 @@ type Result struct {
 	// pluginClusterRoles are the ClusterRoles the configuration's plugins need the
 	// scheduler bound to (schedconfig.NeededClusterRoles).
 	pluginClusterRoles []string
+	// deschedulerPolicy is the descheduler's policy (spec.descheduling), nil without one.
+	deschedulerPolicy []byte
 }
 
 // Render renders every object of cr's scheduler.
@@ -167,6 +172,12 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		builders = append(builders, podDisruptionBudget)
 	}
 	builders = append(builders, deployment)
+	if cr.Spec.Descheduling != nil {
+		if result.deschedulerPolicy, err = deschedulerPolicy(cr, facts); err != nil {
+			return nil, err
+		}
+		builders = append(builders, deschedulerBuilders(cr, facts)...)
+	}
 	for _, build := range builders {
 		node, err := build(cr, result)
 		if err != nil {

@@ -1,0 +1,224 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+)
+
+// DefaultDeschedulerImage is the descheduler a SecondaryScheduler with spec.descheduling
+// runs: a release of sigs.k8s.io/descheduler whose LowNodeUtilization reads node use from
+// Prometheus (v0.33 on) and which the tests build from the module proxy
+// (hack/build-control-plane.sh descheduler, at the same version). Only the operator chooses
+// it: no field of a SecondaryScheduler names the descheduler's image.
+const DefaultDeschedulerImage = "registry.k8s.io/descheduler/descheduler:v0.36.0"
+
+// Keys of the descheduler's ConfigMap.
+const (
+	deschedulerPolicyKey     = "policy.yaml"
+	deschedulerKubeconfigKey = "kubeconfig"
+)
+
+// DeschedulerPolicyHashAnnotation, on the descheduler's pod template, restarts it when its
+// policy changes: it reads the policy once, at start.
+const DeschedulerPolicyHashAnnotation = "operator.secondary-scheduler.io/descheduler-policy-hash"
+
+// deschedulerContainer is the descheduler's container in its Deployment.
+const deschedulerContainer = "descheduler"
+
+// DeschedulerPodLabels are the labels of the descheduler's pods: apart from the scheduler's
+// (PodSelector), so that the scheduler's Service and PodDisruptionBudget never select them.
+func DeschedulerPodLabels(cr *v1.SecondaryScheduler) map[string]string {
+	return map[string]string{LabelName: NameValue + "-descheduler", LabelInstance: cr.Name}
+}
+
+// deschedulerBuilders are the builders of the descheduler's objects, in the order they are
+// applied: its identity and permissions first, its Deployment last. None without
+// spec.descheduling.
+func deschedulerBuilders(cr *v1.SecondaryScheduler, facts Facts) []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error) {
+	if cr.Spec.Descheduling == nil {
+		return nil
+	}
+	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
+		deschedulerServiceAccount,
+		deschedulerClusterRoleBinding,
+		deschedulerLease,
+		deschedulerLeaseRole,
+		deschedulerLeaseRoleBinding,
+	}
+	if metricsToken(facts) != "" {
+		builders = append(builders, deschedulerTokenSecret(metricsToken(facts)), deschedulerTokenReaderBinding)
+	}
+	return append(builders, deschedulerConfigMap, deschedulerDeployment)
+}
+
+func deschedulerServiceAccount(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	return newObject("serviceaccount.yaml", DeschedulerName(cr), cr.Namespace)
+}
+
+// setDeschedulerSubject makes the descheduler's ServiceAccount the subject of a binding.
+func setDeschedulerSubject(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
+	subject, err := lookup(node, "subjects", "[kind=ServiceAccount]")
+	if err != nil {
+		return err
+	}
+	if err := setJSONValue(subject, DeschedulerName(cr), "name"); err != nil {
+		return err
+	}
+	return setJSONValue(subject, cr.Namespace, "namespace")
+}
+
+func deschedulerClusterRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject("clusterrolebinding-plugin.yaml", ClusterBindingName(cr, "descheduler"), "")
+	if err != nil {
+		return nil, err
+	}
+	if err := setJSONValue(node, DeschedulerClusterRole, "roleRef", "name"); err != nil {
+		return nil, err
+	}
+	return node, setDeschedulerSubject(node, cr)
+}
+
+func deschedulerLease(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	return newObject("lease.yaml", DeschedulerLeaseName(cr), cr.Namespace)
+}
+
+func deschedulerLeaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject("role-lease.yaml", DeschedulerLeaseName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	rule, err := lookup(node, "rules", "0")
+	if err != nil {
+		return nil, err
+	}
+	return node, setJSONValue(rule, []string{DeschedulerLeaseName(cr)}, "resourceNames")
+}
+
+func deschedulerLeaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject("rolebinding-lease.yaml", DeschedulerLeaseName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if err := setJSONValue(node, DeschedulerLeaseName(cr), "roleRef", "name"); err != nil {
+		return nil, err
+	}
+	return node, setDeschedulerSubject(node, cr)
+}
+
+// deschedulerTokenSecret holds the token the scheduler presents to Prometheus, for the
+// descheduler, under the key it reads: a Secret of its own, since the descheduler reads
+// neither the key of the user's tokenSecretRef nor that of the operator's token Secret.
+func deschedulerTokenSecret(token string) func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error) {
+	return func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+		node, err := newObject("descheduler/secret-token.yaml", DeschedulerTokenSecretName(cr), cr.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		return node, setJSONValue(node, map[string][]byte{deschedulerTokenKey: []byte(token)}, "data")
+	}
+}
+
+// deschedulerTokenReaderBinding lets the descheduler read the Secrets of its namespace,
+// where its token is (DeschedulerTokenReaderClusterRole).
+func deschedulerTokenReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+	node, err := newObject("rolebinding-lease.yaml", DeschedulerName(cr)+"-token-reader", cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if err := setJSONValue(node, map[string]string{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+		"name": DeschedulerTokenReaderClusterRole}, "roleRef"); err != nil {
+		return nil, err
+	}
+	return node, setDeschedulerSubject(node, cr)
+}
+
+// deschedulerConfigMap holds the descheduler's policy and the kubeconfig it reaches the API
+// server with.
+func deschedulerConfigMap(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
+	node, err := newObject("descheduler/configmap.yaml", DeschedulerName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig, err := loadAsset("descheduler/kubeconfig.yaml")
+	if err != nil {
+		return nil, err
+	}
+	text, err := kubeconfig.String()
+	if err != nil {
+		return nil, fmt.Errorf("render the descheduler's kubeconfig: %w", err)
+	}
+	return node, setJSONValue(node, map[string]string{deschedulerPolicyKey: string(result.deschedulerPolicy), deschedulerKubeconfigKey: text}, "data")
+}
+
+// deschedulerDeployment runs the descheduler (bindata/assets/descheduler/deployment.yaml).
+func deschedulerDeployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) {
+	node, err := newObject("descheduler/deployment.yaml", DeschedulerName(cr), cr.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	labels := DeschedulerPodLabels(cr)
+	digest := sha256.Sum256(result.deschedulerPolicy)
+	template := []struct {
+		value any
+		path  []string
+	}{
+		{labels, []string{"spec", "selector", "matchLabels"}},
+		{labels, []string{"spec", "template", "metadata", "labels"}},
+		{map[string]string{DeschedulerPolicyHashAnnotation: hex.EncodeToString(digest[:8])}, []string{"spec", "template", "metadata", "annotations"}},
+		{DeschedulerName(cr), []string{"spec", "template", "spec", "serviceAccountName"}},
+		{DeschedulerName(cr), []string{"spec", "template", "spec", "volumes", "[name=policy]", "configMap", "name"}},
+	}
+	for _, field := range template {
+		if err := setJSONValue(node, field.value, field.path...); err != nil {
+			return nil, err
+		}
+	}
+	term, err := lookup(node, "spec", "template", "spec", "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution", "[weight=100]")
+	if err != nil {
+		return nil, err
+	}
+	if err := setStrings(term, labels, "podAffinityTerm", "labelSelector", "matchLabels"); err != nil {
+		return nil, err
+	}
+	if result.priorityClassName != "" {
+		if err := setValue(node, result.priorityClassName, "spec", "template", "spec", "priorityClassName"); err != nil {
+			return nil, err
+		}
+	}
+	if ca := result.trustedCA; ca != nil {
+		source := []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMap},
+			Items: []corev1.KeyToPath{{Key: ca.Key, Path: "ca.crt"}}}}}
+		if err := setJSONValue(node, source, "spec", "template", "spec", "volumes", "[name=metrics-ca]", "projected", "sources"); err != nil {
+			return nil, err
+		}
+		if err := setNode(node, yaml.NewStringRNode(ca.Hash), "spec", "template", "metadata", "annotations", TrustedCAHashAnnotation); err != nil {
+			return nil, err
+		}
+	}
+	container, err := lookup(node, "spec", "template", "spec", "containers", "[name="+deschedulerContainer+"]")
+	if err != nil {
+		return nil, err
+	}
+	if err := setValue(container, DefaultDeschedulerImage, "image"); err != nil {
+		return nil, err
+	}
+	command := []string{"/bin/descheduler",
+		"--policy-config-file=/etc/descheduler/policy/" + deschedulerPolicyKey,
+		"--kubeconfig=/etc/descheduler/policy/" + deschedulerKubeconfigKey,
+		"--leader-elect=true",
+		"--leader-elect-resource-name=" + DeschedulerLeaseName(cr),
+		"--leader-elect-resource-namespace=" + cr.Namespace,
+		"--descheduling-interval=" + cr.Spec.Descheduling.EffectiveInterval().String(),
+		"--v=3",
+	}
+	if cr.Spec.Descheduling.EffectiveMode() == v1.DeschedulingDryRun {
+		command = append(command, "--dry-run=true")
+	}
+	return node, setJSONValue(container, command, "command")
+}
