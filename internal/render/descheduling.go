@@ -95,7 +95,9 @@ func DeschedulerLeaseName(cr *v1.SecondaryScheduler) string { return cr.Name + "
 
 // DeschedulerTokenSecretName is the name of the Secret holding the token the descheduler
 // presents to Prometheus, under the key the descheduler reads (deschedulerTokenKey).
-func DeschedulerTokenSecretName(cr *v1.SecondaryScheduler) string { return cr.Name + "-descheduler-token" }
+func DeschedulerTokenSecretName(cr *v1.SecondaryScheduler) string {
+	return cr.Name + "-descheduler-token"
+}
 
 // The ClusterRoles, shipped in config/rbac, that the operator binds a descheduler to.
 const (
