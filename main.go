@@ -276,6 +276,7 @@ func run(ctx context.Context, opts options) error {
 		IgnoredSchedulerNames:    opts.ignoredSchedulerNames,
 		StrandedPodGrace:         opts.strandedPodGrace,
 		Admission:                policies,
+		OperatorNamespace:        operatorNamespace(),
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -115,6 +116,9 @@ type Options struct {
 	// applies anything for a SecondaryScheduler; nil only with the development flag
 	// --require-admission-policy=false.
 	Admission *admission.Policies
+	// OperatorNamespace is the operator's namespace, whose pods no descheduler evicts, as
+	// none of the scheduler namespaces'; "" outside a pod.
+	OperatorNamespace string
 }
 
 // The probes' timeouts: a metrics query may take a while, an extender's answer should not.
@@ -162,11 +166,21 @@ func NewSecondarySchedulerReconciler(mgr ctrl.Manager, options Options) (*Second
 	r.read = newReadStages(gather.Config{
 		Cache: r.cache, API: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Version: version, Kinds: gather.DiscoveredKinds(version),
 		Tenancy: options.Tenancy, PrometheusNamespaces: options.PrometheusNamespaces, MetricsTokenClusterRoles: options.MetricsTokenClusterRoles,
-		DiscoveryInterval: options.MetricsProbeInterval, Now: r.now,
+		DiscoveryInterval: options.MetricsProbeInterval, Now: r.now, NeverEvicted: neverEvicted(options),
 	}, mgr.GetScheme())
 	r.write = &writer{Client: full, APIReader: mgr.GetAPIReader(), Recorder: r.recorder, Tenancy: options.Tenancy, now: r.now,
 		owned: r.read.ownership}
 	return r, nil
+}
+
+// neverEvicted are the namespaces, beside the control plane's, whose pods no descheduler
+// evicts: the operator's and the schedulers' (those routing never routes either).
+func neverEvicted(options Options) []string {
+	namespaces := slices.Clone(options.Tenancy.Namespaces)
+	if options.OperatorNamespace != "" {
+		namespaces = append(namespaces, options.OperatorNamespace)
+	}
+	return namespaces
 }
 
 // now is the reconciler's time, for metrics tokens.

@@ -416,3 +416,41 @@ func TestGangQuotaAndNUMARules(t *testing.T) {
 		})
 	}
 }
+
+// spec.descheduling holds a load-aware scheduler that reads Prometheus near its aim; its
+// band, limits and mode are bounded.
+func TestDeschedulingRules(t *testing.T) {
+	validator, err := crdschema.NewValidator(loadCRD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const loadAware = "spec.descheduling keeps nodes near a load-aware scheduler's aim"
+	const prometheus = "spec.descheduling reads node use from the scheduler's Prometheus"
+	tests := []struct {
+		name      string
+		spec      string
+		wantError string
+	}{
+		{"beside TargetLoadPacking", "profile: {type: TargetLoadPacking}\ndescheduling: {}", ""},
+		{"every setting", "profile: {type: LoadVariationRiskBalancing, metrics: {address: 'http://prometheus:9090'}}\n" +
+			"descheduling: {mode: DryRun, band: {belowPercent: 5, abovePercent: 20}, interval: 30m, maxEvictionsPerNode: 2, maxEvictionsPerCycle: 10}", ""},
+		{"beside BinPacking", "profile: {type: BinPacking}\ndescheduling: {}", loadAware},
+		{"beside LowRiskOverCommitment", "profile: {type: LowRiskOverCommitment}\ndescheduling: {}", loadAware},
+		{"with a configuration of one's own", "schedulerConfig: config\ndescheduling: {}", loadAware},
+		{"reading metrics-server", "profile: {type: TargetLoadPacking, metrics: {provider: KubernetesMetricsServer}}\ndescheduling: {}", prometheus},
+		{"reading a load-watcher", "profile: {type: TargetLoadPacking, metrics: {watcherAddress: 'http://load-watcher:2020'}}\ndescheduling: {}", prometheus},
+		{"a mode of one's own", "profile: {type: TargetLoadPacking}\ndescheduling: {mode: Aggressive}", "spec.descheduling.mode: Unsupported value"},
+		{"no band", "profile: {type: TargetLoadPacking}\ndescheduling: {band: {abovePercent: 0}}", "spec.descheduling.band.abovePercent: Invalid value: 0"},
+		{"evictions without a bound", "profile: {type: TargetLoadPacking}\ndescheduling: {maxEvictionsPerCycle: 1000}",
+			"spec.descheduling.maxEvictionsPerCycle: Invalid value: 1000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var spec map[string]any
+			if err := yaml.Unmarshal([]byte(tt.spec), &spec); err != nil {
+				t.Fatalf("test spec: %v", err)
+			}
+			expectValidation(t, validator, integers(spec).(map[string]any), tt.wantError)
+		})
+	}
+}

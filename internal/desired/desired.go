@@ -20,6 +20,9 @@ import (
 // which the scheduler would refuse at start, and one that enables plugins reading kinds the
 // cluster does not serve.
 func Scheduler(cr *v1.SecondaryScheduler, found *gather.Facts) (*render.Result, error) {
+	if err := checkDescheduling(cr); err != nil {
+		return nil, err
+	}
 	rendered, err := render.Render(cr, found.Render)
 	if err != nil {
 		return nil, refusal.New(v1.ReasonInvalidSpec, "the scheduler cannot be configured from this spec: %v; correct the field it names", err)

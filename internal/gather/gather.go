@@ -17,7 +17,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +65,9 @@ type Config struct {
 	// Discover finds the Prometheus of a load-aware profile that gives no address; nil
 	// for promdiscovery.Find. The offline renderer gives the address its user names.
 	Discover DiscoverFunc
+	// NeverEvicted are the namespaces, beside the control plane's, whose pods no
+	// descheduler evicts: the operator's and the schedulers'.
+	NeverEvicted []string
 }
 
 // DiscoverFunc finds Prometheus in namespaces through reader, as promdiscovery.Find does:
@@ -76,6 +81,7 @@ type Gatherer struct {
 	version                  discovery.ServerVersionInterface
 	kinds                    ServedKinds
 	tenancy                  tenancy.Policy
+	neverEvicted             []string
 	prometheusNamespaces     []string
 	metricsTokenClusterRoles []string
 	discoveryInterval        time.Duration
@@ -102,6 +108,7 @@ func New(config Config) *Gatherer {
 	return &Gatherer{
 		cache: readonly.Wrap(config.Cache), api: readonly.Wrap(config.API),
 		mapper: config.Mapper, version: config.Version, kinds: cmp.Or[ServedKinds](config.Kinds, noKinds{}), tenancy: config.Tenancy,
+		neverEvicted: append([]string{metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}, config.NeverEvicted...),
 		prometheusNamespaces: config.PrometheusNamespaces, metricsTokenClusterRoles: config.MetricsTokenClusterRoles,
 		discoveryInterval: config.DiscoveryInterval, now: now, discover: discover,
 	}
@@ -216,6 +223,7 @@ func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Fact
 		return nil, references, err
 	}
 	found.Render.PlacementNodes = found.Placement.Matching + found.Placement.Hosting
+	found.Render.NeverEvicted = g.neverEvicted
 	if found.Render.PriorityClassName, err = g.priorityClassName(ctx, cr); !refused(err) {
 		return nil, references, err
 	}
