@@ -108,7 +108,7 @@ func New(config Config) *Gatherer {
 	return &Gatherer{
 		cache: readonly.Wrap(config.Cache), api: readonly.Wrap(config.API),
 		mapper: config.Mapper, version: config.Version, kinds: cmp.Or[ServedKinds](config.Kinds, noKinds{}), tenancy: config.Tenancy,
-		neverEvicted: append([]string{metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}, config.NeverEvicted...),
+		neverEvicted:         append([]string{metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}, config.NeverEvicted...),
 		prometheusNamespaces: config.PrometheusNamespaces, metricsTokenClusterRoles: config.MetricsTokenClusterRoles,
 		discoveryInterval: config.DiscoveryInterval, now: now, discover: discover,
 	}
