@@ -194,7 +194,7 @@ build: manifests generate fmt vet ## Build the operator binary, bin/manager, and
 
 .PHONY: images
 PAUSE_IMAGE ?= registry.k8s.io/pause:3.10
-images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh), from static builds on this machine and no registry (hack/buildimages): the operator's (IMG), Kubernetes' kube-scheduler of the control plane's version, the image of every scheduler-plugins release the operator knows, the one it runs by default among them (scheduler-plugins' kube-scheduler when make scheduler-plugins built it, else Kubernetes' in its place, which runs every profile but the load-aware ones), the controller image of each of those releases when make scheduler-plugins built the controller, and the pause image (PAUSE_IMAGE).
+images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh), from static builds on this machine and no registry (hack/buildimages): the operator's (IMG), Kubernetes' kube-scheduler of the control plane's version, the image of every scheduler-plugins release the operator knows, the one it runs by default among them (scheduler-plugins' kube-scheduler when make scheduler-plugins built it, else Kubernetes' in its place, which runs every profile but the load-aware ones), the controller image of each of those releases when make scheduler-plugins built the controller, the descheduler's image when make descheduler built it, and the pause image (PAUSE_IMAGE).
 	mkdir -p $(LOCALBIN)/static
 	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/manager .
 	CGO_ENABLED=0 go build -ldflags "-s -w" -o $(LOCALBIN)/static/kubectl-secondary_scheduler ./cmd/kubectl-secondary_scheduler
@@ -204,7 +204,8 @@ images: ## Build bin/images.tar, the images a real node runs (hack/real-node.sh)
 		-plugin $(LOCALBIN)/static/kubectl-secondary_scheduler -pause $(PAUSE_IMAGE)=$(LOCALBIN)/static/pause \
 		-scheduler registry.k8s.io/kube-scheduler:$(KUBE_VERSION)=KubeScheduler:$(CONTROL_PLANE_DIR)/kube-scheduler \
 		-scheduler-plugins $(or $(SCHEDULER_PLUGINS_BINARY),$(CONTROL_PLANE_DIR)/kube-scheduler) \
-		$(if $(wildcard $(dir $(SCHEDULER_PLUGINS_BINARY))controller),-scheduler-plugins-controller $(dir $(SCHEDULER_PLUGINS_BINARY))controller)
+		$(if $(wildcard $(dir $(SCHEDULER_PLUGINS_BINARY))controller),-scheduler-plugins-controller $(dir $(SCHEDULER_PLUGINS_BINARY))controller) \
+		$(if $(wildcard $(CONTROL_PLANE_DIR)/descheduler),-descheduler $(CONTROL_PLANE_DIR)/descheduler)
 
 .PHONY: run
 SCHEDULER_NAMESPACES ?= default

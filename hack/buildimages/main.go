@@ -6,7 +6,8 @@
 //	  -operator ghcr.io/secondary-scheduler/secondary-scheduler-operator:v0.1.0 -manager bin/manager -plugin bin/kubectl-secondary_scheduler \
 //	  -scheduler registry.k8s.io/kube-scheduler:v1.37.0=KubeScheduler:bin/k8s/v1.37.0/kube-scheduler \
 //	  -pause registry.k8s.io/pause:3.10=bin/pause \
-//	  -scheduler-plugins bin/scheduler-plugins/kube-scheduler -scheduler-plugins-controller bin/scheduler-plugins/controller
+//	  -scheduler-plugins bin/scheduler-plugins/kube-scheduler -scheduler-plugins-controller bin/scheduler-plugins/controller \
+//	  -descheduler bin/k8s/v1.37.0/descheduler
 //
 // -scheduler may be given more than once; its kind is render.ImageKind's
 // (SchedulerPlugins or KubeScheduler), which decides where the binary goes and the user.
@@ -14,7 +15,8 @@
 // the operator knows (render.SchedulerPluginsReleaseImages): the one it runs by default,
 // and those a page or a user may name, so that they start on a node that can pull nothing;
 // -scheduler-plugins-controller the controller image of each of those releases, which the
-// operator runs while a scheduler enables gangs or quotas.
+// operator runs while a scheduler enables gangs or quotas; -descheduler the descheduler image
+// the operator runs for spec.descheduling (render.DefaultDeschedulerImage).
 package main
 
 import (
@@ -68,6 +70,8 @@ func run(args []string) error {
 		"the binary of every scheduler-plugins release image the operator knows (scheduler-plugins' kube-scheduler; Kubernetes' runs every profile but the load-aware ones)")
 	pluginController := flags.String("scheduler-plugins-controller", "",
 		"the binary of the controller image of every scheduler-plugins release the operator knows (scheduler-plugins' cmd/controller), which the operator runs for gangs and quotas")
+	descheduler := flags.String("descheduler", "",
+		"the binary of the descheduler image the operator runs for spec.descheduling (sigs.k8s.io/descheduler, make descheduler)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -84,6 +88,9 @@ func run(args []string) error {
 		for _, reference := range render.PluginControllerReleaseImages() {
 			specs = append(specs, images.PluginController(reference, *pluginController))
 		}
+	}
+	if *descheduler != "" {
+		specs = append(specs, images.Descheduler(render.DefaultDeschedulerImage, *descheduler))
 	}
 	if *operator != "" {
 		if *manager == "" || *plugin == "" {

@@ -87,6 +87,12 @@ func PluginController(reference, binary string) Spec {
 	return Spec{Reference: reference, Files: []File{{Path: "/bin/controller", Source: binary}}, Entrypoint: []string{"/bin/controller"}, User: NonRootUser}
 }
 
+// Descheduler is sigs.k8s.io/descheduler's release image layout: /bin/descheduler, as user
+// 1000 (its Dockerfile's USER).
+func Descheduler(reference, binary string) Spec {
+	return Spec{Reference: reference, Files: []File{{Path: "/bin/descheduler", Source: binary}}, Entrypoint: []string{"/bin/descheduler"}, User: "1000"}
+}
+
 // Pause is the pod sandbox's image, registry.k8s.io/pause's layout: /pause as user 65535.
 func Pause(reference, binary string) Spec {
 	return Spec{Reference: reference, Files: []File{{Path: "/pause", Source: binary}}, Entrypoint: []string{"/pause"}, User: "65535:65535"}
