@@ -123,7 +123,8 @@ func TestOwnerRebuiltFromLabelsProvesWhatRenderPutsElsewhere(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "load-packer", UID: uuid.NewUUID()},
 		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
 			Metrics: &v1.LoadMetrics{Provider: v1.PrometheusProvider, Address: "https://prometheus.monitoring.svc:9091", InstallRecordingRules: true,
-				ServiceAccountToken: &v1.ServiceAccountTokenAuth{ClusterRole: "prometheus-reader"}}}},
+				ServiceAccountToken: &v1.ServiceAccountTokenAuth{ClusterRole: "prometheus-reader"}}},
+			Descheduling: &v1.Descheduling{}},
 	}
 	metricsServer := &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "metrics-server", UID: uuid.NewUUID()},

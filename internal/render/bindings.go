@@ -31,7 +31,7 @@ type Binding struct {
 // the facts of the moment, from the same builders as Render.
 func Bindings(cr *v1.SecondaryScheduler) ([]Binding, error) {
 	pluginRoles := schedconfig.PluginClusterRoles()
-	builders := make([]func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error), 0, 5+len(pluginRoles))
+	builders := make([]func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error), 0, 8+len(pluginRoles))
 	builders = append(builders,
 		clusterRoleBinding("clusterrolebinding-kube-scheduler.yaml", "kube-scheduler"),
 		clusterRoleBinding("clusterrolebinding-volume-scheduler.yaml", "volume-scheduler"),
@@ -44,7 +44,9 @@ func Bindings(cr *v1.SecondaryScheduler) ([]Binding, error) {
 	builders = append(builders,
 		func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 			return metricsTokenBinding(cr, MetricsIdentity{ClusterRole: DefaultMetricsClusterRole})
-		})
+		},
+		// The descheduler's (spec.descheduling).
+		deschedulerClusterRoleBinding, deschedulerLeaseRoleBinding, deschedulerTokenReaderBinding)
 	bindings := make([]Binding, 0, len(builders))
 	for _, build := range builders {
 		node, err := build(cr, &Result{})
