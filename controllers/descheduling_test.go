@@ -1,0 +1,72 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+)
+
+// spec.descheduling runs a descheduler beside its scheduler, with the scheduler's token
+// in a Secret of its own and the roles the installer ships, and removing the setting
+// removes every object of it; a setting that would fight the scheduler is refused with
+// its reason and changes nothing.
+func TestDeschedulerFollowsTheSpec(t *testing.T) {
+	s := newScenario(t)
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "drifting"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			// A closed loopback port: no Prometheus is needed to get a token.
+			Metrics: &v1.LoadMetrics{Address: "http://127.0.0.1:1", ServiceAccountToken: &v1.ServiceAccountTokenAuth{}}},
+			Descheduling: &v1.Descheduling{}},
+	}
+	s.create(cr)
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}
+	s.g.Eventually(func() error { return s.get(deployment) }).Should(Succeed(), "the descheduler's Deployment is created")
+	s.g.Expect(deployment.Spec.Template.Spec.Containers[0].Image).To(Equal(render.DefaultDeschedulerImage))
+	s.g.Expect(deployment.Spec.Template.Spec.ServiceAccountName).To(Equal(render.DeschedulerName(cr)))
+
+	policy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}
+	s.g.Expect(s.get(policy)).To(Succeed())
+	s.g.Expect(policy.Data["policy.yaml"]).To(And(ContainSubstring("url: http://127.0.0.1:1"), ContainSubstring("MetricResource: 30"),
+		ContainSubstring("MetricResource: 50"), ContainSubstring("name: "+render.DeschedulerTokenSecretName(cr))))
+	s.g.Expect(policy.Data).NotTo(HaveKey(ContainSubstring("token")), "no token in a ConfigMap")
+
+	// The token the scheduler presents, in the descheduler's own Secret, under its key.
+	schedulerToken := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.MetricsTokenSecretName(cr)}}
+	deschedulerToken := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerTokenSecretName(cr)}}
+	s.g.Eventually(func() error { return s.get(deschedulerToken) }).Should(Succeed())
+	s.g.Expect(s.get(schedulerToken)).To(Succeed())
+	s.g.Expect(deschedulerToken.Data["prometheusAuthToken"]).NotTo(BeEmpty())
+	s.g.Expect(schedulerToken.Data).To(ContainElement(deschedulerToken.Data["prometheusAuthToken"]), "the scheduler's own token")
+
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "descheduler")}}
+	s.g.Expect(s.get(binding)).To(Succeed())
+	s.g.Expect(binding.RoleRef.Name).To(Equal(render.DeschedulerClusterRole))
+	tokenReader := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr) + "-token-reader"}}
+	s.g.Expect(s.get(tokenReader)).To(Succeed())
+	s.g.Expect(tokenReader.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: render.DeschedulerTokenReaderClusterRole}))
+
+	// A cycle inside the window would evict from a node it relieved: refused, nothing changes.
+	s.update(cr, func() { cr.Spec.Descheduling.Interval = &metav1.Duration{Duration: 5 * time.Minute} })
+	refused := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonDeschedulingFightsScheduler)
+	s.g.Expect(refused.Message).To(ContainSubstring("interval 5m0s is shorter than the 15m0s window"))
+	s.g.Expect(s.get(deployment)).To(Succeed(), "the running descheduler is kept")
+
+	// Without spec.descheduling, every object of the descheduler goes; the scheduler stays.
+	s.update(cr, func() { cr.Spec.Descheduling = nil })
+	for _, object := range []client.Object{deployment, policy, deschedulerToken, binding, tokenReader,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}} {
+		s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(object)) }).Should(BeTrue(), "%T %s is deleted", object, object.GetName())
+	}
+	s.g.Expect(s.get(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.WorkloadName(cr)}})).To(Succeed())
+}
