@@ -184,6 +184,12 @@ const ReasonPluginCRDMissing ConditionReason = "PluginCRDMissing"
 // scheduler and descheduler are left as they are. A Degraded reason.
 const ReasonDeschedulingFightsScheduler ConditionReason = "DeschedulingFightsScheduler"
 
+// ReasonDeschedulerCannotReadPrometheus means the descheduler of spec.descheduling could
+// not verify the scheduler's HTTPS Prometheus: with a token its client trusts only the
+// caBundle and checks the certificate for the host with its port; without one, only the
+// system's roots. Nothing is applied and what runs is kept. A Degraded reason.
+const ReasonDeschedulerCannotReadPrometheus ConditionReason = "DeschedulerCannotReadPrometheus"
+
 // ReasonWorkloadAPIMissing means spec.gang asks for Kubernetes' GangScheduling
 // (implementation Workload) and the cluster does not serve its API,
 // scheduling.k8s.io/v1beta1 PodGroups: nothing is applied and the running scheduler is left

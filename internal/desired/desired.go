@@ -20,7 +20,7 @@ import (
 // which the scheduler would refuse at start, and one that enables plugins reading kinds the
 // cluster does not serve.
 func Scheduler(cr *v1.SecondaryScheduler, found *gather.Facts) (*render.Result, error) {
-	if err := checkDescheduling(cr); err != nil {
+	if err := checkDescheduling(cr, found.Render); err != nil {
 		return nil, err
 	}
 	rendered, err := render.Render(cr, found.Render)

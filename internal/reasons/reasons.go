@@ -119,6 +119,7 @@ var table = []Reason{
 	{Name: v1.ReasonPluginsNotInImage, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonPluginCRDMissing, Conditions: degraded, Severity: Warning, Polled: true},
 	{Name: v1.ReasonDeschedulingFightsScheduler, Conditions: degraded, Severity: Warning},
+	{Name: v1.ReasonDeschedulerCannotReadPrometheus, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonWorkloadAPIMissing, Conditions: degraded, Severity: Warning, Polled: true},
 	{Name: v1.ReasonDiscoveryFailed, Conditions: degraded, Severity: Warning},
 	{Name: v1.ReasonClusterRoleNotAllowed, Conditions: degraded, Severity: Warning},
