@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,6 +57,29 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	s.g.Expect(s.get(tokenReader)).To(Succeed())
 	s.g.Expect(tokenReader.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: render.DeschedulerTokenReaderClusterRole}))
 
+	// Status: no pod of it is ready yet; once one is (as a Deployment controller would say),
+	// it runs, with the bounds around the target of 40 %; in DryRun it says so.
+	notReady := s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionFalse, v1.ReasonDeschedulerNotReady)
+	s.g.Expect(notReady.Message).To(ContainSubstring("describe deployment " + render.DeschedulerName(cr)))
+	s.g.Eventually(func() error {
+		if err := s.get(deployment); err != nil {
+			return err
+		}
+		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 2}
+		return adminClient.Status().Update(s.ctx, deployment)
+	}).Should(Succeed())
+	ready := s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerReady)
+	s.g.Expect(ready.Message).To(ContainSubstring("from nodes above 50 % of their CPU used while nodes below 30 % of their CPU used exist, at most 1 a node and 5 a cycle"))
+	s.g.Expect(s.get(cr)).To(Succeed())
+	s.g.Expect(cr.Status.Descheduling).To(Equal(&v1.DeschedulingStatus{Deployment: s.namespace + "/" + render.DeschedulerName(cr), Mode: v1.DeschedulingEvict,
+		ReceiveBelowPercent: 30, EvictAbovePercent: 50, ReadyReplicas: 1, Replicas: 2}))
+	s.update(cr, func() { cr.Spec.Descheduling.Mode = v1.DeschedulingDryRun })
+	s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerDryRun)
+	s.g.Eventually(func() []string {
+		s.g.Expect(s.get(deployment)).To(Succeed())
+		return deployment.Spec.Template.Spec.Containers[0].Command
+	}).Should(ContainElement("--dry-run=true"))
+
 	// A cycle inside the window would evict from a node it relieved: refused, nothing changes.
 	s.update(cr, func() { cr.Spec.Descheduling.Interval = &metav1.Duration{Duration: 5 * time.Minute} })
 	refused := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonDeschedulingFightsScheduler)
@@ -69,4 +93,9 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 		s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(object)) }).Should(BeTrue(), "%T %s is deleted", object, object.GetName())
 	}
 	s.g.Expect(s.get(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.WorkloadName(cr)}})).To(Succeed())
+	s.g.Eventually(func() *metav1.Condition {
+		s.g.Expect(s.get(cr)).To(Succeed())
+		return meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionDescheduling))
+	}).Should(BeNil(), "no Descheduling condition without spec.descheduling")
+	s.g.Expect(cr.Status.Descheduling).To(BeNil())
 }

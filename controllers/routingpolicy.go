@@ -106,6 +106,10 @@ type RoutingFacts struct {
 	// Policy is the routing policy and its binding as the installer ships them
 	// (render.RoutingAdmission), which the operator checks and never writes.
 	Policy *admission.Policies
+	// SchedulerNamePolicy is the policy that labels pods with their scheduler's name, and
+	// its binding, as the installer ships them beside the routing policy
+	// (render.SchedulerNameAdmission), by which descheduling selects its scheduler's pods.
+	SchedulerNamePolicy *admission.Policies
 	// OperatorNamespace is where the routing probe is created, in dry run.
 	OperatorNamespace string
 
@@ -487,6 +491,13 @@ func SetUpRouting(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, su
 		}
 		if facts.Policy, err = admission.Installed(shipped); err != nil {
 			return fmt.Errorf("read the routing policy: %w", err)
+		}
+		labelling, err := render.SchedulerNameAdmission()
+		if err != nil {
+			return fmt.Errorf("render the scheduler-name policy: %w", err)
+		}
+		if facts.SchedulerNamePolicy, err = admission.Installed(labelling); err != nil {
+			return fmt.Errorf("read the scheduler-name policy: %w", err)
 		}
 	}
 	reconciler.routing = facts

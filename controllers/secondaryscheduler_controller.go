@@ -250,6 +250,9 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err := r.reportPluginController(ctx, status, rendered); err != nil {
 		return outcome{}, err
 	}
+	if err := r.reportDescheduling(ctx, cr, status, conditions); err != nil {
+		return outcome{}, err
+	}
 	report.Gang(status, rendered.Config)
 	if rendered.Image.Skew != "" {
 		// Pointed to, not repeated: status.imageSource and the ImageVersionSkew Event

@@ -315,6 +315,27 @@ const (
 	ReasonSchedulerNotProvided ConditionReason = "SchedulerNotProvided"
 )
 
+// ConditionDescheduling is True while the descheduler of spec.descheduling runs (a ready
+// replica, which leads), and so evicts or, in mode DryRun, reports; the reason says why it
+// does not. It is absent without spec.descheduling.
+const ConditionDescheduling ConditionType = "Descheduling"
+
+// Reasons of the Descheduling condition.
+const (
+	// ReasonDeschedulerReady: the descheduler runs, in mode Evict.
+	ReasonDeschedulerReady ConditionReason = "DeschedulerReady"
+	// ReasonDeschedulerDryRun: the descheduler runs in mode DryRun: it evicts nothing.
+	ReasonDeschedulerDryRun ConditionReason = "DeschedulerDryRun"
+	// ReasonDeschedulerNotReady: no pod of the descheduler is ready yet; the message says
+	// what its Deployment reports.
+	ReasonDeschedulerNotReady ConditionReason = "DeschedulerNotReady"
+	// ReasonSchedulerNamePolicyMissing: the admission policy that labels pods with their
+	// scheduler's name, by which the descheduler selects its scheduler's pods, is not in
+	// place as the installer ships it (dist/routing.yaml): the descheduler runs, but finds no
+	// pod it may evict.
+	ReasonSchedulerNamePolicyMissing ConditionReason = "SchedulerNamePolicyMissing"
+)
+
 // ConditionRouting is True while new pods are routed to the scheduler (spec.routing in
 // mode Enforce, carried by the routing table that the API server's routing policy
 // reads); the reason says why they are not. It is absent without spec.routing.

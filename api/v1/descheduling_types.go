@@ -132,3 +132,25 @@ func (d *Descheduling) EffectiveEvictionLimits() (perNode, perCycle int32) {
 	}
 	return perNode, perCycle
 }
+
+// DeschedulingStatus is what the descheduler of spec.descheduling runs with.
+type DeschedulingStatus struct {
+	// Deployment is the descheduler's Deployment, as namespace/name.
+	Deployment string `json:"deployment"`
+	// Mode is Evict or DryRun.
+	Mode DeschedulingMode `json:"mode"`
+	// ReceiveBelowPercent and EvictAbovePercent are the bounds of a node's CPU use the
+	// descheduler compares with: pods are evicted from nodes above EvictAbovePercent while
+	// nodes below ReceiveBelowPercent exist. Points from the nodes' mean use when
+	// RelativeToMean is true (LoadVariationRiskBalancing), percentages of a node's CPU
+	// otherwise.
+	ReceiveBelowPercent int32 `json:"receiveBelowPercent"`
+	EvictAbovePercent   int32 `json:"evictAbovePercent"`
+	// +optional
+	RelativeToMean bool `json:"relativeToMean,omitempty"`
+	// ReadyReplicas counts the descheduler's ready pods, of which one leads.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// Replicas is how many pods its Deployment runs.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+}

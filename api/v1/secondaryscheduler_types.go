@@ -931,6 +931,11 @@ type SecondarySchedulerStatus struct {
 	// otherwise. One controller serves every scheduler of the cluster.
 	// +optional
 	PluginController *PluginControllerStatus `json:"pluginController,omitempty"`
+
+	// Descheduling is what the descheduler of spec.descheduling runs with and how it runs;
+	// absent without spec.descheduling.
+	// +optional
+	Descheduling *DeschedulingStatus `json:"descheduling,omitempty"`
 }
 
 // GangStatus is how the scheduler schedules gangs.

@@ -51,9 +51,10 @@ var (
 	// unavailableMetrics: a probe's finding, reported by MetricsAvailable and Degraded.
 	unavailableMetrics = []v1.ConditionType{v1.ConditionMetricsAvailable, v1.ConditionDegraded}
 	// podProblem: a pod of the current configuration says why it is not ready.
-	podProblem  = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionDegraded}
-	podsPending = []v1.ConditionType{v1.ConditionPodsPending}
-	routed      = []v1.ConditionType{v1.ConditionRouting}
+	podProblem   = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionDegraded}
+	podsPending  = []v1.ConditionType{v1.ConditionPodsPending}
+	routed       = []v1.ConditionType{v1.ConditionRouting}
+	descheduling = []v1.ConditionType{v1.ConditionDescheduling}
 	// extenderProblem: a probe's finding about an extender that the scheduler cannot do
 	// without, reported by ExtendersAvailable and Degraded.
 	extenderProblem    = []v1.ConditionType{v1.ConditionExtendersAvailable, v1.ConditionDegraded}
@@ -160,6 +161,12 @@ var table = []Reason{
 	{Name: v1.ReasonQuotaExceeded, Conditions: podsPending, Severity: Warning},
 	{Name: v1.ReasonNoPodsPending, Conditions: podsPending, Severity: Normal},
 
+	// Whether the descheduler of spec.descheduling runs, and why not.
+	{Name: v1.ReasonDeschedulerReady, Conditions: descheduling, Severity: Normal},
+	{Name: v1.ReasonDeschedulerDryRun, Conditions: descheduling, Severity: Normal},
+	{Name: v1.ReasonDeschedulerNotReady, Conditions: descheduling, Severity: Warning},
+	{Name: v1.ReasonSchedulerNamePolicyMissing, Conditions: descheduling, Severity: Warning},
+
 	// Whether new pods are routed to the scheduler (spec.routing), and why not.
 	{Name: v1.ReasonRouted, Conditions: routed, Severity: Normal},
 	{Name: v1.ReasonAuditing, Conditions: routed, Severity: Normal},
@@ -253,6 +260,7 @@ var conditionKinds = map[v1.ConditionType]conditionKind{
 	v1.ConditionMetricsAvailable:   {problemStatus: metav1.ConditionFalse},
 	v1.ConditionExtendersAvailable: {problemStatus: metav1.ConditionFalse},
 	v1.ConditionRouting:            {problemStatus: metav1.ConditionFalse},
+	v1.ConditionDescheduling:       {problemStatus: metav1.ConditionFalse},
 	v1.ConditionDegraded:           {problemStatus: metav1.ConditionTrue},
 	v1.ConditionPodsPending:        {problemStatus: metav1.ConditionTrue},
 	v1.ConditionStalled:            {problemStatus: metav1.ConditionTrue},

@@ -453,7 +453,7 @@ func TestForemostFollowsTheTablesOrderNotTheCallers(t *testing.T) {
 // problem; Progressing and Reconciling tell work under way.
 var problemStatus = map[v1.ConditionType]metav1.ConditionStatus{
 	v1.ConditionAvailable: metav1.ConditionFalse, v1.ConditionMetricsAvailable: metav1.ConditionFalse,
-	v1.ConditionExtendersAvailable: metav1.ConditionFalse, v1.ConditionRouting: metav1.ConditionFalse,
+	v1.ConditionExtendersAvailable: metav1.ConditionFalse, v1.ConditionRouting: metav1.ConditionFalse, v1.ConditionDescheduling: metav1.ConditionFalse,
 	v1.ConditionDegraded: metav1.ConditionTrue, v1.ConditionPodsPending: metav1.ConditionTrue, v1.ConditionStalled: metav1.ConditionTrue,
 	v1.ConditionProgressing: "", v1.ConditionReconciling: "",
 }
