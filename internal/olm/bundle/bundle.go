@@ -372,8 +372,10 @@ func manualObjectsSection(objects []*unstructured.Unstructured) (string, error) 
 	b.WriteString("  run only: it may create pods in its namespace for its routing probe, which RBAC cannot\n")
 	b.WriteString("  limit to dry runs, and it runs no scheduler until they are in place either;\n")
 	b.WriteString("- on Kubernetes 1.36 and later, for spec.routing, the MutatingAdmissionPolicy and its\n")
-	b.WriteString("  binding that route pods, whose parameters are the RoutingTable the operator writes\n")
-	b.WriteString("  (older clusters refuse these two, and the operator runs there without routing).\n\n```yaml\n")
+	b.WriteString("  binding that route pods, whose parameters are the RoutingTable the operator writes;\n")
+	b.WriteString("  and for spec.descheduling, the one that labels each pod with its scheduler's name, by\n")
+	b.WriteString("  which a descheduler selects its scheduler's pods (older clusters refuse these four, and\n")
+	b.WriteString("  the operator runs there without routing or descheduling).\n\n```yaml\n")
 	for i, object := range objects {
 		data, err := marshalObject(object.Object)
 		if err != nil {
