@@ -2,6 +2,7 @@ package reach_test
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reach"
@@ -78,6 +80,9 @@ func everyField(profile v1.ProfileType) *v1.SecondaryScheduler {
 	cr.Spec.Profile.LoadVariationRiskBalancing.SafeVarianceSensitivity = "1"
 	cr.Spec.Profile.LowRiskOverCommitment.RiskLimitWeights = map[corev1.ResourceName]v1.RiskWeight{corev1.ResourceCPU: "0.5"}
 	cr.Spec.Profile.TargetLoadPacking.DefaultRequestsMultiplier = "1.5"
+	cr.Spec.Descheduling.Mode = v1.DeschedulingDryRun
+	cr.Spec.Descheduling.Interval = &metav1.Duration{Duration: v1.DeschedulingWindow}
+	cr.Spec.Profile.TargetLoadPacking.TargetUtilization = ptr.To[int32](50)
 	return cr
 }
 
@@ -218,7 +223,7 @@ func TestEveryImageAndReferenceOfThePodIsASink(t *testing.T) {
 				t.Fatalf("render: %v", err)
 			}
 			ours := map[string][]string{}
-			var pods []corev1.PodSpec
+			pods := map[string]corev1.PodSpec{}
 			for _, object := range result.Objects {
 				ours[object.GetKind()] = append(ours[object.GetKind()], object.GetName())
 				if object.GetKind() == "Deployment" {
@@ -226,19 +231,22 @@ func TestEveryImageAndReferenceOfThePodIsASink(t *testing.T) {
 					if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, deployment); err != nil {
 						t.Fatal(err)
 					}
-					pods = append(pods, deployment.Spec.Template.Spec)
+					pods[deployment.Name] = deployment.Spec.Template.Spec
 				}
 			}
-			if len(pods) == 0 {
-				t.Fatal("no Deployment rendered")
+			if _, ok := pods[render.WorkloadName(cr)]; !ok || len(pods) < 2 {
+				t.Fatalf("Deployments %v rendered: the scheduler's or the descheduler's is missing, so this test checks less than it should", slices.Sorted(maps.Keys(pods)))
 			}
-			for _, pod := range pods {
+			// The images the operator chooses itself, which no field of the spec names.
+			chosen := []string{render.DefaultDeschedulerImage}
+			for name, pod := range pods {
 				found := reachedBy(pod)
-				if len(found.images) < 2 {
+				scheduler := name == render.WorkloadName(cr)
+				if scheduler && len(found.images) < 2 {
 					t.Errorf("the pod has images %v: the extender container of the fixture is missing, so this test checks less than it should", found.images)
 				}
 				for _, image := range found.images {
-					if !slices.Contains(ofSpec[reach.Image], image) {
+					if !slices.Contains(ofSpec[reach.Image], image) && !slices.Contains(chosen, image) {
 						t.Errorf("the pod runs image %q, which no place of the spec that reach found holds: add its field to what reach finds", image)
 					}
 				}
@@ -251,7 +259,7 @@ func TestEveryImageAndReferenceOfThePodIsASink(t *testing.T) {
 				}
 				check(reach.Secret, found.secrets)
 				check(reach.ConfigMap, found.configMaps, "kube-root-ca.crt")
-				if len(found.secrets)+len(found.configMaps) < 3 {
+				if scheduler && len(found.secrets)+len(found.configMaps) < 3 {
 					t.Errorf("the pod reads Secrets %v and ConfigMaps %v: the fixture's TLS and CA are missing, so this test checks less than it should", found.secrets, found.configMaps)
 				}
 			}
