@@ -24,8 +24,8 @@ const (
 	deschedulerKubeconfigKey = "kubeconfig"
 )
 
-// DeschedulerPolicyHashAnnotation, on the descheduler's pod template, restarts it when its
-// policy changes: it reads the policy once, at start.
+// DeschedulerPolicyHashAnnotation is the annotation of the descheduler's pod template that
+// restarts it when its policy changes: it reads the policy once, at start.
 const DeschedulerPolicyHashAnnotation = "operator.secondary-scheduler.io/descheduler-policy-hash"
 
 // deschedulerContainer is the descheduler's container in its Deployment.
