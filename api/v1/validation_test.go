@@ -388,11 +388,7 @@ func TestGangQuotaAndNUMARules(t *testing.T) {
 		t.Fatal(err)
 	}
 	const onlyTyped = "spec.gang, spec.quota and spec.numa add Coscheduling, CapacityScheduling and NodeResourceTopologyMatch to a typed profile"
-	tests := []struct {
-		name      string
-		spec      string
-		wantError string
-	}{
+	tests := []specCase{
 		{"gangs beside BinPacking", "profile: {type: BinPacking}\ngang: {permitWaitingTimeSeconds: 120, podGroupBackoffSeconds: 0}", ""},
 		{"gangs and quotas beside TargetLoadPacking", "profile: {type: TargetLoadPacking, metrics: {provider: KubernetesMetricsServer}}\ngang: {}\nquota: {}", ""},
 		{"gangs with Custom", "profile: {type: Custom}\nschedulerConfig: config\ngang: {}", onlyTyped},
@@ -406,15 +402,7 @@ func TestGangQuotaAndNUMARules(t *testing.T) {
 		{"no permit wait", "profile: {type: BinPacking}\ngang: {permitWaitingTimeSeconds: 0}", "spec.gang.permitWaitingTimeSeconds: Invalid value: 0"},
 		{"a backoff of hours", "profile: {type: BinPacking}\ngang: {podGroupBackoffSeconds: 7200}", "spec.gang.podGroupBackoffSeconds: Invalid value: 7200"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var spec map[string]any
-			if err := yaml.Unmarshal([]byte(tt.spec), &spec); err != nil {
-				t.Fatalf("test spec: %v", err)
-			}
-			expectValidation(t, validator, integers(spec).(map[string]any), tt.wantError)
-		})
-	}
+	expectSpecCases(t, validator, tests)
 }
 
 // spec.descheduling holds a load-aware scheduler that reads Prometheus near its aim; its
@@ -426,11 +414,7 @@ func TestDeschedulingRules(t *testing.T) {
 	}
 	const loadAware = "spec.descheduling keeps nodes near a load-aware scheduler's aim"
 	const prometheus = "spec.descheduling reads node use from the scheduler's Prometheus"
-	tests := []struct {
-		name      string
-		spec      string
-		wantError string
-	}{
+	tests := []specCase{
 		{"beside TargetLoadPacking", "profile: {type: TargetLoadPacking}\ndescheduling: {}", ""},
 		{"every setting", "profile: {type: LoadVariationRiskBalancing, metrics: {address: 'http://prometheus:9090'}}\n" +
 			"descheduling: {mode: DryRun, band: {belowPercent: 5, abovePercent: 20}, interval: 30m, maxEvictionsPerNode: 2, maxEvictionsPerCycle: 10}", ""},
@@ -444,7 +428,20 @@ func TestDeschedulingRules(t *testing.T) {
 		{"evictions without a bound", "profile: {type: TargetLoadPacking}\ndescheduling: {maxEvictionsPerCycle: 1000}",
 			"spec.descheduling.maxEvictionsPerCycle: Invalid value: 1000"},
 	}
-	for _, tt := range tests {
+	expectSpecCases(t, validator, tests)
+}
+
+// specCase is a spec, written in YAML, and the error validation gives it ("" for none).
+type specCase struct {
+	name      string
+	spec      string
+	wantError string
+}
+
+// expectSpecCases validates each case's spec with validator.
+func expectSpecCases(t *testing.T, validator *crdschema.Validator, cases []specCase) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			var spec map[string]any
 			if err := yaml.Unmarshal([]byte(tt.spec), &spec); err != nil {

@@ -36,7 +36,7 @@ func Bindings(cr *v1.SecondaryScheduler) ([]Binding, error) {
 		clusterRoleBinding("clusterrolebinding-kube-scheduler.yaml", "kube-scheduler"),
 		clusterRoleBinding("clusterrolebinding-volume-scheduler.yaml", "volume-scheduler"),
 		authenticationReaderBinding,
-		leaseRoleBinding,
+		schedulerLeaseElection.binding,
 	)
 	for _, role := range pluginRoles {
 		builders = append(builders, pluginBinding(role))
@@ -46,7 +46,7 @@ func Bindings(cr *v1.SecondaryScheduler) ([]Binding, error) {
 			return metricsTokenBinding(cr, MetricsIdentity{ClusterRole: DefaultMetricsClusterRole})
 		},
 		// The descheduler's (spec.descheduling).
-		deschedulerClusterRoleBinding, deschedulerLeaseRoleBinding, deschedulerTokenReaderBinding)
+		deschedulerClusterRoleBinding, deschedulerLeaseElection.binding, deschedulerTokenReaderBinding)
 	bindings := make([]Binding, 0, len(builders))
 	for _, build := range builders {
 		node, err := build(cr, &Result{})

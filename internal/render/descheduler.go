@@ -47,9 +47,9 @@ func deschedulerBuilders(cr *v1.SecondaryScheduler, facts Facts) []func(*v1.Seco
 	builders := []func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error){
 		deschedulerServiceAccount,
 		deschedulerClusterRoleBinding,
-		deschedulerLease,
-		deschedulerLeaseRole,
-		deschedulerLeaseRoleBinding,
+		deschedulerLeaseElection.lease,
+		deschedulerLeaseElection.role,
+		deschedulerLeaseElection.binding,
 	}
 	if metricsToken(facts) != "" {
 		builders = append(builders, deschedulerTokenSecret(metricsToken(facts)), deschedulerTokenReaderBinding)
@@ -63,14 +63,7 @@ func deschedulerServiceAccount(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNod
 
 // setDeschedulerSubject makes the descheduler's ServiceAccount the subject of a binding.
 func setDeschedulerSubject(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
-	subject, err := lookup(node, "subjects", "[kind=ServiceAccount]")
-	if err != nil {
-		return err
-	}
-	if err := setJSONValue(subject, DeschedulerName(cr), "name"); err != nil {
-		return err
-	}
-	return setJSONValue(subject, cr.Namespace, "namespace")
+	return setServiceAccountSubject(node, cr.Namespace, DeschedulerName(cr))
 }
 
 func deschedulerClusterRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
@@ -84,32 +77,9 @@ func deschedulerClusterRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.
 	return node, setDeschedulerSubject(node, cr)
 }
 
-func deschedulerLease(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	return newObject("lease.yaml", DeschedulerLeaseName(cr), cr.Namespace)
-}
-
-func deschedulerLeaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject("role-lease.yaml", DeschedulerLeaseName(cr), cr.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	rule, err := lookup(node, "rules", "0")
-	if err != nil {
-		return nil, err
-	}
-	return node, setJSONValue(rule, []string{DeschedulerLeaseName(cr)}, "resourceNames")
-}
-
-func deschedulerLeaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject("rolebinding-lease.yaml", DeschedulerLeaseName(cr), cr.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	if err := setJSONValue(node, DeschedulerLeaseName(cr), "roleRef", "name"); err != nil {
-		return nil, err
-	}
-	return node, setDeschedulerSubject(node, cr)
-}
+// deschedulerLeaseElection is the descheduler's leader election, with the Lease
+// --leader-elect-resource-name names.
+var deschedulerLeaseElection = newLeaseElection(DeschedulerLeaseName, setDeschedulerSubject)
 
 // deschedulerTokenSecret holds the token the scheduler presents to Prometheus, for the
 // descheduler, under the key it reads: a Secret of its own, since the descheduler reads

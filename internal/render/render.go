@@ -159,9 +159,9 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		clusterRoleBinding("clusterrolebinding-kube-scheduler.yaml", "kube-scheduler"),
 		clusterRoleBinding("clusterrolebinding-volume-scheduler.yaml", "volume-scheduler"),
 		authenticationReaderBinding,
-		lease,
-		leaseRole,
-		leaseRoleBinding,
+		schedulerLeaseElection.lease,
+		schedulerLeaseElection.role,
+		schedulerLeaseElection.binding,
 	}
 	for _, role := range result.pluginClusterRoles {
 		builders = append(builders, pluginBinding(role))
@@ -273,14 +273,19 @@ func ownObject(cr *v1.SecondaryScheduler, node *yaml.RNode) (*unstructured.Unstr
 
 // setSchedulerSubject makes the scheduler's ServiceAccount the subject of a binding.
 func setSchedulerSubject(node *yaml.RNode, cr *v1.SecondaryScheduler) error {
+	return setServiceAccountSubject(node, cr.Namespace, WorkloadName(cr))
+}
+
+// setServiceAccountSubject makes ServiceAccount namespace/name the subject of a binding.
+func setServiceAccountSubject(node *yaml.RNode, namespace, name string) error {
 	subject, err := lookup(node, "subjects", "[kind=ServiceAccount]")
 	if err != nil {
 		return err
 	}
-	if err := setJSONValue(subject, WorkloadName(cr), "name"); err != nil {
+	if err := setJSONValue(subject, name, "name"); err != nil {
 		return err
 	}
-	return setJSONValue(subject, cr.Namespace, "namespace")
+	return setJSONValue(subject, namespace, "namespace")
 }
 
 func serviceAccount(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
@@ -306,32 +311,50 @@ func authenticationReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RN
 	return node, setSchedulerSubject(node, cr)
 }
 
-func lease(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	return newObject("lease.yaml", LeaseName(cr), cr.Namespace)
+// builder renders one object of a SecondaryScheduler.
+type builder = func(*v1.SecondaryScheduler, *Result) (*yaml.RNode, error)
+
+// leaseElection are the builders of a Lease that a component elects its leader with, in
+// the SecondaryScheduler's namespace, named by name: the Lease, created empty so that it is
+// provably the operator's and the component needs no permission to create Leases, and the
+// Role and RoleBinding that let the ServiceAccount setSubject names read and renew that one
+// Lease alone. The scheduler's (schedulerLeaseElection) and the descheduler's.
+type leaseElection struct {
+	lease, role, binding builder
 }
 
-func leaseRole(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject("role-lease.yaml", LeaseName(cr), cr.Namespace)
-	if err != nil {
-		return nil, err
+// newLeaseElection makes the builders of a leader election's Lease and permissions.
+func newLeaseElection(name func(*v1.SecondaryScheduler) string, setSubject func(*yaml.RNode, *v1.SecondaryScheduler) error) leaseElection {
+	return leaseElection{
+		lease: func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+			return newObject("lease.yaml", name(cr), cr.Namespace)
+		},
+		role: func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+			node, err := newObject("role-lease.yaml", name(cr), cr.Namespace)
+			if err != nil {
+				return nil, err
+			}
+			rule, err := lookup(node, "rules", "0")
+			if err != nil {
+				return nil, err
+			}
+			return node, setJSONValue(rule, []string{name(cr)}, "resourceNames")
+		},
+		binding: func(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
+			node, err := newObject("rolebinding-lease.yaml", name(cr), cr.Namespace)
+			if err != nil {
+				return nil, err
+			}
+			if err := setJSONValue(node, name(cr), "roleRef", "name"); err != nil {
+				return nil, err
+			}
+			return node, setSubject(node, cr)
+		},
 	}
-	rule, err := lookup(node, "rules", "0")
-	if err != nil {
-		return nil, err
-	}
-	return node, setJSONValue(rule, []string{LeaseName(cr)}, "resourceNames")
 }
 
-func leaseRoleBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject("rolebinding-lease.yaml", LeaseName(cr), cr.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	if err := setJSONValue(node, LeaseName(cr), "roleRef", "name"); err != nil {
-		return nil, err
-	}
-	return node, setSchedulerSubject(node, cr)
-}
+// schedulerLeaseElection is the scheduler's leader election.
+var schedulerLeaseElection = newLeaseElection(LeaseName, setSchedulerSubject)
 
 // schedulerConfigObject holds the rendered configuration: a ConfigMap, or a Secret when
 // the configuration holds a token.
