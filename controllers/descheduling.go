@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/admission"
@@ -55,4 +56,13 @@ func (r *SecondarySchedulerReconciler) schedulerNamePolicyProblem(ctx context.Co
 		return err, nil
 	}
 	return nil, err
+}
+
+// everyDeschedulingSecondaryScheduler are the requests of every SecondaryScheduler with
+// spec.descheduling, whose Descheduling condition says whether the scheduler-name policy
+// is in place.
+func (r *SecondarySchedulerReconciler) everyDeschedulingSecondaryScheduler(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.secondarySchedulersWhere(ctx, "a change of the scheduler-name policy", func(cr *v1.SecondaryScheduler) bool {
+		return cr.Spec.Descheduling != nil
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -50,9 +51,9 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	s.g.Expect(deschedulerToken.Data["prometheusAuthToken"]).NotTo(BeEmpty())
 	s.g.Expect(schedulerToken.Data).To(ContainElement(deschedulerToken.Data["prometheusAuthToken"]), "the scheduler's own token")
 
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "descheduler")}}
-	s.g.Expect(s.get(binding)).To(Succeed())
-	s.g.Expect(binding.RoleRef.Name).To(Equal(render.DeschedulerClusterRole))
+	clusterBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "descheduler")}}
+	s.g.Expect(s.get(clusterBinding)).To(Succeed())
+	s.g.Expect(clusterBinding.RoleRef.Name).To(Equal(render.DeschedulerClusterRole))
 	tokenReader := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr) + "-token-reader"}}
 	s.g.Expect(s.get(tokenReader)).To(Succeed())
 	s.g.Expect(tokenReader.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: render.DeschedulerTokenReaderClusterRole}))
@@ -73,6 +74,22 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	s.g.Expect(s.get(cr)).To(Succeed())
 	s.g.Expect(cr.Status.Descheduling).To(Equal(&v1.DeschedulingStatus{Deployment: s.namespace + "/" + render.DeschedulerName(cr), Mode: v1.DeschedulingEvict,
 		ReceiveBelowPercent: 30, EvictAbovePercent: 50, ReadyReplicas: 1, Replicas: 2}))
+	// The policy its evictor selects pods by goes: said, and said again when it is back.
+	shipped, err := render.SchedulerNameAdmission()
+	s.g.Expect(err).NotTo(HaveOccurred())
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: render.SchedulerNamePolicyName}}
+	s.g.Expect(adminClient.Delete(s.ctx, binding)).To(Succeed())
+	restore := func() {
+		if err := adminClient.Create(s.ctx, shipped[1].DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Errorf("restore the scheduler-name policy's binding: %v", err)
+		}
+	}
+	t.Cleanup(restore)
+	missing := s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionFalse, v1.ReasonSchedulerNamePolicyMissing)
+	s.g.Expect(missing.Message).To(And(ContainSubstring("MutatingAdmissionPolicyBinding "+render.SchedulerNamePolicyName), ContainSubstring("dist/routing.yaml")))
+	restore()
+	s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerReady)
+
 	s.update(cr, func() { cr.Spec.Descheduling.Mode = v1.DeschedulingDryRun })
 	s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerDryRun)
 	s.g.Eventually(func() []string {
@@ -88,7 +105,7 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 
 	// Without spec.descheduling, every object of the descheduler goes; the scheduler stays.
 	s.update(cr, func() { cr.Spec.Descheduling = nil })
-	for _, object := range []client.Object{deployment, policy, deschedulerToken, binding, tokenReader,
+	for _, object := range []client.Object{deployment, policy, deschedulerToken, clusterBinding, tokenReader,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}} {
 		s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(object)) }).Should(BeTrue(), "%T %s is deleted", object, object.GetName())
 	}

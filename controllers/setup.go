@@ -225,6 +225,13 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		}
 		controller = controller.
 			Watches(&v1.SecondaryScheduler{}, handler.EnqueueRequestsFromMapFunc(r.everyRoutedSecondaryScheduler), builder.WithPredicates(routeChanged))
+
+		// Whether the scheduler-name policy, by which descheduling selects pods, is in
+		// place is each descheduling scheduler's Descheduling condition.
+		labelling := predicate.NewPredicateFuncs(func(object client.Object) bool { return object.GetName() == render.SchedulerNamePolicyName })
+		for _, kind := range []client.Object{&admissionregistrationv1.MutatingAdmissionPolicy{}, &admissionregistrationv1.MutatingAdmissionPolicyBinding{}} {
+			controller = controller.Watches(kind, handler.EnqueueRequestsFromMapFunc(r.everyDeschedulingSecondaryScheduler), builder.WithPredicates(labelling))
+		}
 	}
 	controller = controller.Watches(&corev1.Node{}, r.nodeEvents(), builder.WithPredicates(placementInputsChanged))
 	unscheduled, err := unscheduledPods(mgr)

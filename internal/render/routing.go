@@ -27,6 +27,10 @@ import (
 // is its parameters.
 const RoutingPolicyName = "secondary-scheduler-operator-routing"
 
+// SchedulerNamePolicyName is the name of the policy that labels pods with their
+// scheduler's name (LabelSchedulerName), and of its binding.
+const SchedulerNamePolicyName = "secondary-scheduler-operator-scheduler-name"
+
 // SecondarySchedulerCRDName names the CustomResourceDefinition of the SecondaryScheduler
 // API, which owns what the operator writes once for the installation (InstallationOwner).
 const SecondarySchedulerCRDName = "secondaryschedulers.operator.secondary-scheduler.io"
