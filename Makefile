@@ -28,8 +28,8 @@ FUZZTIME ?= 10m
 CONTROL_PLANE_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
 KUBECTL ?= $(CONTROL_PLANE_DIR)/kubectl
 # What the e2e suite and the docs test run: the control plane, and the real node's kubelet
-# and kube-proxy.
-TEST_COMPONENTS = kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl metrics-server kubelet kube-proxy
+# and kube-proxy; and the descheduler, which the integration tests run.
+TEST_COMPONENTS = kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl metrics-server kubelet kube-proxy descheduler
 # The kube-scheduler of kubernetes-sigs/scheduler-plugins (Trimaran & co.), built from local
 # checkouts by `make scheduler-plugins`. test-e2e and demo run the operator's scheduler-plugins
 # image with it when it is there (and SCHEDULER_PLUGINS_BINARY is not set otherwise); when it
@@ -134,8 +134,8 @@ test-unit: ## Unit tests: every package with tests but those of test-integration
 	packages=$$(hack/unit-packages.sh) && go test $$packages -count=1
 
 .PHONY: test-integration
-test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager.
-	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-apiserver kube-scheduler etcd kubectl
+test-integration: ## Integration tests: a real kube-apiserver and etcd (envtest) and a real manager; and the real descheduler, under the permissions the operator gives it, with the policy it renders.
+	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh kube-apiserver kube-scheduler etcd kubectl descheduler
 	KUBEBUILDER_ASSETS=$(CONTROL_PLANE_DIR) go test ./controllers/... ./internal/admission/... ./internal/metricsauth/... ./test/rbacproxy/... -count=1 -timeout 20m
 
 .PHONY: test-docs

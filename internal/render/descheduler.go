@@ -189,6 +189,11 @@ func deschedulerDeployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNo
 	}
 	if cr.Spec.Descheduling.EffectiveMode() == v1.DeschedulingDryRun {
 		command = append(command, "--dry-run=true")
+		// In dry run the descheduler elects no leader (descheduler.go of v0.36.0: it warns
+		// and runs alone), so a second replica would report each cycle twice.
+		if err := setValue(node, 1, "spec", "replicas"); err != nil {
+			return nil, err
+		}
 	}
 	return node, setJSONValue(container, command, "command")
 }
