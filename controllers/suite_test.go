@@ -206,7 +206,7 @@ func operatorIdentity() (*rest.Config, error) {
 const operatorNamespace = "secondary-scheduler-operator"
 
 var schedulerNamespaces = func() []string {
-	names := make([]string, 80)
+	names := make([]string, 96)
 	for i := range names {
 		names[i] = fmt.Sprintf("it-%d", i+1)
 	}
