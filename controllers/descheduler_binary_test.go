@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -76,7 +77,7 @@ func TestRealDeschedulerTakesTheRenderedPolicy(t *testing.T) {
 			return ""
 		}
 		return *lease.Spec.HolderIdentity
-	}).ShouldNot(BeEmpty(), "the descheduler holds the Lease the operator made for it")
+	}, 2*time.Minute).ShouldNot(BeEmpty(), "the descheduler holds the Lease the operator made for it")
 }
 
 // installDeschedulerRoles creates the descheduler's ClusterRoles as the installer ships
