@@ -66,6 +66,7 @@ func main() {
 		requireAdmissionPolicy, monitoring        bool
 		metricsProbeInterval, strandedPodGrace    time.Duration
 		extenderProbeInterval                     time.Duration
+		deschedulerReadInterval                   time.Duration
 		concurrentReconciles                      int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443",
@@ -116,6 +117,8 @@ func main() {
 		"How often the metrics of load-aware schedulers are probed again when nothing changes.")
 	flag.DurationVar(&extenderProbeInterval, "extender-probe-interval", controllers.DefaultExtenderProbeInterval,
 		"How often the schedulers' extenders are probed again when nothing changes.")
+	flag.DurationVar(&deschedulerReadInterval, "descheduler-read-interval", controllers.DefaultDeschedulerReadInterval,
+		"How often what each descheduler's metrics and the nodes' use say is read, for status.descheduling.")
 	flag.IntVar(&concurrentReconciles, "concurrent-reconciles", 4,
 		"How many SecondarySchedulers are reconciled at once; one resource is never reconciled twice at once.")
 	zapOptions := zap.Options{}
@@ -134,9 +137,9 @@ func main() {
 		leaderElect:              leaderElect, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
 		requireAdmissionPolicy: requireAdmissionPolicy,
 		metricsProbeInterval:   metricsProbeInterval, concurrentReconciles: concurrentReconciles,
-		extenderProbeInterval: extenderProbeInterval,
-		strandedPodGrace:      strandedPodGrace,
-		monitoring:            monitoring, monitoringLabels: monitoringLabels,
+		extenderProbeInterval: extenderProbeInterval, deschedulerReadInterval: deschedulerReadInterval,
+		strandedPodGrace: strandedPodGrace,
+		monitoring:       monitoring, monitoringLabels: monitoringLabels,
 	}); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)
@@ -149,6 +152,7 @@ type options struct {
 	allowedImages, ignoredSchedulerNames                                []string
 	leaderElect, secureMetrics, enableHTTP2, requireAdmissionPolicy     bool
 	metricsProbeInterval, strandedPodGrace, extenderProbeInterval       time.Duration
+	deschedulerReadInterval                                             time.Duration
 	concurrentReconciles                                                int
 	monitoring                                                          bool
 	monitoringLabels                                                    string
@@ -269,6 +273,7 @@ func run(ctx context.Context, opts options) error {
 	reconciler, err := controllers.NewSecondarySchedulerReconciler(mgr, controllers.Options{
 		MetricsProbeInterval:     opts.metricsProbeInterval,
 		ExtenderProbeInterval:    opts.extenderProbeInterval,
+		DeschedulerReadInterval:  opts.deschedulerReadInterval,
 		Tenancy:                  tenancy.Policy{Namespaces: schedulerNamespaces, Unbound: unbound},
 		PrometheusNamespaces:     prometheusNamespaces,
 		MetricsTokenClusterRoles: opts.metricsTokenClusterRoles,

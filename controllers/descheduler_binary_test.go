@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -52,9 +54,10 @@ func TestRealDeschedulerTakesTheRenderedPolicy(t *testing.T) {
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	s.g.Expect(os.WriteFile(kubeconfig, impersonating(t, "system:serviceaccount:"+s.namespace+":"+render.DeschedulerName(cr), s.namespace), 0o600)).To(Succeed())
 	var log bytes.Buffer
+	port := freePort(t)
 	descheduler := exec.CommandContext(s.ctx, binary, "--policy-config-file="+policyFile, "--kubeconfig="+kubeconfig,
 		"--leader-elect=true", "--leader-elect-resource-name="+lease.Name, "--leader-elect-resource-namespace="+lease.Namespace,
-		"--descheduling-interval=15m", "--secure-port=0")
+		"--descheduling-interval=15m", "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port))
 	descheduler.Stdout, descheduler.Stderr = &log, &log
 	s.g.Expect(descheduler.Start()).To(Succeed())
 	exited := make(chan error, 1)
@@ -78,6 +81,31 @@ func TestRealDeschedulerTakesTheRenderedPolicy(t *testing.T) {
 		}
 		return *lease.Spec.HolderIdentity
 	}, 2*time.Minute).ShouldNot(BeEmpty(), "the descheduler holds the Lease the operator made for it")
+
+	// The operator reads the cycles of the running descheduler from its metrics, as the pod of its Deployment that serves them.
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}
+	s.g.Expect(s.get(deployment)).To(Succeed())
+	template := deployment.Spec.Template.DeepCopy()
+	for i := range template.Spec.Containers {
+		for j := range template.Spec.Containers[i].Ports {
+			template.Spec.Containers[i].Ports[j].ContainerPort = int32(port)
+		}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr) + "-0", Labels: template.Labels},
+		Spec: template.Spec}
+	s.g.Expect(adminClient.Create(s.ctx, pod)).To(Succeed())
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1", PodIPs: []corev1.PodIP{{IP: "127.0.0.1"}},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	s.g.Expect(adminClient.Status().Update(s.ctx, pod)).To(Succeed())
+	// The descheduler's first cycle runs once it leads: fewer than two nodes skip it, and
+	// it counts all the same.
+	s.g.Eventually(func() *v1.DeschedulingStatus {
+		s.g.Expect(s.get(cr)).To(Succeed())
+		return cr.Status.Descheduling
+	}, 2*time.Minute).Should(And(Not(BeNil()), HaveField("CyclesLastHour", BeNumerically(">=", 1)), HaveField("LastCycleSeen", Not(BeNil())),
+		HaveField("EvictionsLastHour", BeZero()), HaveField("Unread", ContainSubstring("querying http://127.0.0.1:1 for the nodes' use failed"))),
+		"status.descheduling counts the cycle, and says the operator could not read the nodes' use from the address given")
+	s.g.Expect(cr.Status.Descheduling.Unread).NotTo(ContainSubstring("the metrics of pod"), "the descheduler's metrics were read")
 }
 
 // installDeschedulerRoles creates the descheduler's ClusterRoles as the installer ships

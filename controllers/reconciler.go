@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -46,6 +47,8 @@ type SecondarySchedulerReconciler struct {
 	// schedulers' extenders.
 	metricsProber  *MetricsProber
 	extenderProber *ExtenderProber
+	// deschedulerWatcher reads what the descheduler of each spec.descheduling does.
+	deschedulerWatcher *DeschedulerWatcher
 	// clock tells when metrics tokens are due for renewal; nil for the real clock.
 	clock clock.PassiveClock
 	// tenancy says in which namespaces schedulers may run.
@@ -94,6 +97,9 @@ type Options struct {
 	// ExtenderProbeInterval, how often extenders are. main.go's flags default them to
 	// DefaultMetricsProbeInterval and DefaultExtenderProbeInterval.
 	MetricsProbeInterval, ExtenderProbeInterval time.Duration
+	// DeschedulerReadInterval is how often what each descheduler's metrics and the nodes'
+	// use say is read; zero for DefaultDeschedulerReadInterval.
+	DeschedulerReadInterval time.Duration
 	// Clock tells when metrics tokens are due for renewal; nil for the real clock.
 	Clock clock.PassiveClock
 	// Tenancy says in which namespaces schedulers may run.
@@ -150,12 +156,14 @@ func NewSecondarySchedulerReconciler(mgr ctrl.Manager, options Options) (*Second
 		dial = (&clusterdial.Dialer{Reader: mgr.GetAPIReader(), Net: net.Dialer{Timeout: probeDialTimeout}}).DialContext
 	}
 	r := &SecondarySchedulerReconciler{
-		cache:                   readonly.Wrap(full),
-		status:                  statusapply.NewWriter(full, FieldOwner),
-		recorder:                mgr.GetEventRecorder(EventReporter),
-		references:              newReferenceWatches(clientset.CoreV1().RESTClient()),
-		metricsProber:           &MetricsProber{Dial: dial, Timeout: metricsProbeTimeout, Interval: options.MetricsProbeInterval},
-		extenderProber:          &ExtenderProber{Dial: dial, Timeout: extenderProbeTimeout, Interval: options.ExtenderProbeInterval},
+		cache:          readonly.Wrap(full),
+		status:         statusapply.NewWriter(full, FieldOwner),
+		recorder:       mgr.GetEventRecorder(EventReporter),
+		references:     newReferenceWatches(clientset.CoreV1().RESTClient()),
+		metricsProber:  &MetricsProber{Dial: dial, Timeout: metricsProbeTimeout, Interval: options.MetricsProbeInterval},
+		extenderProber: &ExtenderProber{Dial: dial, Timeout: extenderProbeTimeout, Interval: options.ExtenderProbeInterval},
+		deschedulerWatcher: &DeschedulerWatcher{Dial: dial, Timeout: extenderProbeTimeout,
+			Interval: cmp.Or(options.DeschedulerReadInterval, DefaultDeschedulerReadInterval)},
 		clock:                   options.Clock,
 		tenancy:                 options.Tenancy,
 		maxConcurrentReconciles: options.MaxConcurrentReconciles,

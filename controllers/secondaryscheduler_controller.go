@@ -250,7 +250,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err := r.reportPluginController(ctx, status, rendered); err != nil {
 		return outcome{}, err
 	}
-	if err := r.reportDescheduling(ctx, cr, status, conditions); err != nil {
+	if err := r.reportDescheduling(ctx, cr, found, status, conditions); err != nil {
 		return outcome{}, err
 	}
 	report.Gang(status, rendered.Config)
@@ -498,6 +498,7 @@ func (r *SecondarySchedulerReconciler) forgetReferences(key types.NamespacedName
 	}
 	r.metricsProber.forget(key)
 	r.extenderProber.forget(key)
+	r.deschedulerWatcher.forget(key)
 	r.read.gather.Forget(key)
 	r.tokenExpiries.Forget(key)
 }

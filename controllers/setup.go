@@ -129,13 +129,14 @@ func trimNode(object any) (any, error) {
 
 // trimPod drops from a cached pod what observe never reads: its managed fields, and of
 // its spec all but the node it runs on and its containers' names and images (for a
-// message about an image that cannot be pulled).
+// message about an image that cannot be pulled) and ports (where a descheduler serves its
+// metrics).
 func trimPod(object any) (any, error) {
 	if pod, ok := object.(*corev1.Pod); ok {
 		pod.ManagedFields = nil
 		containers := make([]corev1.Container, 0, len(pod.Spec.Containers))
 		for _, container := range pod.Spec.Containers {
-			containers = append(containers, corev1.Container{Name: container.Name, Image: container.Image})
+			containers = append(containers, corev1.Container{Name: container.Name, Image: container.Image, Ports: container.Ports})
 		}
 		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: containers}
 	}
@@ -151,6 +152,9 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		if err := mgr.Add(watch.watches); err != nil {
 			return fmt.Errorf("add the watches of each %s referenced: %w", watch.name, err)
 		}
+	}
+	if err := mgr.Add(r.deschedulerWatcher); err != nil {
+		return fmt.Errorf("add the reader of the deschedulers' metrics: %w", err)
 	}
 	// The operator's own status writes change neither generation nor deletion, so they
 	// wake nothing.
@@ -175,7 +179,8 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 	}
 	controller = controller.
 		WatchesRawSource(r.metricsProber.Source()).
-		WatchesRawSource(r.extenderProber.Source())
+		WatchesRawSource(r.extenderProber.Source()).
+		WatchesRawSource(r.deschedulerWatcher.Source())
 	// A Lease is renewed every few seconds, which matters not; a new holder does: it is
 	// the hand-over from a pod of an older configuration that Available waits for.
 	holderChanged := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {

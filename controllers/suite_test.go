@@ -259,12 +259,13 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 		return nil, err
 	}
 	reconciler, err := NewSecondarySchedulerReconciler(mgr, Options{
-		Client:                countApplies(mgr.GetClient()),
-		Dial:                  loopbackOnlyDial,
-		MetricsProbeInterval:  time.Second,
-		ExtenderProbeInterval: time.Second,
-		Clock:                 operatorClock,
-		Tenancy:               tenancy.Policy{Namespaces: schedulerNamespaces},
+		Client:                  countApplies(mgr.GetClient()),
+		Dial:                    loopbackOnlyDial,
+		MetricsProbeInterval:    time.Second,
+		ExtenderProbeInterval:   time.Second,
+		DeschedulerReadInterval: time.Second,
+		Clock:                   operatorClock,
+		Tenancy:                 tenancy.Policy{Namespaces: schedulerNamespaces},
 		// Tests make their Prometheus Services in these namespaces or give an address.
 		PrometheusNamespaces: []string{"openshift-monitoring", "monitoring", "observability", "rules-monitoring"},
 		Admission:            policies,

@@ -153,4 +153,53 @@ type DeschedulingStatus struct {
 	// Replicas is how many pods its Deployment runs.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
+
+	// What the operator read, about every minute, of the descheduler's own metrics (the
+	// cycles and evictions of the last hour) and of the nodes' use, by the descheduler's
+	// query. Absent until it could.
+
+	// CyclesLastHour counts the descheduling cycles of the last hour, failed ones
+	// included (a cycle fails, evicting nothing, while a node has no fresh sample).
+	// +optional
+	CyclesLastHour int32 `json:"cyclesLastHour,omitempty"`
+	// LastCycleSeen is when the operator first saw the newest of those cycles done: it
+	// ended at most a minute or so before.
+	// +optional
+	LastCycleSeen *metav1.Time `json:"lastCycleSeen,omitempty"`
+	// EvictionsLastHour counts the pods evicted in the last hour; in mode DryRun, the
+	// pods the descheduler would have evicted, and evicted none of.
+	// +optional
+	EvictionsLastHour int32 `json:"evictionsLastHour,omitempty"`
+	// EvictedFrom are the nodes of those evictions, most first, at most 10.
+	// +optional
+	// +listType=atomic
+	EvictedFrom []NodeEvictions `json:"evictedFrom,omitempty"`
+	// CountedSince is when the operator began reading, when that is within the hour (it
+	// started since, or descheduling did): the counts hold each descheduler process it
+	// read, from the process's start when that was within the hour, and nothing of one
+	// that ended before.
+	// +optional
+	CountedSince *metav1.Time `json:"countedSince,omitempty"`
+	// NodesAboveBand are the nodes whose use is above EvictAbovePercent, most used
+	// first, at most 10; NodesAboveBandCount counts them all.
+	// +optional
+	// +listType=atomic
+	NodesAboveBand []string `json:"nodesAboveBand,omitempty"`
+	// +optional
+	NodesAboveBandCount int32 `json:"nodesAboveBandCount,omitempty"`
+	// NodesWithoutFreshMetrics counts the nodes that have no fresh sample: while there is
+	// one, a cycle evicts nothing (the failsafe).
+	// +optional
+	NodesWithoutFreshMetrics int32 `json:"nodesWithoutFreshMetrics,omitempty"`
+	// Unread says what the operator could not read, when it could not.
+	// +optional
+	Unread string `json:"unread,omitempty"`
+}
+
+// NodeEvictions counts the evictions from one node.
+type NodeEvictions struct {
+	// Node is the node's name.
+	Node string `json:"node"`
+	// Pods counts the pods evicted from it.
+	Pods int32 `json:"pods"`
 }

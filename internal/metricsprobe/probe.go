@@ -372,6 +372,33 @@ func newestSampleOf(value sampleValue) newestSample {
 // query runs the instant query expr, which must answer one sample per instance whose
 // value is a timestamp, and returns the newest sample of each instance.
 func query(ctx context.Context, client *http.Client, address, token, expr string) (map[string]newestSample, error) {
+	samples, err := queryVector(ctx, client, address, token, expr)
+	if err != nil {
+		return nil, err
+	}
+	newest := make(map[string]newestSample, len(samples))
+	for _, sample := range samples {
+		if !isTimestamp(sample.value.evaluatedAt) || !isTimestamp(sample.value.value) {
+			return nil, errNoTimestamps
+		}
+		newestOfInstance := newestSampleOf(sample.value)
+		// Another endpoint than Prometheus may answer an instance twice; its newest sample counts.
+		if known, ok := newest[sample.instance]; !ok || newestOfInstance.at.After(known.at) {
+			newest[sample.instance] = newestOfInstance
+		}
+	}
+	return newest, nil
+}
+
+// instanceSample is a sample of an instant query's vector answer, with its instance label.
+type instanceSample struct {
+	instance string
+	value    sampleValue
+}
+
+// queryVector runs the instant query expr, which must answer a vector, and returns its
+// samples.
+func queryVector(ctx context.Context, client *http.Client, address, token, expr string) ([]instanceSample, error) {
 	endpoint := strings.TrimRight(address, "/") + "/api/v1/query?query=" + url.QueryEscape(expr)
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
@@ -420,18 +447,37 @@ func query(ctx context.Context, client *http.Client, address, token, expr string
 		// An instant query of an aggregation always answers a vector.
 		return nil, errNotPrometheus
 	}
-	newest := make(map[string]newestSample, len(answer.Data.Result))
+	samples := make([]instanceSample, 0, len(answer.Data.Result))
 	for _, result := range answer.Data.Result {
-		if result.Value == nil || !isTimestamp(result.Value.evaluatedAt) || !isTimestamp(result.Value.value) {
+		if result.Value == nil {
+			// A vector's sample always has a value.
 			return nil, errNoTimestamps
 		}
-		instance, sample := result.Metric["instance"], newestSampleOf(*result.Value)
-		// Another endpoint than Prometheus may answer an instance twice; its newest sample counts.
-		if known, ok := newest[instance]; !ok || sample.at.After(known.at) {
-			newest[instance] = sample
-		}
+		samples = append(samples, instanceSample{instance: result.Metric["instance"], value: *result.Value})
 	}
-	return newest, nil
+	return samples, nil
+}
+
+// NodeUse runs expr, an instant query answering one sample per node between 0 and 1 (a
+// share of the node's CPU used) labelled instance with the node's name, as the
+// descheduler's policy asks it, with the scheduler's credentials; it returns the share by
+// node. Its error says in a few fixed words what went wrong, naming nothing the endpoint
+// sent, for a status message.
+func NodeUse(ctx context.Context, client *http.Client, address, token, expr string) (map[string]float64, error) {
+	noRedirects := *client
+	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	samples, err := queryVector(ctx, &noRedirects, address, token, expr)
+	if err != nil {
+		return nil, fmt.Errorf("querying %s for the nodes' use failed: %s", AddressForStatus(address), summarize(err, client.Timeout))
+	}
+	use := make(map[string]float64, len(samples))
+	for _, sample := range samples {
+		if math.IsNaN(sample.value.value) || sample.value.value < 0 || sample.value.value > 1 {
+			return nil, fmt.Errorf("%s answered a node's use outside 0 to 1, which the descheduler refuses too", AddressForStatus(address))
+		}
+		use[sample.instance] = sample.value.value
+	}
+	return use, nil
 }
 
 // summarize says in a few fixed words what err is, naming no text from the endpoint:

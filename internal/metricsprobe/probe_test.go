@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/google/go-cmp/cmp"
+
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/promtest"
 )
@@ -421,4 +423,43 @@ func quotedPart(message, hostile string, window int) string {
 		}
 	}
 	return ""
+}
+
+func TestNodeUseReadsEachNodesShare(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer string
+		want   map[string]float64
+		err    string
+	}{
+		{"shares by node", `{"status":"success","data":{"resultType":"vector","result":[` +
+			`{"metric":{"instance":"n1"},"value":[1764600000,"0.62"]},{"metric":{"instance":"n2"},"value":[1764600000,"0"]}]}}`,
+			map[string]float64{"n1": 0.62, "n2": 0}, ""},
+		{"a share above 1", `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"instance":"n1"},"value":[1764600000,"1.5"]}]}}`,
+			nil, "outside 0 to 1"},
+		{"an answer of another shape", `{"status":"success","data":{"resultType":"matrix","result":[]}}`, nil, "is not a Prometheus API response"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer secret" || r.URL.Query().Get("query") != "q" {
+					w.WriteHeader(http.StatusForbidden)
+					return
+				}
+				_, _ = w.Write([]byte(tc.answer))
+			}))
+			defer server.Close()
+			use, err := NodeUse(context.Background(), server.Client(), server.URL, "secret", "q")
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatal(err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("error %v, want one saying %q", err, tc.err)
+			case err != nil && strings.Contains(err.Error(), "secret"):
+				t.Fatalf("error %v names the token", err)
+			}
+			if diff := cmp.Diff(tc.want, use); diff != "" {
+				t.Errorf("use (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

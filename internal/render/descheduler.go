@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -35,6 +36,15 @@ const deschedulerContainer = "descheduler"
 // (PodSelector), so that the scheduler's Service and PodDisruptionBudget never select them.
 func DeschedulerPodLabels(cr *v1.SecondaryScheduler) map[string]string {
 	return map[string]string{LabelName: NameValue + "-descheduler", LabelInstance: cr.Name}
+}
+
+// deschedulerTemplateLabels are the labels of the descheduler's pods: its selector's, and
+// the owner labels every object of cr's scheduler carries, by which the operator caches
+// them and maps them to cr.
+func deschedulerTemplateLabels(cr *v1.SecondaryScheduler) map[string]string {
+	labels := OwnerLabels(cr)
+	maps.Copy(labels, DeschedulerPodLabels(cr))
+	return labels
 }
 
 // deschedulerBuilders are the builders of the descheduler's objects, in the order they are
@@ -139,7 +149,7 @@ func deschedulerDeployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNo
 		path  []string
 	}{
 		{labels, []string{"spec", "selector", "matchLabels"}},
-		{labels, []string{"spec", "template", "metadata", "labels"}},
+		{deschedulerTemplateLabels(cr), []string{"spec", "template", "metadata", "labels"}},
 		{map[string]string{DeschedulerPolicyHashAnnotation: hex.EncodeToString(digest[:8])}, []string{"spec", "template", "metadata", "annotations"}},
 		{DeschedulerName(cr), []string{"spec", "template", "spec", "serviceAccountName"}},
 		{DeschedulerName(cr), []string{"spec", "template", "spec", "volumes", "[name=policy]", "configMap", "name"}},

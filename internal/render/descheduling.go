@@ -174,8 +174,7 @@ func deschedulerPolicy(cr *v1.SecondaryScheduler, facts Facts) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	staleAfter := cr.Spec.Profile.LoadMetrics().EffectiveStaleAfter()
-	query := fmt.Sprintf(deschedulingQuery, promDuration(v1.DeschedulingWindow), int(staleAfter/time.Second))
+	query := DeschedulerQuery(cr)
 	protected := slices.Compact(slices.Sorted(slices.Values(facts.NeverEvicted)))
 	fields := []struct {
 		value any
@@ -216,6 +215,13 @@ func PrometheusURL(cr *v1.SecondaryScheduler, facts Facts) string {
 	default:
 		return facts.PrometheusAddress
 	}
+}
+
+// DeschedulerQuery is the query of each node's use the descheduler of cr reads
+// (deschedulingQuery), with cr's staleAfter.
+func DeschedulerQuery(cr *v1.SecondaryScheduler) string {
+	staleAfter := cr.Spec.Profile.LoadMetrics().EffectiveStaleAfter()
+	return fmt.Sprintf(deschedulingQuery, promDuration(v1.DeschedulingWindow), int(staleAfter/time.Second))
 }
 
 // promDuration is d as PromQL writes a duration (15m).

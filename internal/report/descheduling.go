@@ -1,13 +1,20 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/deschedmetrics"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
 
 // DeschedulingFacts are what the Descheduling condition is decided by.
@@ -18,7 +25,28 @@ type DeschedulingFacts struct {
 	// PolicyProblem is why the scheduler-name admission policy is not in place as the
 	// installer ships it, nil when it is.
 	PolicyProblem error
+	// NodeNames are the nodes the scheduler places pods on.
+	NodeNames []string
+	// Activity is what the operator last read of the descheduler's work, nil before it
+	// first looked.
+	Activity *DeschedulerActivity
 }
+
+// DeschedulerActivity is what a look at a descheduler's work found.
+type DeschedulerActivity struct {
+	// Read is true once a look read the metrics of some pod of the descheduler.
+	Read bool
+	// Summary is what its metrics say of the last hour.
+	Summary deschedmetrics.Summary
+	// NodeUse is each node's use by the descheduler's query, as a share of its CPU; nil
+	// when it was not read.
+	NodeUse map[string]float64
+	// Unread says what could not be read, empty when everything was.
+	Unread string
+}
+
+// maxNodesListed bounds the nodes status.descheduling names in a list.
+const maxNodesListed = 10
 
 // Descheduling reports the descheduler of spec.descheduling: status.descheduling and the
 // Descheduling condition, both absent without spec.descheduling. It is called once the
@@ -40,6 +68,7 @@ func Descheduling(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus
 	if deployment := facts.Deployment; deployment != nil {
 		report.ReadyReplicas, report.Replicas = deployment.Status.ReadyReplicas, deployment.Status.Replicas
 	}
+	reportActivity(report, thresholds, facts)
 	status.Descheduling = report
 	switch {
 	case report.ReadyReplicas == 0:
@@ -62,6 +91,29 @@ func Descheduling(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus
 			cr.EffectiveSchedulerName(), bound(thresholds.EvictAbove, thresholds.Deviation), bound(thresholds.ReceiveBelow, thresholds.Deviation),
 			perNode, perCycle))
 	}
+	if report.ReadyReplicas > 0 {
+		if sentence := activitySentence(report); sentence != "" {
+			conditions.AppendToMessage(v1.ConditionDescheduling, sentence)
+		}
+	}
+}
+
+// activitySentence says what the operator read of the descheduler's work that a reader
+// of the condition should know: what dry run would have evicted, that the failsafe holds
+// it back, or what could not be read.
+func activitySentence(report *v1.DeschedulingStatus) string {
+	var sentences []string
+	if report.Mode == v1.DeschedulingDryRun && report.EvictionsLastHour > 0 {
+		sentences = append(sentences, fmt.Sprintf("In the last hour it would have evicted %d pods (status.descheduling.evictedFrom)", report.EvictionsLastHour))
+	}
+	if report.NodesWithoutFreshMetrics > 0 {
+		sentences = append(sentences, fmt.Sprintf("%d of the scheduler's nodes have no fresh sample: its cycles evict nothing until every node has one",
+			report.NodesWithoutFreshMetrics))
+	}
+	if report.Unread != "" {
+		sentences = append(sentences, "The operator could not read all of its work (status.descheduling.unread)")
+	}
+	return strings.Join(sentences, ". ")
 }
 
 // bound says a threshold: a percentage of a node's CPU, or points from the nodes' mean.
@@ -70,4 +122,75 @@ func bound(percent int32, relativeToMean bool) string {
 		return fmt.Sprintf("%d points from the nodes' mean CPU use", percent)
 	}
 	return fmt.Sprintf("%d %% of their CPU used", percent)
+}
+
+// reportActivity fills in what the operator read of the descheduler's work: cycles and
+// evictions of the last hour, the nodes above the band by the descheduler's own query,
+// and the nodes without a fresh sample, for which the descheduler evicts nothing.
+func reportActivity(report *v1.DeschedulingStatus, thresholds render.DeschedulingThresholds, facts DeschedulingFacts) {
+	activity := facts.Activity
+	if activity == nil {
+		return
+	}
+	report.Unread = usertext.Cut(activity.Unread, maxUnreadInStatus)
+	if activity.Read {
+		summary := activity.Summary
+		report.CyclesLastHour = clampInt32(summary.Cycles)
+		report.EvictionsLastHour = clampInt32(deschedmetrics.Total(summary.Evicted))
+		for _, node := range deschedmetrics.Busiest(summary.Evicted, maxNodesListed) {
+			report.EvictedFrom = append(report.EvictedFrom, v1.NodeEvictions{Node: node, Pods: clampInt32(summary.Evicted[node])})
+		}
+		if !summary.LastCycleSeen.IsZero() {
+			report.LastCycleSeen = &metav1.Time{Time: summary.LastCycleSeen}
+		}
+		if !summary.CountedSince.IsZero() {
+			report.CountedSince = &metav1.Time{Time: summary.CountedSince}
+		}
+	}
+	if activity.NodeUse == nil {
+		return
+	}
+	above := NodesAboveBand(activity.NodeUse, thresholds)
+	report.NodesAboveBandCount = int32(len(above))
+	report.NodesAboveBand = above[:min(len(above), maxNodesListed)]
+	for _, node := range facts.NodeNames {
+		if _, fresh := activity.NodeUse[node]; !fresh {
+			report.NodesWithoutFreshMetrics++
+		}
+	}
+}
+
+// maxUnreadInStatus bounds what status says of what the operator could not read.
+const maxUnreadInStatus = 512
+
+// NodesAboveBand are the nodes whose use is above thresholds' EvictAbove, most used
+// first: percent of the node's CPU, or, relative to the mean, points above the mean use of
+// the nodes answered, as LowNodeUtilization compares them.
+func NodesAboveBand(use map[string]float64, thresholds render.DeschedulingThresholds) []string {
+	bound := float64(thresholds.EvictAbove)
+	if thresholds.Deviation && len(use) > 0 {
+		var sum float64
+		for _, share := range use {
+			sum += share * 100
+		}
+		bound += sum / float64(len(use))
+	}
+	var above []string
+	for node, share := range use {
+		if share*100 > bound {
+			above = append(above, node)
+		}
+	}
+	slices.SortFunc(above, func(a, b string) int {
+		if use[a] != use[b] {
+			return cmp.Compare(use[b], use[a])
+		}
+		return strings.Compare(a, b)
+	})
+	return above
+}
+
+// clampInt32 is count, at most the largest int32.
+func clampInt32(count uint64) int32 {
+	return int32(min(count, math.MaxInt32))
 }
