@@ -91,7 +91,8 @@ func TestRealDeschedulerTakesTheRenderedPolicy(t *testing.T) {
 			template.Spec.Containers[i].Ports[j].ContainerPort = int32(port)
 		}
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr) + "-0", Labels: template.Labels},
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr) + "-0", Labels: template.Labels,
+		Annotations: template.Annotations},
 		Spec: template.Spec}
 	s.g.Expect(adminClient.Create(s.ctx, pod)).To(Succeed())
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1", PodIPs: []corev1.PodIP{{IP: "127.0.0.1"}},

@@ -62,7 +62,7 @@ func (r *SecondarySchedulerReconciler) reportDescheduling(ctx context.Context, c
 }
 
 // deschedulerTarget is what the watcher reads for cr: the metrics of each running pod of
-// its descheduler, at the port its container names https, and the nodes' use by the
+// its descheduler in the current mode, at the port its container names https, and the nodes' use by the
 // descheduler's query, from the scheduler's Prometheus with the scheduler's credentials.
 // source identifies the latter without keeping the token twice.
 func (r *SecondarySchedulerReconciler) deschedulerTarget(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts) (
@@ -74,7 +74,8 @@ func (r *SecondarySchedulerReconciler) deschedulerTarget(ctx context.Context, cr
 	}
 	for _, pod := range pods.Items {
 		port := deschedulerMetricsPort(&pod)
-		if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || port == 0 || pod.DeletionTimestamp != nil {
+		if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || port == 0 || pod.DeletionTimestamp != nil ||
+			pod.Annotations[render.DeschedulingModeAnnotation] != string(target.mode) {
 			continue
 		}
 		target.pods = append(target.pods, deschedulerPod{name: pod.Name, uid: pod.UID,

@@ -29,6 +29,11 @@ const (
 // restarts it when its policy changes: it reads the policy once, at start.
 const DeschedulerPolicyHashAnnotation = "operator.secondary-scheduler.io/descheduler-policy-hash"
 
+// DeschedulingModeAnnotation is the annotation of the descheduler's pod template that says
+// its mode: what a pod's metrics count (evictions, or evictions it would have made) is
+// read only from the pods of the current mode.
+const DeschedulingModeAnnotation = "operator.secondary-scheduler.io/descheduling-mode"
+
 // deschedulerContainer is the descheduler's container in its Deployment.
 const deschedulerContainer = "descheduler"
 
@@ -150,7 +155,8 @@ func deschedulerDeployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNo
 	}{
 		{labels, []string{"spec", "selector", "matchLabels"}},
 		{deschedulerTemplateLabels(cr), []string{"spec", "template", "metadata", "labels"}},
-		{map[string]string{DeschedulerPolicyHashAnnotation: hex.EncodeToString(digest[:8])}, []string{"spec", "template", "metadata", "annotations"}},
+		{map[string]string{DeschedulerPolicyHashAnnotation: hex.EncodeToString(digest[:8]), DeschedulingModeAnnotation: string(cr.Spec.Descheduling.EffectiveMode())},
+			[]string{"spec", "template", "metadata", "annotations"}},
 		{DeschedulerName(cr), []string{"spec", "template", "spec", "serviceAccountName"}},
 		{DeschedulerName(cr), []string{"spec", "template", "spec", "volumes", "[name=policy]", "configMap", "name"}},
 	}
