@@ -40,23 +40,24 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	policy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}
 	s.g.Expect(s.get(policy)).To(Succeed())
 	s.g.Expect(policy.Data["policy.yaml"]).To(And(ContainSubstring("url: http://127.0.0.1:1"), ContainSubstring("MetricResource: 30"),
-		ContainSubstring("MetricResource: 50"), ContainSubstring("name: "+render.DeschedulerTokenSecretName(cr))))
+		ContainSubstring("MetricResource: 50")))
 	s.g.Expect(policy.Data).NotTo(HaveKey(ContainSubstring("token")), "no token in a ConfigMap")
 
-	// The token the scheduler presents, in the descheduler's own Secret, under its key.
+	// The token the scheduler presents, in the descheduler's own Secret, which its pods
+	// find at the ServiceAccount path.
 	schedulerToken := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.MetricsTokenSecretName(cr)}}
 	deschedulerToken := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerTokenSecretName(cr)}}
 	s.g.Eventually(func() error { return s.get(deschedulerToken) }).Should(Succeed())
 	s.g.Expect(s.get(schedulerToken)).To(Succeed())
-	s.g.Expect(deschedulerToken.Data["prometheusAuthToken"]).NotTo(BeEmpty())
-	s.g.Expect(schedulerToken.Data).To(ContainElement(deschedulerToken.Data["prometheusAuthToken"]), "the scheduler's own token")
+	s.g.Expect(deschedulerToken.Data["token"]).NotTo(BeEmpty())
+	s.g.Expect(schedulerToken.Data).To(ContainElement(deschedulerToken.Data["token"]), "the scheduler's own token")
+	s.g.Eventually(func() error { return s.get(deployment) }).Should(Succeed())
+	s.g.Expect(deployment.Spec.Template.Spec.Volumes).To(ContainElement(And(HaveField("Name", "prometheus-access"),
+		HaveField("Projected.Sources", ContainElement(HaveField("Secret.Name", deschedulerToken.Name))))))
 
 	clusterBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "descheduler")}}
 	s.g.Expect(s.get(clusterBinding)).To(Succeed())
 	s.g.Expect(clusterBinding.RoleRef.Name).To(Equal(render.DeschedulerClusterRole))
-	tokenReader := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr) + "-token-reader"}}
-	s.g.Expect(s.get(tokenReader)).To(Succeed())
-	s.g.Expect(tokenReader.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: render.DeschedulerTokenReaderClusterRole}))
 
 	// Status: no pod of it is ready yet; once one is (as a Deployment controller would say),
 	// it runs, with the bounds around the target of 40 %; in DryRun it says so.
@@ -105,7 +106,7 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 
 	// Without spec.descheduling, every object of the descheduler goes; the scheduler stays.
 	s.update(cr, func() { cr.Spec.Descheduling = nil })
-	for _, object := range []client.Object{deployment, policy, deschedulerToken, clusterBinding, tokenReader,
+	for _, object := range []client.Object{deployment, policy, deschedulerToken, clusterBinding,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}} {
 		s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(object)) }).Should(BeTrue(), "%T %s is deleted", object, object.GetName())
 	}

@@ -43,10 +43,9 @@ package controllers
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-plugin-preemptiontoleration;secondary-scheduler-plugin-sysched
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-plugin-topologicalsort
 
-// The roles of a descheduler (spec.descheduling), config/rbac/descheduler_roles.yaml: bound to
-// its ServiceAccount while the resource asks for one, the token reader only while it
-// presents a token to Prometheus.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-descheduler;secondary-scheduler-descheduler-token-reader
+// The role of a descheduler (spec.descheduling), config/rbac/descheduler_roles.yaml: bound to
+// its ServiceAccount while the resource asks for one.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=secondary-scheduler-descheduler
 
 // Placement: the nodes the scheduler's pods may run on (their labels, taints, cordoning
 // and readiness set the HighlyAvailable replica count) and those of its node pool; and

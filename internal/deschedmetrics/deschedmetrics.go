@@ -31,6 +31,7 @@ import (
 // (metrics/metrics.go); the process collector's start time comes from component-base's
 // legacy registry, which the descheduler serves.
 const (
+	buildInfoFamily    = "descheduler_build_info"
 	loopDurationFamily = "descheduler_loop_duration_seconds"
 	podsEvictedFamily  = "descheduler_pods_evicted_total"
 	processStartFamily = "process_start_time_seconds"
@@ -70,11 +71,17 @@ func Parse(page io.Reader) (Reading, error) {
 	if err != nil {
 		return Reading{}, fmt.Errorf("read the descheduler's metrics: %w", err)
 	}
-	loop, found := families[loopDurationFamily]
-	if !found || loop.GetType() != dto.MetricType_HISTOGRAM || len(loop.GetMetric()) != 1 {
-		return Reading{}, fmt.Errorf("the descheduler's metrics have no histogram %s: is this a descheduler?", loopDurationFamily)
+	if _, found := families[buildInfoFamily]; !found {
+		return Reading{}, fmt.Errorf("the metrics have no %s: is this a descheduler?", buildInfoFamily)
 	}
-	reading := Reading{Cycles: loop.GetMetric()[0].GetHistogram().GetSampleCount(), Evicted: map[string]uint64{}}
+	reading := Reading{Evicted: map[string]uint64{}}
+	// The histogram appears with the first cycle's end.
+	if loop, found := families[loopDurationFamily]; found {
+		if loop.GetType() != dto.MetricType_HISTOGRAM || len(loop.GetMetric()) != 1 {
+			return Reading{}, fmt.Errorf("the descheduler's %s is not one histogram", loopDurationFamily)
+		}
+		reading.Cycles = loop.GetMetric()[0].GetHistogram().GetSampleCount()
+	}
 	if start, found := families[processStartFamily]; found && len(start.GetMetric()) == 1 {
 		seconds := start.GetMetric()[0].GetGauge().GetValue()
 		if seconds > 0 && seconds < math.MaxInt32 {

@@ -10,7 +10,10 @@ import (
 
 // page is a descheduler's metrics page as v0.36.0 writes it, cut to the families read and
 // one more.
-const page = `# HELP descheduler_loop_duration_seconds [ALPHA] Time taken to complete a full descheduling cycle
+const page = `# HELP descheduler_build_info [ALPHA] Build info about descheduler
+# TYPE descheduler_build_info gauge
+descheduler_build_info{AppVersion="0.36",DeschedulerVersion="v20251120-v0.36.0",GitBranch="",GitSha1="",GoVersion="go1.26.1"} 0
+# HELP descheduler_loop_duration_seconds [ALPHA] Time taken to complete a full descheduling cycle
 # TYPE descheduler_loop_duration_seconds histogram
 descheduler_loop_duration_seconds_bucket{le="0.01"} 0
 descheduler_loop_duration_seconds_bucket{le="+Inf"} 3
@@ -39,6 +42,18 @@ func TestParseCountsCyclesAndEvictionsThatHappened(t *testing.T) {
 	want := Reading{Cycles: 3, Started: time.Unix(1764600000, 0), Evicted: map[string]uint64{"node-1": 3, "node-2": 1}}
 	if diff := cmp.Diff(want, reading); diff != "" {
 		t.Errorf("reading (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseCountsNoCycleBeforeTheFirstEnds(t *testing.T) {
+	start := strings.Index(page, "# HELP descheduler_loop_duration_seconds")
+	end := strings.Index(page, "# HELP descheduler_pods_evicted_total")
+	reading, err := Parse(strings.NewReader(page[:start] + page[end:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reading.Cycles != 0 {
+		t.Errorf("cycles = %d, want 0", reading.Cycles)
 	}
 }
 

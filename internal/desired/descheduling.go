@@ -19,41 +19,33 @@ func checkDescheduling(cr *v1.SecondaryScheduler, facts render.Facts) error {
 	if _, err := render.Thresholds(cr); err != nil {
 		return err
 	}
-	return checkDeschedulerReachesPrometheus(render.PrometheusURL(cr, facts), facts.MetricsToken != "" || facts.MetricsIdentity != nil,
-		facts.TrustedCA != nil)
+	return checkDeschedulerReachesPrometheus(render.PrometheusURL(cr, facts), facts.TrustedCA != nil)
 }
 
 // checkDeschedulerReachesPrometheus refuses an HTTPS Prometheus that the descheduler's
 // client (pkg/descheduler/client/client.go of sigs.k8s.io/descheduler v0.36.0) cannot
-// verify, as found with the real binary:
-//   - with a token, it trusts only the CA file at the ServiceAccount path, where the
-//     operator mounts the scheduler's caBundle: without one, no certificate verifies;
-//   - with a token, it verifies the certificate for the URL's host *with its port*
-//     ("x509: certificate is valid for localhost, not localhost:9395"): an address with
-//     a port never verifies;
-//   - without a token, it uses Go's system roots and ignores that file: a caBundle of a
-//     private CA is not used.
-func checkDeschedulerReachesPrometheus(address string, token, caBundle bool) error {
+// verify, as found with the real binary. It always presents a token (the scheduler's, or
+// a placeholder: render's deschedulerNoToken), and with one:
+//   - it trusts only the CA file at the ServiceAccount path, where the operator mounts the
+//     scheduler's caBundle: without one, no certificate verifies;
+//   - it verifies the certificate for the URL's host *with its port* ("x509: certificate
+//     is valid for localhost, not localhost:9395"): an address with a port never verifies.
+func checkDeschedulerReachesPrometheus(address string, caBundle bool) error {
 	parsed, err := url.Parse(address)
 	if err != nil || parsed.Scheme != "https" {
 		return nil // http, or an address the scheduler's own checks refuse
 	}
 	switch {
-	case token && parsed.Port() != "":
+	case parsed.Port() != "":
 		return refusal.New(v1.ReasonDeschedulerCannotReadPrometheus,
-			"the descheduler of spec.descheduling would present a token to %s, and its Prometheus client verifies the certificate "+
+			"the descheduler of spec.descheduling reads %s over HTTPS, and its Prometheus client verifies the certificate "+
 				"for the host with its port (%s), which no certificate names: give profile.metrics.address without a port, through "+
 				"a Service that serves Prometheus on 443, or remove spec.descheduling", usertext.Cut(address, 200), parsed.Host)
-	case token && !caBundle:
+	case !caBundle:
 		return refusal.New(v1.ReasonDeschedulerCannotReadPrometheus,
-			"the descheduler of spec.descheduling would present a token to %s, and its Prometheus client then trusts only the CA "+
+			"the descheduler of spec.descheduling reads %s over HTTPS, and its Prometheus client trusts only the CA "+
 				"bundle it is given, none without profile.metrics.caBundle: name the ConfigMap of the CA that signed Prometheus' "+
 				"certificate in profile.metrics.caBundle, or remove spec.descheduling", usertext.Cut(address, 200))
-	case !token && caBundle:
-		return refusal.New(v1.ReasonDeschedulerCannotReadPrometheus,
-			"the descheduler of spec.descheduling reads %s without a token, and its Prometheus client then trusts only the "+
-				"system's roots, not profile.metrics.caBundle: serve Prometheus with a certificate of a public CA, authenticate "+
-				"with profile.metrics.serviceAccountToken or tokenSecretRef, or remove spec.descheduling", usertext.Cut(address, 200))
 	}
 	return nil
 }

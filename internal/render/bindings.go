@@ -46,7 +46,7 @@ func Bindings(cr *v1.SecondaryScheduler) ([]Binding, error) {
 			return metricsTokenBinding(cr, MetricsIdentity{ClusterRole: DefaultMetricsClusterRole})
 		},
 		// The descheduler's (spec.descheduling).
-		deschedulerClusterRoleBinding, deschedulerLeaseElection.binding, deschedulerTokenReaderBinding)
+		deschedulerClusterRoleBinding, deschedulerLeaseElection.binding)
 	bindings := make([]Binding, 0, len(builders))
 	for _, build := range builders {
 		node, err := build(cr, &Result{})

@@ -66,10 +66,25 @@ func deschedulerBuilders(cr *v1.SecondaryScheduler, facts Facts) []func(*v1.Seco
 		deschedulerLeaseElection.role,
 		deschedulerLeaseElection.binding,
 	}
-	if metricsToken(facts) != "" {
-		builders = append(builders, deschedulerTokenSecret(metricsToken(facts)), deschedulerTokenReaderBinding)
-	}
+	builders = append(builders, deschedulerTokenSecret(deschedulerToken(facts)))
 	return append(builders, deschedulerConfigMap, deschedulerDeployment)
+}
+
+// deschedulerNoToken is what the descheduler's token Secret holds when the scheduler
+// presents no token to Prometheus. sigs.k8s.io/descheduler v0.36.0 builds its Prometheus
+// client, without a token Secret in its policy, from the token file at the ServiceAccount
+// path, and has none when that file is missing (its cycles then fail). The operator never
+// mounts a token of the cluster there (it would go to a Prometheus that asked for none):
+// this fixed, public value, which a Prometheus that authenticates no one ignores.
+const deschedulerNoToken = "none"
+
+// deschedulerToken is the token the descheduler presents to Prometheus: the scheduler's,
+// or deschedulerNoToken.
+func deschedulerToken(facts Facts) string {
+	if token := metricsToken(facts); token != "" {
+		return token
+	}
+	return deschedulerNoToken
 }
 
 func deschedulerServiceAccount(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
@@ -107,20 +122,6 @@ func deschedulerTokenSecret(token string) func(*v1.SecondaryScheduler, *Result) 
 		}
 		return node, setJSONValue(node, map[string][]byte{deschedulerTokenKey: []byte(token)}, "data")
 	}
-}
-
-// deschedulerTokenReaderBinding lets the descheduler read the Secrets of its namespace,
-// where its token is (DeschedulerTokenReaderClusterRole).
-func deschedulerTokenReaderBinding(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
-	node, err := newObject("rolebinding-lease.yaml", DeschedulerName(cr)+"-token-reader", cr.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	if err := setJSONValue(node, map[string]string{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-		"name": DeschedulerTokenReaderClusterRole}, "roleRef"); err != nil {
-		return nil, err
-	}
-	return node, setDeschedulerSubject(node, cr)
 }
 
 // deschedulerConfigMap holds the descheduler's policy and the kubeconfig it reaches the API
@@ -177,12 +178,22 @@ func deschedulerDeployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNo
 			return nil, err
 		}
 	}
+	// The ServiceAccount path holds what the descheduler's Prometheus client reads: the
+	// token it presents, and the CA it trusts (the scheduler's caBundle, else the API
+	// server's, which verifies no Prometheus).
+	caSource := &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+		Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}
 	if ca := result.trustedCA; ca != nil {
-		source := []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMap},
-			Items: []corev1.KeyToPath{{Key: ca.Key, Path: "ca.crt"}}}}}
-		if err := setJSONValue(node, source, "spec", "template", "spec", "volumes", "[name=metrics-ca]", "projected", "sources"); err != nil {
-			return nil, err
-		}
+		caSource = &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMap},
+			Items: []corev1.KeyToPath{{Key: ca.Key, Path: "ca.crt"}}}
+	}
+	prometheusAccess := []corev1.VolumeProjection{{ConfigMap: caSource}, {Secret: &corev1.SecretProjection{
+		LocalObjectReference: corev1.LocalObjectReference{Name: DeschedulerTokenSecretName(cr)},
+		Items:                []corev1.KeyToPath{{Key: deschedulerTokenKey, Path: "token"}}}}}
+	if err := setJSONValue(node, prometheusAccess, "spec", "template", "spec", "volumes", "[name=prometheus-access]", "projected", "sources"); err != nil {
+		return nil, err
+	}
+	if ca := result.trustedCA; ca != nil {
 		if err := setNode(node, yaml.NewStringRNode(ca.Hash), "spec", "template", "metadata", "annotations", TrustedCAHashAnnotation); err != nil {
 			return nil, err
 		}

@@ -104,20 +104,18 @@ const (
 	// DeschedulerClusterRole reads nodes, namespaces, pods, PriorityClasses,
 	// PodDisruptionBudgets and PersistentVolumeClaims, creates Events and evicts pods.
 	DeschedulerClusterRole = "secondary-scheduler-descheduler"
-	// DeschedulerTokenReaderClusterRole reads Secrets, bound in the scheduler's namespace
-	// only while the descheduler presents a token: its Prometheus client watches the
-	// Secrets of the token's namespace (it takes no name to narrow the watch to).
-	DeschedulerTokenReaderClusterRole = "secondary-scheduler-descheduler-token-reader"
 )
 
 // deschedulerTokenKey is the key of the token in its Secret, as the descheduler reads it
 // (prometheus_client_controller.go of sigs.k8s.io/descheduler).
-const deschedulerTokenKey = "prometheusAuthToken"
+const deschedulerTokenKey = "token"
 
 // deschedulerPolicy renders the descheduler's policy for cr
 // (bindata/assets/descheduler/policy.yaml): the thresholds Thresholds derives, the
-// scheduler's Prometheus and node pool, the token Secret when the scheduler presents a
-// token.
+// scheduler's Prometheus and node pool. It names no token Secret: the descheduler then
+// reads its token from the ServiceAccount path, where its Deployment projects it, at the
+// start of each cycle; with a Secret, v0.36.0 builds its client only once a watch of the
+// namespace's Secrets reports it, after its first cycle has run without one.
 func deschedulerPolicy(cr *v1.SecondaryScheduler, facts Facts) ([]byte, error) {
 	thresholds, err := Thresholds(cr)
 	if err != nil {
@@ -153,12 +151,6 @@ func deschedulerPolicy(cr *v1.SecondaryScheduler, facts Facts) ([]byte, error) {
 		{prometheus, PrometheusURL(cr, facts), []string{"url"}},
 	} {
 		if err := setValue(field.node, field.value, field.path...); err != nil {
-			return nil, err
-		}
-	}
-	if metricsToken(facts) != "" {
-		reference := map[string]any{"secretReference": map[string]any{"namespace": cr.Namespace, "name": DeschedulerTokenSecretName(cr)}}
-		if err := setValue(prometheus, reference, "authToken"); err != nil {
 			return nil, err
 		}
 	}

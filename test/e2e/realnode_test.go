@@ -53,8 +53,8 @@ type realNodeImages struct {
 }
 
 // buildRealNodeImages builds the images into an archive in dir, from static builds of this
-// checkout and the control plane's kube-scheduler.
-func buildRealNodeImages(dir string) realNodeImages {
+// checkout and the control plane's kube-scheduler, and the extra images given.
+func buildRealNodeImages(dir string, extra ...images.Spec) realNodeImages {
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	static := func(name, pkg string) string {
 		binary := filepath.Join(dir, name)
@@ -78,7 +78,7 @@ func buildRealNodeImages(dir string) realNodeImages {
 		specs = append(specs, images.Scheduler(defaultImage.Reference, defaultImage.Kind, plugins))
 		built.scheduler = ""
 	}
-	Expect(images.Write(built.archive, specs...)).To(Succeed())
+	Expect(images.Write(built.archive, append(specs, extra...)...)).To(Succeed())
 	return built
 }
 
@@ -99,13 +99,14 @@ func installedOperatorImage() string {
 	return ""
 }
 
-// newRealNodeCluster is a cluster of its own whose one node is real, holding the images built.
-func newRealNodeCluster(name string, built realNodeImages) *installCluster {
+// newRealNodeCluster is a cluster of its own whose one real node holds the images built,
+// beside fakeNodes kwok nodes (tainted, for workloads that tolerate it: hack/local-cluster.sh).
+func newRealNodeCluster(name string, built realNodeImages, fakeNodes int) *installCluster {
 	dir := filepath.Join(outputDir, name)
 	nodeEnv := []string{"CLUSTER_NAME=" + name, "OUTPUT_DIR=" + dir, "CONTROL_PLANE_DIR=" + controlPlaneDir, "IMAGES=" + built.archive}
 	realNode(nodeEnv, "down") // a node left over from an interrupted run
 	localCluster(name, dir, "down")
-	localCluster(name, dir, "up", "APPLY_CRD=false", "REAL_NODE=true", "FAKE_NODES=0")
+	localCluster(name, dir, "up", "APPLY_CRD=false", "REAL_NODE=true", "FAKE_NODES="+strconv.Itoa(fakeNodes))
 	c := connectInstallCluster(name, dir)
 	DeferCleanup(func() {
 		if CurrentSpecReport().Failed() {
@@ -208,7 +209,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 	)
 	BeforeAll(func() {
 		built = buildRealNodeImages(filepath.Join(outputDir, "real-node-images"))
-		c = newRealNodeCluster("real-node", built)
+		c = newRealNodeCluster("real-node", built, 0)
 		c.kubectl("apply", "--server-side", "-f", filepath.Join(repoRoot, "dist", "install.yaml"))
 	})
 

@@ -71,10 +71,8 @@ var (
 	// scheduler-plugins' controller: cluster-wide, and its leader election in kube-system.
 	pluginControllerRole     = clusterRole(render.PluginControllerName)
 	pluginControllerElection = role("kube-system", render.PluginControllerName+"-leader-election")
-	// The descheduler of spec.descheduling, and the Secrets of its namespace while it
-	// presents a token.
+	// The descheduler of spec.descheduling.
 	deschedulerRole = clusterRole(render.DeschedulerClusterRole)
-	tokenReaderRole = clusterRole(render.DeschedulerTokenReaderClusterRole)
 )
 
 // allowedRule grants verbs on resources of one API group, on only the named objects when
@@ -119,7 +117,7 @@ var allowedRules = append([]allowedRule{
 	{managerRole, rbacGroup, []string{"clusterroles"},
 		[]string{"system:kube-scheduler", "system:volume-scheduler", "secondary-scheduler-metrics-reader", "cluster-monitoring-view"}, []string{"bind"}},
 	{managerRole, rbacGroup, []string{"clusterroles"}, pluginRolesBound(), []string{"bind"}},
-	{managerRole, rbacGroup, []string{"clusterroles"}, []string{render.DeschedulerClusterRole, render.DeschedulerTokenReaderClusterRole}, []string{"bind"}},
+	{managerRole, rbacGroup, []string{"clusterroles"}, []string{render.DeschedulerClusterRole}, []string{"bind"}},
 	{managerRole, monitoring, []string{"prometheuses"}, nil, []string{"list"}},
 	{managerRole, monitoring, []string{"prometheusrules"}, nil, []string{"get", "list", "create", "update", "patch", "delete"}},
 	{managerRole, "authentication.k8s.io", []string{"tokenreviews"}, nil, []string{"create"}},
@@ -182,7 +180,6 @@ var allowedRules = append([]allowedRule{
 	{deschedulerRole, "policy", []string{"poddisruptionbudgets"}, nil, readVerbs},
 	{deschedulerRole, core, []string{"pods/eviction"}, nil, []string{"create"}},
 	{deschedulerRole, "events.k8s.io", []string{"events"}, nil, []string{"create", "update"}},
-	{tokenReaderRole, core, []string{"secrets"}, nil, readVerbs},
 
 	// Bound by others: scrapers of the operator's metrics, people who manage or read
 	// SecondarySchedulers. (What schedulers are bound to for their plugins,
