@@ -176,6 +176,7 @@ func deschedulerPolicy(cr *v1.SecondaryScheduler, facts Facts) ([]byte, error) {
 		{int(thresholds.EvictAbove), []string{"targetThresholds", "MetricResource"}},
 		{protected, []string{"evictableNamespaces", "exclude"}},
 		{query, []string{"metricsUtilization", "prometheus", "query"}},
+		{int(perNode), []string{"evictionLimits", "node"}},
 	}
 	if thresholds.Deviation {
 		fields = append(fields, struct {
