@@ -35,19 +35,24 @@ import (
 // nothing. The objects are applied concurrently, in waves (applyWave): what is
 // referenced before what references it. A refusal of the API server for the object's
 // content is the user's to fix and returned as a refusal. It returns the scheduler's
-// Deployment as it now is. An object that needs cr's finalizer (needsFinalizer) is
+// Deployment as it now is; the descheduler's Deployment comes after it. An object that needs cr's finalizer (needsFinalizer) is
 // written once finalizer has landed (applyIfChanged); the others are written beside it.
 func (r *writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, rendered *render.Result,
 	live ownership.Live, finalizer *finalizerPatch) (*appsv1.Deployment, error) {
 	var waves [applyWaves][]*unstructured.Unstructured
+	// The scheduler's Deployment, and the others (the descheduler's), which come after it.
 	var deployment *unstructured.Unstructured
+	var otherDeployments []*unstructured.Unstructured
 	for _, object := range rendered.Objects {
-		if object.GetKind() == "Deployment" {
+		switch {
+		case object.GetKind() == "Deployment" && object.GetName() == render.WorkloadName(cr):
 			deployment = object
-			continue
+		case object.GetKind() == "Deployment":
+			otherDeployments = append(otherDeployments, object)
+		default:
+			wave := applyWave(object)
+			waves[wave] = append(waves[wave], object)
 		}
-		wave := applyWave(object)
-		waves[wave] = append(waves[wave], object)
 	}
 	for _, wave := range waves {
 		if err := r.applyAll(ctx, cr, wave, live, finalizer); err != nil {
@@ -60,6 +65,9 @@ func (r *writer) apply(ctx context.Context, cr *v1.SecondaryScheduler, found *ga
 		if applied, err = r.applyDeployment(ctx, cr, deployment, live, finalizer); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.applyAll(ctx, cr, otherDeployments, live, finalizer); err != nil {
+		return nil, err
 	}
 	if err := r.pruneChildren(ctx, cr, rendered.Objects); err != nil {
 		return nil, err

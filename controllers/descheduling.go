@@ -11,6 +11,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -30,14 +32,14 @@ var errNoMutatingAdmission = errors.New("this cluster does not serve MutatingAdm
 // pods by is in place, and what the operator last read of its work (DeschedulerWatcher),
 // which it asks to go on reading the descheduler's pods and the nodes' use.
 func (r *SecondarySchedulerReconciler) reportDescheduling(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts,
-	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) error {
+	pause render.DeschedulerPause, status *v1.SecondarySchedulerStatus, conditions *report.Conditions) error {
 	key := client.ObjectKeyFromObject(cr)
 	if cr.Spec.Descheduling == nil {
 		r.deschedulerWatcher.forget(key)
 		report.Descheduling(cr, status, conditions, report.DeschedulingFacts{})
 		return nil
 	}
-	facts := report.DeschedulingFacts{NodeNames: found.NodeNames}
+	facts := report.DeschedulingFacts{NodeNames: found.NodeNames, Pause: pause}
 	deployment := &appsv1.Deployment{}
 	err := r.cache.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: render.DeschedulerName(cr)}, deployment)
 	switch {
@@ -124,4 +126,16 @@ func (r *SecondarySchedulerReconciler) everyDeschedulingSecondaryScheduler(ctx c
 	return r.secondarySchedulersWhere(ctx, "a change of the scheduler-name policy", func(cr *v1.SecondaryScheduler) bool {
 		return cr.Spec.Descheduling != nil
 	})
+}
+
+// servedConfigHash is the configuration hash of cr's scheduler last observed serving:
+// status.configHash while Available is True with reason SchedulerReady, else "". The
+// descheduler runs only while it is the configuration rendered now (render's
+// DeschedulerPause).
+func servedConfigHash(cr *v1.SecondaryScheduler) string {
+	available := meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionAvailable))
+	if available == nil || available.Status != metav1.ConditionTrue || available.Reason != string(v1.ReasonSchedulerReady) {
+		return ""
+	}
+	return cr.Status.ConfigHash
 }

@@ -36,6 +36,7 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	s.g.Eventually(func() error { return s.get(deployment) }).Should(Succeed(), "the descheduler's Deployment is created")
 	s.g.Expect(deployment.Spec.Template.Spec.Containers[0].Image).To(Equal(render.DefaultDeschedulerImage))
 	s.g.Expect(deployment.Spec.Template.Spec.ServiceAccountName).To(Equal(render.DeschedulerName(cr)))
+	s.g.Expect(s.deployment(cr)).NotTo(BeNil(), "the scheduler's Deployment is applied beside the descheduler's")
 
 	policy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}
 	s.g.Expect(s.get(policy)).To(Succeed())
@@ -58,6 +59,17 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	clusterBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "descheduler")}}
 	s.g.Expect(s.get(clusterBinding)).To(Succeed())
 	s.g.Expect(clusterBinding.RoleRef.Name).To(Equal(render.DeschedulerClusterRole))
+
+	// Paused while no scheduler of this configuration serves: no descheduler pod runs.
+	paused := s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionFalse, v1.ReasonDeschedulerPaused)
+	s.g.Expect(paused.Message).To(ContainSubstring("until the scheduler of the current configuration serves"))
+	s.g.Expect(s.get(deployment)).To(Succeed())
+	s.g.Expect(*deployment.Spec.Replicas).To(BeZero())
+	s.markDeploymentReady(cr)
+	s.g.Eventually(func() int32 {
+		s.g.Expect(s.get(deployment)).To(Succeed())
+		return *deployment.Spec.Replicas
+	}).Should(Equal(int32(2)), "the descheduler resumes once the scheduler serves")
 
 	// Status: no pod of it is ready yet; once one is (as a Deployment controller would say),
 	// it runs, with the bounds around the target of 40 %; in DryRun it says so.

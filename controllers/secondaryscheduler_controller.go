@@ -250,7 +250,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err := r.reportPluginController(ctx, status, rendered); err != nil {
 		return outcome{}, err
 	}
-	if err := r.reportDescheduling(ctx, cr, found, status, conditions); err != nil {
+	if err := r.reportDescheduling(ctx, cr, found, rendered.DeschedulerPause, status, conditions); err != nil {
 		return outcome{}, err
 	}
 	report.Gang(status, rendered.Config)
@@ -268,6 +268,11 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	report.Degraded(conditions, report.PlacementProblem(cr, found.Placement), extenderProblem, metricsProblem, observed.PodProblem,
 		report.RolloutStalled(observed.Deployment))
 	next := outcome{requeueAfter: observed.RequeueAfter, imageSkew: rendered.Image.Skew}
+	if rendered.DeschedulerPause == render.PausedSchedulerRollingOut && servedConfigHash(&v1.SecondaryScheduler{Status: *status}) == rendered.ConfigHash {
+		// The scheduler rendered now serves, as this reconcile saw: the next one resumes
+		// the descheduler, and nothing else may bring it soon.
+		next.requeueAfter = report.Sooner(next.requeueAfter, time.Second)
+	}
 	if extenderRecheck > 0 {
 		// Extenders come and go without an event: probe them again in a while.
 		next.requeueAfter = report.Sooner(next.requeueAfter, extenderRecheck)
@@ -315,6 +320,7 @@ func (r *SecondarySchedulerReconciler) applyDesired(ctx context.Context, cr *v1.
 	if err != nil {
 		return nil, err
 	}
+	found = found.WithServedConfigHash(servedConfigHash(cr))
 	rendered, err := desired.Scheduler(cr, found)
 	if err != nil {
 		return nil, err

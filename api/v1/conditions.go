@@ -329,6 +329,10 @@ const (
 	// ReasonDeschedulerNotReady: no pod of the descheduler is ready yet; the message says
 	// what its Deployment reports.
 	ReasonDeschedulerNotReady ConditionReason = "DeschedulerNotReady"
+	// ReasonDeschedulerPaused: the descheduler is paused (no pod runs) while the scheduler
+	// scores nodes by their requests (the failsafe) or is not yet serving its current
+	// configuration: a pod evicted then could be placed back on the node it left.
+	ReasonDeschedulerPaused ConditionReason = "DeschedulerPaused"
 	// ReasonSchedulerNamePolicyMissing: the admission policy that labels pods with their
 	// scheduler's name, by which the descheduler selects its scheduler's pods, is not in
 	// place as the installer ships it (dist/routing.yaml): the descheduler runs, but finds no

@@ -279,6 +279,17 @@ func (f *Facts) WithBoundToken(token *render.BoundToken) *Facts {
 	return &copied
 }
 
+// WithServedConfigHash is f with the configuration hash of the scheduler last seen
+// serving; f itself when that is already so.
+func (f *Facts) WithServedConfigHash(hash string) *Facts {
+	if f.Render.ServedConfigHash == hash {
+		return f
+	}
+	copied := *f
+	copied.Render.ServedConfigHash = hash
+	return &copied
+}
+
 // WithScoreByRequests is f with the scheduler to be rendered by requests (the failsafe's
 // stand-in configuration) or by load; f itself when that is already so.
 func (f *Facts) WithScoreByRequests(byRequests bool) *Facts {

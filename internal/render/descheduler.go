@@ -52,6 +52,35 @@ func deschedulerTemplateLabels(cr *v1.SecondaryScheduler) map[string]string {
 	return labels
 }
 
+// DeschedulerPause says why the descheduler of spec.descheduling is paused.
+type DeschedulerPause string
+
+const (
+	// DeschedulerRuns: it is not paused.
+	DeschedulerRuns DeschedulerPause = ""
+	// PausedScoringByRequests: the scheduler scores nodes by their requests while its
+	// metrics are unusable (the failsafe), so a pod evicted from a hot node could be placed
+	// back on it; and the descheduler, which reads the same metrics, would evict nothing.
+	PausedScoringByRequests DeschedulerPause = "ScoringByRequests"
+	// PausedSchedulerRollingOut: the scheduler last seen serving is not of the
+	// configuration rendered now (it rolls out, or is not ready yet), so the pods the
+	// descheduler evicts could be placed by another rule than its own.
+	PausedSchedulerRollingOut DeschedulerPause = "SchedulerRollingOut"
+)
+
+// deschedulerPause is why the descheduler must not evict now: a scheduler other than the
+// load-aware one rendered with configHash would place what it evicts, and a pod could come
+// back to the node it left, which is the eviction loop the band exists to prevent.
+func deschedulerPause(facts Facts, configHash string) DeschedulerPause {
+	switch {
+	case facts.ScoreByRequests:
+		return PausedScoringByRequests
+	case facts.ServedConfigHash != configHash:
+		return PausedSchedulerRollingOut
+	}
+	return DeschedulerRuns
+}
+
 // deschedulerBuilders are the builders of the descheduler's objects, in the order they are
 // applied: its identity and permissions first, its Deployment last. None without
 // spec.descheduling.
@@ -214,7 +243,12 @@ func deschedulerDeployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNo
 		"--descheduling-interval=" + cr.Spec.Descheduling.EffectiveInterval().String(),
 		"--v=3",
 	}
-	if cr.Spec.Descheduling.EffectiveMode() == v1.DeschedulingDryRun {
+	if result.DeschedulerPause != DeschedulerRuns {
+		// Paused: no pod, so no cycle; the objects stay, ready to resume.
+		if err := setValue(node, 0, "spec", "replicas"); err != nil {
+			return nil, err
+		}
+	} else if cr.Spec.Descheduling.EffectiveMode() == v1.DeschedulingDryRun {
 		command = append(command, "--dry-run=true")
 		// In dry run the descheduler elects no leader (descheduler.go of v0.36.0: it warns
 		// and runs alone), so a second replica would report each cycle twice.

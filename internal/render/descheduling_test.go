@@ -59,9 +59,22 @@ func TestDeschedulerGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			expectGolden(t, tt.name+"-policy", string(policy))
-			result, err := Render(cr, tt.facts)
+			// Rendered as it runs: the scheduler of this very configuration serves.
+			paused, err := Render(cr, tt.facts)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if paused.DeschedulerPause != PausedSchedulerRollingOut {
+				t.Errorf("with no scheduler seen serving, the descheduler's pause is %q, want %q", paused.DeschedulerPause, PausedSchedulerRollingOut)
+			}
+			serving := tt.facts
+			serving.ServedConfigHash = paused.ConfigHash
+			result, err := Render(cr, serving)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.DeschedulerPause != DeschedulerRuns {
+				t.Errorf("the descheduler is paused (%s) while its scheduler serves", result.DeschedulerPause)
 			}
 			var objects []*unstructured.Unstructured
 			for _, object := range result.Objects {
@@ -70,6 +83,55 @@ func TestDeschedulerGolden(t *testing.T) {
 				}
 			}
 			expectGoldenObjects(t, tt.name, objects)
+		})
+	}
+}
+
+// TestDeschedulerPausesWhileAnotherSchedulerPlaces checks that the descheduler runs no pod
+// while the scheduler scores by requests, or while the one serving is not of the
+// configuration rendered: what it evicted could come back to the node it left.
+func TestDeschedulerPausesWhileAnotherSchedulerPlaces(t *testing.T) {
+	cr := deschedulingScheduler(v1.Profile{Type: v1.TargetLoadPackingProfile}, v1.Descheduling{})
+	facts := Facts{PrometheusAddress: "http://prometheus-k8s.monitoring.svc:9090", KubernetesMinor: 37, PlacementNodes: 3}
+	first, err := Render(cr, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRequests := facts
+	byRequests.ScoreByRequests = true
+	byRequestsResult, err := Render(cr, byRequests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		served string
+		facts  Facts
+		want   DeschedulerPause
+	}{
+		{"the scheduler rendered serves", first.ConfigHash, facts, DeschedulerRuns},
+		{"none seen serving", "", facts, PausedSchedulerRollingOut},
+		{"an earlier configuration serves", "0123456789abcdef", facts, PausedSchedulerRollingOut},
+		{"scoring by requests, even once it serves", byRequestsResult.ConfigHash, byRequests, PausedScoringByRequests},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.facts.ServedConfigHash = tc.served
+			result, err := Render(cr, tc.facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if result.DeschedulerPause != tc.want {
+				t.Errorf("pause %q, want %q", result.DeschedulerPause, tc.want)
+			}
+			for _, object := range result.Objects {
+				if object.GetKind() != "Deployment" || object.GetName() != DeschedulerName(cr) {
+					continue
+				}
+				replicas, _, _ := unstructured.NestedInt64(object.Object, "spec", "replicas")
+				if paused := tc.want != DeschedulerRuns; paused != (replicas == 0) {
+					t.Errorf("the descheduler's Deployment has %d replicas, paused %t", replicas, paused)
+				}
+			}
 		})
 	}
 }

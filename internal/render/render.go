@@ -50,6 +50,11 @@ type Facts struct {
 	// its metrics are unavailable (profile.metrics.whenUnavailable: ScoreByRequests; the
 	// operator decides, with hysteresis, and records it in status.metrics.scoring).
 	ScoreByRequests bool
+	// ServedConfigHash is the configuration hash of the scheduler last observed serving
+	// (status.configHash while Available is True with reason SchedulerReady), empty when
+	// none was: the descheduler is paused while the scheduler that will place the pods it
+	// evicts is not the one rendered now (DeschedulerPause).
+	ServedConfigHash string
 	// PrometheusAddress is the Prometheus that discovery found, for a load-aware profile
 	// reading Prometheus without an address of its own.
 	PrometheusAddress string
@@ -123,6 +128,9 @@ type Result struct {
 	pluginClusterRoles []string
 	// deschedulerPolicy is the descheduler's policy (spec.descheduling), nil without one.
 	deschedulerPolicy []byte
+	// DeschedulerPause is why the descheduler is paused (its Deployment scaled to zero),
+	// DeschedulerRuns while it runs or without spec.descheduling.
+	DeschedulerPause DeschedulerPause
 }
 
 // Render renders every object of cr's scheduler.
@@ -176,6 +184,7 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		if result.deschedulerPolicy, err = deschedulerPolicy(cr, facts); err != nil {
 			return nil, err
 		}
+		result.DeschedulerPause = deschedulerPause(facts, result.ConfigHash)
 		builders = append(builders, deschedulerBuilders(cr, facts)...)
 	}
 	for _, build := range builders {

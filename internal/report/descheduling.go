@@ -27,6 +27,8 @@ type DeschedulingFacts struct {
 	PolicyProblem error
 	// NodeNames are the nodes the scheduler places pods on.
 	NodeNames []string
+	// Pause is why the descheduler is paused, render.DeschedulerRuns while it runs.
+	Pause render.DeschedulerPause
 	// Activity is what the operator last read of the descheduler's work, nil before it
 	// first looked.
 	Activity *DeschedulerActivity
@@ -71,6 +73,15 @@ func Descheduling(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus
 	reportActivity(report, thresholds, facts)
 	status.Descheduling = report
 	switch {
+	case facts.Pause == render.PausedScoringByRequests:
+		conditions.Set(v1.ConditionDescheduling, false, v1.ReasonDeschedulerPaused,
+			"the descheduler is paused while the scheduler scores nodes by their requests (its metrics are unusable: see "+
+				"MetricsAvailable): a pod evicted now could be placed back on the node it left. It resumes once the scheduler "+
+				"scores by load again")
+	case facts.Pause == render.PausedSchedulerRollingOut:
+		conditions.Set(v1.ConditionDescheduling, false, v1.ReasonDeschedulerPaused,
+			"the descheduler is paused until the scheduler of the current configuration serves (see Available): a pod evicted "+
+				"before could be placed by another configuration, back on the node it left")
 	case report.ReadyReplicas == 0:
 		conditions.Set(v1.ConditionDescheduling, false, v1.ReasonDeschedulerNotReady, fmt.Sprintf(
 			"no pod of the descheduler (Deployment %s) is ready: kubectl -n %s describe deployment %s, and the events of its pods, say why",

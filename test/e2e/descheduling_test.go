@@ -103,6 +103,24 @@ var _ = Describe("Descheduling on a real node", Ordered, Label(realNodeLabel), f
 		return before
 	}
 
+	// expectSchedulerAvoidsHot waits until the scheduler places a new pod away from hot: it
+	// reads the same series as the descheduler, on a cycle of its own, and a canary shows
+	// that it no longer takes hot for the node nearest its target.
+	canary := 0
+	expectSchedulerAvoidsHot := func() {
+		Eventually(func() string {
+			canary++
+			pod := workload(workloadNamespace, fmt.Sprintf("canary-%d", canary), "load-aware", "100m", pauseImage)
+			Expect(c.client.Create(ctx, pod)).To(Succeed())
+			defer func() { Expect(client.IgnoreNotFound(c.client.Delete(ctx, pod))).To(Succeed()) }()
+			Eventually(func() string {
+				Expect(c.client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+				return pod.Spec.NodeName
+			}).ShouldNot(BeEmpty())
+			return pod.Spec.NodeName
+		}, "3m", "1s").ShouldNot(Equal(hot), "the scheduler places a new pod away from hot node %s", hot)
+	}
+
 	BeforeAll(func() {
 		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
 			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
@@ -170,21 +188,7 @@ var _ = Describe("Descheduling on a real node", Ordered, Label(realNodeLabel), f
 		evictAbove := float64(render.TargetUtilization(loadAware) + v1.DefaultDeschedulingBandPercent)
 		Eventually(func() float64 { return deschedulerReads()[hot] }).Should(BeNumerically(">", evictAbove),
 			"the descheduler's query reads node %s above the band", hot)
-		// The scheduler reads the same series on a cycle of its own: a canary placed away
-		// from hot shows it no longer takes hot for the node nearest its target.
-		canary := 0
-		Eventually(func() string {
-			canary++
-			name := fmt.Sprintf("canary-%d", canary)
-			pod := workload(workloadNamespace, name, "load-aware", "100m", pauseImage)
-			Expect(c.client.Create(ctx, pod)).To(Succeed())
-			defer func() { Expect(client.IgnoreNotFound(c.client.Delete(ctx, pod))).To(Succeed()) }()
-			Eventually(func() string {
-				Expect(c.client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-				return pod.Spec.NodeName
-			}).ShouldNot(BeEmpty())
-			return pod.Spec.NodeName
-		}, "3m", "1s").ShouldNot(Equal(hot), "the scheduler places a new pod away from hot node %s", hot)
+		expectSchedulerAvoidsHot()
 	})
 
 	It("in mode DryRun evicts nothing, and reports what it would evict", func() {
@@ -220,6 +224,9 @@ var _ = Describe("Descheduling on a real node", Ordered, Label(realNodeLabel), f
 		prometheus.Restart()
 		Eventually(func() float64 { return deschedulerReads()[hot] }).Should(BeNumerically(">", float64(descheduling().EvictAbovePercent)))
 		Eventually(func() int { return len(deschedulerReads()) }).Should(Equal(len(nodes)), "every node has a fresh sample again")
+		// The scheduler lost its view of the nodes' load while Prometheus was down.
+		expectSchedulerAvoidsHot()
+		Expect(c.condition(namespace, "load-aware", "Descheduling", "reason")).To(Equal(string(v1.ReasonDeschedulerReady)))
 		before := restartDescheduler()
 		Eventually(descheduling, "3m").Should(And(HaveField("CyclesLastHour", BeNumerically(">", before)),
 			HaveField("EvictionsLastHour", BeEquivalentTo(len(onHot))),
