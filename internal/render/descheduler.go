@@ -56,13 +56,13 @@ func deschedulerTemplateLabels(cr *v1.SecondaryScheduler) map[string]string {
 type DeschedulerPause string
 
 const (
-	// DeschedulerRuns: it is not paused.
+	// DeschedulerRuns says it is not paused.
 	DeschedulerRuns DeschedulerPause = ""
-	// PausedScoringByRequests: the scheduler scores nodes by their requests while its
+	// PausedScoringByRequests says the scheduler scores nodes by their requests while its
 	// metrics are unusable (the failsafe), so a pod evicted from a hot node could be placed
 	// back on it; and the descheduler, which reads the same metrics, would evict nothing.
 	PausedScoringByRequests DeschedulerPause = "ScoringByRequests"
-	// PausedSchedulerRollingOut: the scheduler last seen serving is not of the
+	// PausedSchedulerRollingOut says the scheduler last seen serving is not of the
 	// configuration rendered now (it rolls out, or is not ready yet), so the pods the
 	// descheduler evicts could be placed by another rule than its own.
 	PausedSchedulerRollingOut DeschedulerPause = "SchedulerRollingOut"
