@@ -180,3 +180,37 @@ func TestThresholds(t *testing.T) {
 		})
 	}
 }
+
+// TestDeschedulingTurnsOffDefaultSpreading checks that the scheduler of a descheduling
+// resource has no default topology spreading, which would place an evicted pod back on the
+// node it left (the one with the fewest pods of its workload), and that without
+// descheduling the scheduler keeps it.
+func TestDeschedulingTurnsOffDefaultSpreading(t *testing.T) {
+	facts := Facts{PrometheusAddress: "http://prometheus-k8s.monitoring.svc:9090", KubernetesMinor: 37, PlacementNodes: 3}
+	for _, profileType := range []v1.ProfileType{v1.TargetLoadPackingProfile, v1.LoadVariationRiskBalancingProfile} {
+		descheduling := deschedulingScheduler(v1.Profile{Type: profileType}, v1.Descheduling{})
+		plain := descheduling.DeepCopy()
+		plain.Spec.Descheduling = nil
+		for _, tc := range []struct {
+			cr       *v1.SecondaryScheduler
+			spreads  bool
+			scenario string
+		}{{descheduling, false, "with descheduling"}, {plain, true, "without"}} {
+			result, err := Render(tc.cr, facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spreads := true
+			for _, profile := range result.Config.Profiles {
+				for _, plugin := range profile.PluginConfig {
+					if plugin.Name == "PodTopologySpread" && strings.Contains(string(plugin.Args.Raw), `"defaultConstraints":[]`) {
+						spreads = false
+					}
+				}
+			}
+			if spreads != tc.spreads {
+				t.Errorf("%s %s: default spreading %t, want %t", profileType, tc.scenario, spreads, tc.spreads)
+			}
+		}
+	}
+}

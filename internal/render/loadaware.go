@@ -28,7 +28,17 @@ func loadAwareConfig(cr *v1.SecondaryScheduler, profile profile, discoveredProme
 	if err != nil {
 		return nil, err
 	}
-	return config, setValue(profileNode, []map[string]any{{"name": plugin, "args": args}}, "pluginConfig")
+	pluginConfig := []map[string]any{{"name": plugin, "args": args}}
+	if cr.Spec.Descheduling != nil {
+		// The scheduler's default topology spreading places a pod of a workload on the node
+		// with the fewest of its pods: the very node the descheduler just relieved of them,
+		// whatever its load (seen on a real node, TargetLoadPacking's weight against
+		// PodTopologySpread's). Without it, the load-aware plugin decides where an evicted
+		// pod goes, as the band assumes; constraints that pods set themselves still apply.
+		pluginConfig = append(pluginConfig, map[string]any{"name": "PodTopologySpread",
+			"args": map[string]any{"defaultingType": "List", "defaultConstraints": []any{}}})
+	}
+	return config, setValue(profileNode, pluginConfig, "pluginConfig")
 }
 
 // trimaranArgs are the plugin's args: the part shared by every Trimaran plugin (where
