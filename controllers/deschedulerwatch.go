@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -36,9 +35,6 @@ const deschedulerReadParallelism = 4
 // from the last one reported brings a reconcile, and nothing else does, so that an idle
 // descheduler costs reads, never writes.
 type DeschedulerWatcher struct {
-	// Dial opens connections to Prometheus; nil for net.Dialer's. The descheduler's pods
-	// are dialed at their IP.
-	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// Timeout bounds each request; Interval is the time between two looks.
 	Timeout, Interval time.Duration
 	// Now is the clock.

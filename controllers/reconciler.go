@@ -162,7 +162,7 @@ func NewSecondarySchedulerReconciler(mgr ctrl.Manager, options Options) (*Second
 		references:     newReferenceWatches(clientset.CoreV1().RESTClient()),
 		metricsProber:  &MetricsProber{Dial: dial, Timeout: metricsProbeTimeout, Interval: options.MetricsProbeInterval},
 		extenderProber: &ExtenderProber{Dial: dial, Timeout: extenderProbeTimeout, Interval: options.ExtenderProbeInterval},
-		deschedulerWatcher: &DeschedulerWatcher{Dial: dial, Timeout: extenderProbeTimeout,
+		deschedulerWatcher: &DeschedulerWatcher{Timeout: extenderProbeTimeout,
 			Interval: cmp.Or(options.DeschedulerReadInterval, DefaultDeschedulerReadInterval)},
 		clock:                   options.Clock,
 		tenancy:                 options.Tenancy,

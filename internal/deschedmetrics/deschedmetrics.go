@@ -69,7 +69,8 @@ func Parse(page io.Reader) (Reading, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(io.LimitReader(page, maxReadingBytes))
 	if err != nil {
-		return Reading{}, fmt.Errorf("read the descheduler's metrics: %w", err)
+		// The parser's message may quote the page: a status must not.
+		return Reading{}, errors.New("the descheduler's metrics are not in Prometheus' text format")
 	}
 	if _, found := families[buildInfoFamily]; !found {
 		return Reading{}, fmt.Errorf("the metrics have no %s: is this a descheduler?", buildInfoFamily)
