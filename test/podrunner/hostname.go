@@ -14,12 +14,23 @@ import (
 )
 
 // execAsHostnameFlag makes podrunner the helper that starts a pod's process under the
-// pod's hostname, and with the cluster's Service names in its /etc/hosts when a file of
-// them is given: podrunner --exec-as-hostname NAME [--hosts FILE] -- BINARY [ARGS...].
+// pod's hostname, with the cluster's Service names in its /etc/hosts when a file of them is
+// given, and with a directory at the ServiceAccount path when one is given:
+// podrunner --exec-as-hostname NAME [--hosts FILE] [--service-account-dir DIR] -- BINARY [ARGS...].
 const execAsHostnameFlag = "--exec-as-hostname"
 
 // hostsFlag names the helper's hosts file, which it mounts over /etc/hosts.
 const hostsFlag = "--hosts"
+
+// serviceAccountDirFlag names the helper's directory that it mounts at serviceAccountPath.
+const serviceAccountDirFlag = "--service-account-dir"
+
+// serviceAccountPath is where a pod's programs find the cluster's CA and their token
+// without being told: client-go's in-cluster configuration reads it, and so does the
+// descheduler's Prometheus client (its CA, by that fixed path). A volume mounted there
+// cannot be moved by rewriting arguments, so the helper mounts it there, in the process's
+// mount namespace.
+const serviceAccountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // selfExecutable is podrunner's own binary, for the helper; it stays valid when the file
 // on disk is replaced by a rebuild.
@@ -42,14 +53,15 @@ func podHostname(pod *corev1.Pod) string {
 }
 
 // startProcess starts spec's command, its output to logFile, in a process group of its
-// own and under the pod's hostname, in a UTS namespace of its own; with spec.hosts, also in
-// a mount namespace of its own whose /etc/hosts is that file. Where podrunner may not make
+// own and under the pod's hostname, in a UTS namespace of its own; with spec.hosts or
+// spec.serviceAccountDir, also in a mount namespace of its own whose /etc/hosts is that file
+// and whose ServiceAccount path is that directory. Where podrunner may not make
 // them (it is not root), the process keeps the host's hostname and /etc/hosts, and
 // podrunner warns once.
 func (r *runner) startProcess(spec *processSpec, logFile *os.File) (*exec.Cmd, error) {
 	if !r.noUTSNamespace.Load() {
-		process := newProcess(hostnameCommand(spec.hostname, spec.hosts, spec.command), spec.env, logFile)
-		err := inNewNamespaces(process.SysProcAttr, spec.hosts != "")
+		process := newProcess(hostnameCommand(spec.hostname, spec.hosts, spec.serviceAccountDir, spec.command), spec.env, logFile)
+		err := inNewNamespaces(process.SysProcAttr, spec.hosts != "" || spec.serviceAccountDir != "")
 		if err == nil {
 			err = process.Start()
 		}
@@ -75,11 +87,14 @@ func newProcess(command, env []string, logFile *os.File) *exec.Cmd {
 }
 
 // hostnameCommand runs command through podrunner's hostname helper, with the hosts file
-// hosts when it is not empty.
-func hostnameCommand(hostname, hosts string, command []string) []string {
+// hosts and the ServiceAccount directory serviceAccountDir when they are not empty.
+func hostnameCommand(hostname, hosts, serviceAccountDir string, command []string) []string {
 	helper := []string{selfExecutable, execAsHostnameFlag, hostname}
 	if hosts != "" {
 		helper = append(helper, hostsFlag, hosts)
+	}
+	if serviceAccountDir != "" {
+		helper = append(helper, serviceAccountDirFlag, serviceAccountDir)
 	}
 	return slices.Concat(helper, []string{"--"}, command)
 }
@@ -90,14 +105,17 @@ func hostnameHelper(args []string) {
 	if len(args) == 0 || args[0] != execAsHostnameFlag {
 		return
 	}
-	err := fmt.Errorf("usage: podrunner %s NAME [%s FILE] -- BINARY [ARGS...]", execAsHostnameFlag, hostsFlag)
+	err := fmt.Errorf("usage: podrunner %s NAME [%s FILE] [%s DIR] -- BINARY [ARGS...]", execAsHostnameFlag, hostsFlag, serviceAccountDirFlag)
 	if len(args) >= 2 && args[1] != "" {
-		hostname, hosts, rest := args[1], "", args[2:]
+		hostname, hosts, serviceAccountDir, rest := args[1], "", "", args[2:]
 		if len(rest) >= 2 && rest[0] == hostsFlag && rest[1] != "" {
 			hosts, rest = rest[1], rest[2:]
 		}
+		if len(rest) >= 2 && rest[0] == serviceAccountDirFlag && rest[1] != "" {
+			serviceAccountDir, rest = rest[1], rest[2:]
+		}
 		if len(rest) >= 2 && rest[0] == "--" {
-			err = execAsHostname(hostname, hosts, rest[1:])
+			err = execAsHostname(hostname, hosts, serviceAccountDir, rest[1:])
 		}
 	}
 	// The process's log shows why the pod's process did not start.
@@ -106,10 +124,11 @@ func hostnameHelper(args []string) {
 }
 
 // execAsHostname names the host, which in the helper's UTS namespace is the process's
-// alone, mounts hosts (when not empty) over /etc/hosts, which in the helper's mount
-// namespace only the process sees (or says in the log why it could not), and replaces the helper with command, which so keeps
-// the pid podrunner started and wrote to the pid file. It returns only on failure.
-func execAsHostname(hostname, hosts string, command []string) error {
+// alone, mounts hosts (when not empty) over /etc/hosts and serviceAccountDir (when not
+// empty) at serviceAccountPath, which in the helper's mount namespace only the process
+// sees, and replaces the helper with command, which so keeps the pid podrunner started and
+// wrote to the pid file. It returns only on failure.
+func execAsHostname(hostname, hosts, serviceAccountDir string, command []string) error {
 	if err := setHostname(hostname); err != nil {
 		return fmt.Errorf("set hostname %s: %w", hostname, err)
 	}
@@ -118,6 +137,12 @@ func execAsHostname(hostname, hosts string, command []string) error {
 		// still runs, and its log says why names may not resolve.
 		if err := mountHosts(hosts); err != nil {
 			fmt.Fprintf(os.Stderr, "podrunner %s: the process keeps the host's /etc/hosts, without the cluster's Service names: mount %s: %v\n", execAsHostnameFlag, hosts, err)
+		}
+	}
+	if serviceAccountDir != "" {
+		// A program that reads this path by itself cannot run as the pod would without it.
+		if err := mountServiceAccountDir(serviceAccountDir); err != nil {
+			return fmt.Errorf("mount %s at %s: %w", serviceAccountDir, serviceAccountPath, err)
 		}
 	}
 	binary, err := exec.LookPath(command[0])

@@ -21,3 +21,7 @@ func setHostname(string) error {
 func mountHosts(string) error {
 	return fmt.Errorf("mounting over /etc/hosts: %w", errors.ErrUnsupported)
 }
+
+func mountServiceAccountDir(string) error {
+	return fmt.Errorf("mounting at the ServiceAccount path: %w", errors.ErrUnsupported)
+}

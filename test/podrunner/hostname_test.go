@@ -161,3 +161,21 @@ func TestProcessSeesTheClustersServiceNames(t *testing.T) {
 		t.Errorf("the host's /etc/hosts became %q, want it left as it was", after)
 	}
 }
+
+// TestProcessSeesItsServiceAccountDirectory: a volume mounted at the ServiceAccount path is
+// there for the process, which reads it by that path, and the host is left without it.
+func TestProcessSeesItsServiceAccountDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), []byte("the scheduler's Prometheus CA\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hostHad := os.Stat(serviceAccountPath)
+	_, wait := startInPodNamespaces(t, &processSpec{command: []string{"/bin/cat", serviceAccountPath + "/ca.crt"}, hostname: "descheduler-0",
+		serviceAccountDir: dir, env: []string{"PATH=/usr/bin:/bin"}})
+	if state, output := wait(); !state.Success() || output != "the scheduler's Prometheus CA\n" {
+		t.Errorf("cat %s/ca.crt: %v, printed %q, want the volume's file", serviceAccountPath, state, output)
+	}
+	if _, hostHas := os.Stat(serviceAccountPath); (hostHad == nil) != (hostHas == nil) {
+		t.Errorf("the host's %s: before %v, after %v; want it left as it was", serviceAccountPath, hostHad, hostHas)
+	}
+}

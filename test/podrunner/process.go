@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,7 +235,10 @@ type processSpec struct {
 	hostname string
 	// hosts is the file the process sees as /etc/hosts, with the cluster's Service names;
 	// empty for the host's own.
-	hosts               string
+	hosts string
+	// serviceAccountDir is the host directory of the volume mounted at serviceAccountPath,
+	// which the process sees there; empty when none is.
+	serviceAccountDir   string
 	env                 []string
 	readiness, liveness *httpProbe
 }
@@ -283,9 +287,10 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 		return nil, err
 	}
 	return &processSpec{
-		command:  hostCommand(binary, container, mounts, ports, kubeconfig),
-		hostname: podHostname(p.pod),
-		hosts:    hosts,
+		command:           hostCommand(binary, container, mounts, ports, kubeconfig),
+		hostname:          podHostname(p.pod),
+		hosts:             hosts,
+		serviceAccountDir: mounts[serviceAccountPath],
 		// The container's own variables come last, so that they win over podrunner's.
 		env:       append(hostEnv(kubeconfig), env...),
 		readiness: readiness,
@@ -295,6 +300,16 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 
 // kubeSchedulerSecurePort is where kube-scheduler serves its probes and metrics by default.
 const kubeSchedulerSecurePort = 10259
+
+// deschedulerSecurePort is where sigs.k8s.io/descheduler serves its probes and metrics by
+// default.
+const deschedulerSecurePort = 10258
+
+// isDescheduler is whether the container runs sigs.k8s.io/descheduler, whose serving flags
+// are kube-scheduler's.
+func isDescheduler(container corev1.Container) bool {
+	return len(container.Command) > 0 && filepath.Base(container.Command[0]) == "descheduler"
+}
 
 // isKubeScheduler is whether the container runs kube-scheduler, which needs in a host
 // process what it takes from the cluster in a pod.
@@ -311,10 +326,14 @@ func hostCommand(binary string, container corev1.Container, mounts hostMounts, p
 		args = slices.Concat(container.Command[1:], container.Args)
 	}
 	command := append([]string{binary}, rewriteArgs(rewriteArgs(args, mounts.hostPath), ports.hostAddress)...)
-	if isKubeScheduler(container) {
+	switch {
+	case isKubeScheduler(container):
 		// In a pod these come from the in-cluster configuration and the default secure port.
 		command = append(command, "--secure-port="+strconv.Itoa(ports[kubeSchedulerSecurePort]),
 			"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
+	case isDescheduler(container):
+		// Its default secure port, which every replica on the host would take.
+		command = append(command, "--secure-port="+strconv.Itoa(ports[deschedulerSecurePort]))
 	}
 	return command
 }
@@ -425,6 +444,28 @@ func (p *podProcess) volumeFiles(ctx context.Context, volume corev1.Volume) (map
 		}
 		data = secret.Data
 		items = volume.Secret.Items
+	case volume.Projected != nil:
+		// The pod's token comes from the kubeconfig podrunner writes, so a token source
+		// has no file here; a ConfigMap or Secret source writes its items as above.
+		files := map[string][]byte{}
+		for i, source := range volume.Projected.Sources {
+			var sourceVolume corev1.Volume
+			switch {
+			case source.ConfigMap != nil:
+				sourceVolume.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: source.ConfigMap.LocalObjectReference, Items: source.ConfigMap.Items}
+			case source.Secret != nil:
+				sourceVolume.Secret = &corev1.SecretVolumeSource{SecretName: source.Secret.Name, Items: source.Secret.Items}
+			default:
+				continue
+			}
+			sourceVolume.Name = fmt.Sprintf("%s, source %d", volume.Name, i)
+			sourceFiles, err := p.volumeFiles(ctx, sourceVolume)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(files, sourceFiles)
+		}
+		return files, nil
 	}
 	if len(items) == 0 {
 		return data, nil
