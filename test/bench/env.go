@@ -84,6 +84,9 @@ type env struct {
 	// the other benchmarks' profiles use.
 	pluginsBinary string
 
+	// driftRunFor is how long the drift benchmark's loop runs; zero for its default.
+	driftRunFor time.Duration
+
 	// lastRun is set for the last benchmark run: what it leaves, the cluster's deletion
 	// removes, so it need not clean up.
 	lastRun bool
@@ -276,7 +279,8 @@ func (e *env) usePodrunnerWith(ctx context.Context, fakeReady bool, pluginsBinar
 	kubeScheduler := filepath.Join(e.controlPlaneDir, "kube-scheduler")
 	args := []string{filepath.Join(e.binDir, "podrunner"), "--kubeconfig", e.kubeconfig,
 		"--work-dir", filepath.Join(e.outputDir, "podrunner"), "--nodes", strconv.Itoa(schedulerHosts),
-		"--binaries", "scheduler-plugins=" + cmp.Or(pluginsBinary, kubeScheduler) + ",kube-scheduler=" + kubeScheduler}
+		"--binaries", "descheduler=" + filepath.Join(e.controlPlaneDir, "descheduler") +
+			",scheduler-plugins=" + cmp.Or(pluginsBinary, kubeScheduler) + ",kube-scheduler=" + kubeScheduler}
 	if fakeReady {
 		args = append(args, "--fake-ready")
 	}

@@ -26,17 +26,21 @@ import (
 
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/bench/outcome"
 )
 
 type options struct {
 	bench, report, baselineManager string
 	count                          int
 	keepCluster                    bool
+	driftRunFor                    time.Duration
 }
 
 func main() {
 	var opts options
-	flag.StringVar(&opts.bench, "bench", "", "comma-separated benchmarks to run, of "+strings.Join(benchmarkNames(), ", ")+" (default all)")
+	flag.StringVar(&opts.bench, "bench", "", "comma-separated benchmarks to run, of "+strings.Join(benchmarkNames(), ", ")+
+		" (default all but "+strings.Join(askedForOnly(), ", ")+", which run only when named)")
 	flag.StringVar(&opts.report, "report", "docs/benchmarks.md",
 		"the report to write; sections of benchmarks that did not run are kept from it; empty for none")
 	flag.IntVar(&opts.count, "count", 0,
@@ -45,6 +49,8 @@ func main() {
 		"a manager binary built from another commit (as the Dockerfile builds it, for comparable memory): each run of a benchmark runs it too, "+
 			"the order alternating, and the report shows both and their ratio")
 	flag.BoolVar(&opts.keepCluster, "keep-cluster", false, "leave the local cluster running at the end")
+	flag.DurationVar(&opts.driftRunFor, "drift-run-for", outcome.DriftOptions.RunFor,
+		"how long the drift benchmark's loop runs: shorter to try it, though its descheduler's cycles are 15 minutes apart")
 	flag.Parse()
 	// The tracker's and clients' own logs (watch errors) go to standard error.
 	ctrllog.SetLogger(klog.NewKlogr())
@@ -82,6 +88,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	kubeVersion := envOr("KUBE_VERSION", "v1.37.2")
 	e := newEnv(repoRoot, kubeVersion)
+	e.driftRunFor = opts.driftRunFor
 	if err := os.MkdirAll(e.outputDir, 0o755); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/bench/outcome"
@@ -24,6 +25,9 @@ type benchmark struct {
 	// offline is a benchmark that needs no cluster: it runs once, before the cluster
 	// starts, and make bench BENCH=name starts none when every benchmark named is offline.
 	offline bool
+	// onlyWhenNamed is a benchmark too long for make bench's 30 minutes, which runs only
+	// when BENCH names it.
+	onlyWhenNamed bool
 }
 
 // benchmarks are every benchmark, in the order they run and appear in the report. A new
@@ -42,6 +46,8 @@ var benchmarks = []benchmark{
 	{name: "slow-prometheus", namespaces: []string{slowPrometheusNamespace}, run: runSlowPrometheus},
 	{name: "scheduling", namespaces: []string{steadyNamespace}, run: runScheduling},
 	{name: "outcome", namespaces: outcome.Namespaces(), run: runOutcome},
+	// 45 minutes of loop: the descheduler's cycles are 15 minutes apart.
+	{name: "drift", namespaces: outcome.DriftNamespaces(), run: runDrift, onlyWhenNamed: true},
 	// Once: three runs took 4m36s of make bench's 30 minutes, and its p99 moves by
 	// tens of points between runs whatever their number (BENCH_COUNT=3 for a median).
 	{name: "routing", namespaces: []string{routingNamespace}, run: runRouting},
@@ -54,7 +60,7 @@ var benchmarks = []benchmark{
 // in the registry's order.
 func selectBenchmarks(list string) ([]benchmark, error) {
 	if strings.TrimSpace(list) == "" {
-		return benchmarks, nil
+		return slices.DeleteFunc(slices.Clone(benchmarks), func(b benchmark) bool { return b.onlyWhenNamed }), nil
 	}
 	wanted := map[string]bool{}
 	for _, name := range strings.Split(list, ",") {
@@ -73,6 +79,17 @@ func selectBenchmarks(list string) ([]benchmark, error) {
 		return nil, fmt.Errorf("no benchmark named %s; there are %s", strings.Join(mapKeys(wanted), ", "), strings.Join(benchmarkNames(), ", "))
 	}
 	return selected, nil
+}
+
+// askedForOnly are the benchmarks that run only when named.
+func askedForOnly() []string {
+	var names []string
+	for _, b := range benchmarks {
+		if b.onlyWhenNamed {
+			names = append(names, b.name)
+		}
+	}
+	return names
 }
 
 func benchmarkNames() []string {

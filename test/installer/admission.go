@@ -7,6 +7,7 @@ package installer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -173,4 +174,37 @@ func ApplyAdmissionPolicies(ctx context.Context, c client.Client, root, operator
 // ApplyRoutingPolicy applies the routing policy and its binding (RoutingDir).
 func ApplyRoutingPolicy(ctx context.Context, c client.Client, root string) error {
 	return Apply(ctx, c, root, RoutingDir, "")
+}
+
+// DeleteRoutingPolicy deletes what ApplyRoutingPolicy applied, for a test that leaves the
+// cluster to others as it found it.
+func DeleteRoutingPolicy(ctx context.Context, c client.Client, root string) error {
+	shipped, err := objects(root, RoutingDir, "")
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, object := range shipped {
+		if err := c.Delete(ctx, object); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("delete %s %s: %w", object.GetKind(), object.GetName(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ApplyDeschedulerClusterRole applies the ClusterRole of RBACDir that the operator binds a
+// descheduler to (render.DeschedulerClusterRole), for an operator that runs as an admin,
+// without the rest of the installer's RBAC.
+func ApplyDeschedulerClusterRole(ctx context.Context, c client.Client, root string) error {
+	shipped, err := objects(root, RBACDir, "")
+	if err != nil {
+		return err
+	}
+	shipped = slices.DeleteFunc(shipped, func(object *unstructured.Unstructured) bool {
+		return object.GetKind() != "ClusterRole" || object.GetName() != render.DeschedulerClusterRole
+	})
+	if len(shipped) != 1 {
+		return fmt.Errorf("%s ships %d ClusterRoles named %s, want 1", RBACDir, len(shipped), render.DeschedulerClusterRole)
+	}
+	return applyObjects(ctx, c, shipped)
 }

@@ -21,6 +21,8 @@ type Arm struct {
 	Profile *v1.Profile
 	// Outage is whether it reads the Prometheus that is stopped during the run.
 	Outage bool
+	// Descheduling is its SecondaryScheduler's spec.descheduling; nil for none.
+	Descheduling *v1.Descheduling
 }
 
 // Namespace is where the arm's pods (and its SecondaryScheduler) are.
@@ -97,13 +99,15 @@ func (a Arm) SecondaryScheduler(address string) *v1.SecondaryScheduler {
 			SchedulerName: a.SchedulerName(),
 			Profile:       profile,
 			NodePool:      &metav1.LabelSelector{MatchLabels: map[string]string{PoolLabel: a.Key}},
+			Descheduling:  a.Descheduling.DeepCopy(),
 		},
 	}
 }
 
 // Namespaces are every arm's namespace, where the operator must be allowed to run schedulers.
-func Namespaces() []string {
-	arms := Arms()
+func Namespaces() []string { return namespacesOf(Arms()) }
+
+func namespacesOf(arms []Arm) []string {
 	namespaces := make([]string, 0, len(arms))
 	for _, arm := range arms {
 		if arm.Profile != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,6 +24,18 @@ import (
 
 // workloadLabel marks the benchmark's pods, which its informer watches.
 const workloadLabel = "outcome.bench.secondary-scheduler.io/workload"
+
+// podLabel names the pod of the workload a pod object runs: the object's own name for a
+// bare pod, its ReplicaSet's for one of a ReplicaSet.
+const podLabel = "outcome.bench.secondary-scheduler.io/pod"
+
+// workloadPodName is the name of the pod of the workload that pod runs.
+func workloadPodName(pod *corev1.Pod) string {
+	if name := pod.Labels[podLabel]; name != "" {
+		return name
+	}
+	return pod.Name
+}
 
 // kwokNode is the annotation and taint of the nodes kwok keeps Ready and whose pods it
 // marks Running (hack/kwokctl-config.yaml); the taint keeps every other pod off them.
@@ -63,7 +76,7 @@ func podObject(arm Arm, pod Pod) *corev1.Pod {
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: arm.Namespace(), Name: pod.Name,
-			Labels: map[string]string{workloadLabel: string(pod.Class)}},
+			Labels: map[string]string{workloadLabel: string(pod.Class), podLabel: pod.Name}},
 		Spec: corev1.PodSpec{
 			SchedulerName:                 arm.SchedulerName(),
 			NodeSelector:                  map[string]string{PoolLabel: arm.Key},
@@ -73,6 +86,40 @@ func podObject(arm Arm, pod Pod) *corev1.Pod {
 				Resources: corev1.ResourceRequirements{Requests: requests}}},
 		},
 	}
+}
+
+// replicaSetObject is arm's ReplicaSet of one replica running the workload's pod: what
+// a descheduler evicts comes back, as it would in a cluster.
+func replicaSetObject(arm Arm, pod Pod) *appsv1.ReplicaSet {
+	template := podObject(arm, pod)
+	selector := map[string]string{podLabel: pod.Name}
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: arm.Namespace(), Name: pod.Name, Labels: template.Labels},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: template.Labels}, Spec: template.Spec},
+		},
+	}
+}
+
+// createWorkloadPod creates arm's pod of the workload, bare or under a ReplicaSet.
+func createWorkloadPod(ctx context.Context, clientset kubernetes.Interface, arm Arm, pod Pod, replicaSets bool) error {
+	if replicaSets {
+		_, err := clientset.AppsV1().ReplicaSets(arm.Namespace()).Create(ctx, replicaSetObject(arm, pod), metav1.CreateOptions{})
+		return err
+	}
+	_, err := clientset.CoreV1().Pods(arm.Namespace()).Create(ctx, podObject(arm, pod), metav1.CreateOptions{})
+	return err
+}
+
+// deleteWorkloadPod deletes arm's pod of the workload, or its ReplicaSet with its pods.
+func deleteWorkloadPod(ctx context.Context, clientset kubernetes.Interface, arm Arm, pod Pod, replicaSets bool) error {
+	if replicaSets {
+		return clientset.AppsV1().ReplicaSets(arm.Namespace()).Delete(ctx, pod.Name,
+			metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+	}
+	return clientset.CoreV1().Pods(arm.Namespace()).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 }
 
 // createPools creates every arm's namespace and nodes, and waits until kwok has made
@@ -183,6 +230,11 @@ func waitSchedulers(ctx context.Context, c client.Client, arms []Arm, log logr.L
 		wanted := []v1.ConditionType{v1.ConditionAvailable}
 		if arm.Profile.Type.IsLoadAware() {
 			wanted = append(wanted, v1.ConditionMetricsAvailable)
+		}
+		if arm.Descheduling != nil {
+			// Its descheduler runs its first cycle as it starts: before the loop, on idle
+			// nodes, so that the cycles within the loop come at whole intervals after it.
+			wanted = append(wanted, v1.ConditionDescheduling)
 		}
 		var last string
 		err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {

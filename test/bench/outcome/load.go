@@ -32,37 +32,42 @@ type Load struct {
 	nodes map[string][]string
 
 	mu sync.Mutex
-	// boundTo is the node of each bound pod of an arm, by arm and pod name.
-	boundTo map[string]map[string]string
+	// boundTo is each bound pod object of an arm, by arm and object name: the pod of the
+	// workload it runs and its node. A ReplicaSet's pod has a name of its own, and its
+	// replacement may be bound before the evicted one is gone.
+	boundTo map[string]map[string]binding
 }
+
+// binding is a pod object of the workload on a node.
+type binding struct{ pod, node string }
 
 // NewLoad is the loop's state for the workload on nodes (node names by arm), each of size.
 func NewLoad(workload []Pod, nodes map[string][]string, size NodeSize) *Load {
-	load := &Load{size: size, pods: make(map[string]Pod, len(workload)), nodes: nodes, boundTo: map[string]map[string]string{}}
+	load := &Load{size: size, pods: make(map[string]Pod, len(workload)), nodes: nodes, boundTo: map[string]map[string]binding{}}
 	for _, pod := range workload {
 		load.pods[pod.Name] = pod
 	}
 	for arm := range nodes {
-		load.boundTo[arm] = map[string]string{}
+		load.boundTo[arm] = map[string]binding{}
 	}
 	return load
 }
 
-// Bind records that arm's pod of the workload runs on node; a pod that is not of the
-// workload, or an arm that is not the loop's, is ignored.
-func (l *Load) Bind(arm, pod, node string) {
+// Bind records that arm's pod object runs the workload's pod on node; a pod that is not
+// of the workload, or an arm that is not the loop's, is ignored.
+func (l *Load) Bind(arm, object, pod, node string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if bound, ok := l.boundTo[arm]; ok && l.pods[pod].Name != "" {
-		bound[pod] = node
+		bound[object] = binding{pod: pod, node: node}
 	}
 }
 
-// Unbind records that arm's pod is gone.
-func (l *Load) Unbind(arm, pod string) {
+// Unbind records that arm's pod object is gone.
+func (l *Load) Unbind(arm, object string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.boundTo[arm], pod)
+	delete(l.boundTo[arm], object)
 }
 
 // Usage is each of arm's nodes' utilisation at elapsed since the run's start, and how
@@ -71,11 +76,11 @@ func (l *Load) Usage(arm string, elapsed time.Duration) (map[string]Usage, map[s
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	cpu, memory, count := map[string]int64{}, map[string]int64{}, map[string]int{}
-	for name, node := range l.boundTo[arm] {
-		pod := l.pods[name]
-		cpu[node] += pod.CPUAt(elapsed)
-		memory[node] += pod.MemoryUseBytes
-		count[node]++
+	for _, bound := range l.boundTo[arm] {
+		pod := l.pods[bound.pod]
+		cpu[bound.node] += pod.CPUAt(elapsed)
+		memory[bound.node] += pod.MemoryUseBytes
+		count[bound.node]++
 	}
 	usage := make(map[string]Usage, len(l.nodes[arm]))
 	for _, node := range l.nodes[arm] {

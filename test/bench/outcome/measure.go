@@ -24,11 +24,24 @@ type Record struct {
 	// to. A pod never bound has no Bound.
 	Created, Bound map[string]time.Duration
 	Node           map[string]string
+	// Evicted are the evictions of each pod of the workload (its ReplicaSet's pods, one
+	// after another), in the order seen.
+	Evicted map[string][]Eviction
+	// evictedObjects are the pod objects whose eviction is counted.
+	evictedObjects map[string]bool
+}
+
+// Eviction is one pod evicted through the Eviction API: when, after the run's start, and
+// from which node.
+type Eviction struct {
+	At   time.Duration
+	Node string
 }
 
 // NewRecord is an empty record.
 func NewRecord() *Record {
-	return &Record{Created: map[string]time.Duration{}, Bound: map[string]time.Duration{}, Node: map[string]string{}}
+	return &Record{Created: map[string]time.Duration{}, Bound: map[string]time.Duration{}, Node: map[string]string{},
+		Evicted: map[string][]Eviction{}, evictedObjects: map[string]bool{}}
 }
 
 // Summary is an arm's outcome.
@@ -126,7 +139,7 @@ func IdealNodes(workload []Pod, elapsed time.Duration, size NodeSize, target flo
 	total := 0.0
 	for _, pod := range workload {
 		if pod.PresentAt(elapsed) {
-			total += pod.MeanCPUMillis()
+			total += pod.At(elapsed).MeanCPUMillis()
 		}
 	}
 	return int(math.Ceil(total / (target * float64(size.CPUMillis))))
@@ -151,7 +164,7 @@ func RequestBound(workload []Pod, elapsed time.Duration, size NodeSize) int {
 func RealLoad(workload []Pod, elapsed time.Duration) (useCores, requestCores float64) {
 	for _, pod := range workload {
 		if pod.PresentAt(elapsed) {
-			useCores += pod.MeanCPUMillis() / 1000
+			useCores += pod.At(elapsed).MeanCPUMillis() / 1000
 			requestCores += float64(pod.CPURequestMillis) / 1000
 		}
 	}

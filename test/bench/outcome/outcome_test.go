@@ -107,11 +107,11 @@ func TestLoadExposition(t *testing.T) {
 		{Name: "c", CPUUseMillis: 8000},
 	}
 	load := NewLoad(workload, map[string][]string{"one": {"one-1", "one-2"}, "two": {"two-1"}}, DefaultNodeSize)
-	load.Bind("one", "a", "one-1")
-	load.Bind("one", "b", "one-1")
-	load.Bind("one", "c", "one-2")
-	load.Bind("two", "c", "two-1")
-	load.Bind("one", "not-of-the-workload", "one-2")
+	load.Bind("one", "a", "a", "one-1")
+	load.Bind("one", "b", "b", "one-1")
+	load.Bind("one", "c", "c", "one-2")
+	load.Bind("two", "c", "c", "two-1")
+	load.Bind("one", "not-of-the-workload", "not-of-the-workload", "one-2")
 	load.Unbind("one", "c")
 	text := load.Exposition([]string{"one"}, 0)
 	cpu, memory := metricsprobe.Series[0], metricsprobe.Series[1]

@@ -51,6 +51,12 @@ type Options struct {
 	SampleInterval, FinalWindow time.Duration
 	// Threshold is the utilisation counted as risk (node-minutes above it).
 	Threshold float64
+	// Arms are the placements compared; nil for Arms().
+	Arms []Arm
+	// Drift, when set, makes some pods' use grow after placement (WithDrift), and runs
+	// every pod under a ReplicaSet of its own, so that a pod a descheduler evicts comes
+	// back, to be placed again.
+	Drift *Drift
 }
 
 // DefaultOptions are the benchmark's settings but for what connects it to a cluster.
@@ -91,8 +97,14 @@ type Result struct {
 // measured. It deletes what it created, also on failure.
 func Run(ctx context.Context, opts Options) (result *Result, err error) {
 	began := time.Now()
-	arms := Arms()
+	arms := opts.Arms
+	if arms == nil {
+		arms = Arms()
+	}
 	workload := Generate(opts.Seed, opts.Shape)
+	if opts.Drift != nil {
+		workload = WithDrift(workload, opts.Seed, *opts.Drift)
+	}
 	nodes := map[string][]string{}
 	for _, arm := range arms {
 		nodes[arm.Key] = nodeNames(arm, opts.NodesPerPool)
@@ -137,7 +149,7 @@ func Run(ctx context.Context, opts Options) (result *Result, err error) {
 		return nil, err
 	}
 
-	state := newRunState(arms, load)
+	state := newRunState(arms, load, opts.Drift != nil)
 	stopInformer, err := state.watchPods(ctx, opts.Clientset)
 	if err != nil {
 		return nil, err
@@ -155,7 +167,9 @@ func Run(ctx context.Context, opts Options) (result *Result, err error) {
 	sampled := make(chan struct{})
 	var outageErr error
 	background.Go(func() { state.sample(runCtx, opts, started); close(sampled) })
-	background.Go(func() { outageErr = outage(runCtx, opts, outagePrometheus, started) })
+	if slices.ContainsFunc(arms, func(arm Arm) bool { return arm.Outage }) {
+		background.Go(func() { outageErr = outage(runCtx, opts, outagePrometheus, started) })
+	}
 	feedErr := feed(runCtx, opts, arms, workload, state, started)
 	if feedErr == nil {
 		<-sampled
@@ -316,16 +330,15 @@ func feed(ctx context.Context, opts Options, arms []Arm, workload []Pod, state *
 		var requests sync.WaitGroup
 		for i, arm := range arms {
 			requests.Go(func() {
-				pods := opts.Clientset.CoreV1().Pods(arm.Namespace())
 				if next.delete {
 					errs[i] = retry.OnError(retry.DefaultBackoff, transient, func() error {
-						return client.IgnoreNotFound(pods.Delete(ctx, next.pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}))
+						return client.IgnoreNotFound(deleteWorkloadPod(ctx, opts.Clientset, arm, next.pod, state.replicaSets))
 					})
 					return
 				}
 				state.created(arm.Key, next.pod.Name, time.Since(started))
 				errs[i] = retry.OnError(retry.DefaultBackoff, transient, func() error {
-					_, err := pods.Create(ctx, podObject(arm, next.pod), metav1.CreateOptions{})
+					err := createWorkloadPod(ctx, opts.Clientset, arm, next.pod, state.replicaSets)
 					// A create that timed out may have been done: the pod is there.
 					if apierrors.IsAlreadyExists(err) {
 						return nil
@@ -349,6 +362,8 @@ type runState struct {
 	load *Load
 	// armOf is the arm key of each arm's namespace.
 	armOf map[string]string
+	// replicaSets is whether the workload's pods run under ReplicaSets.
+	replicaSets bool
 
 	mu      sync.Mutex
 	start   time.Time
@@ -356,8 +371,9 @@ type runState struct {
 	scoring map[string][]v1.ScoringMode
 }
 
-func newRunState(arms []Arm, load *Load) *runState {
-	state := &runState{arms: arms, load: load, armOf: map[string]string{}, records: map[string]*Record{}, scoring: map[string][]v1.ScoringMode{}}
+func newRunState(arms []Arm, load *Load, replicaSets bool) *runState {
+	state := &runState{arms: arms, load: load, armOf: map[string]string{}, replicaSets: replicaSets,
+		records: map[string]*Record{}, scoring: map[string][]v1.ScoringMode{}}
 	for _, arm := range arms {
 		state.armOf[arm.Namespace()] = arm.Key
 		state.records[arm.Key] = NewRecord()
@@ -391,6 +407,15 @@ func (s *runState) observe(object any, deleted bool) {
 	if !ok {
 		return
 	}
+	name := workloadPodName(pod)
+	if evicted(pod) {
+		s.mu.Lock()
+		if record := s.records[arm]; !s.start.IsZero() && !record.evictedObjects[pod.Name] {
+			record.evictedObjects[pod.Name] = true
+			record.Evicted[name] = append(record.Evicted[name], Eviction{At: time.Since(s.start), Node: pod.Spec.NodeName})
+		}
+		s.mu.Unlock()
+	}
 	if deleted || pod.DeletionTimestamp != nil {
 		s.load.Unbind(arm, pod.Name)
 		return
@@ -400,12 +425,27 @@ func (s *runState) observe(object any, deleted bool) {
 	}
 	s.mu.Lock()
 	record := s.records[arm]
-	if _, seen := record.Bound[pod.Name]; !seen && !s.start.IsZero() {
-		record.Bound[pod.Name], record.Node[pod.Name] = time.Since(s.start), pod.Spec.NodeName
+	if _, seen := record.Bound[name]; !seen && !s.start.IsZero() {
+		record.Bound[name], record.Node[name] = time.Since(s.start), pod.Spec.NodeName
 	}
 	s.mu.Unlock()
-	s.load.Bind(arm, pod.Name, pod.Spec.NodeName)
+	s.load.Bind(arm, pod.Name, name, pod.Spec.NodeName)
 }
+
+// evicted is whether pod is being deleted through the Eviction API, which marks it so
+// before it deletes it.
+func evicted(pod *corev1.Pod) bool {
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == corev1.DisruptionTarget && condition.Status == corev1.ConditionTrue && condition.Reason == evictionReason {
+			return true
+		}
+	}
+	return false
+}
+
+// evictionReason is the reason of the DisruptionTarget condition the API server gives a pod
+// it evicts (pkg/registry/core/pod/storage/eviction.go of k8s.io/kubernetes).
+const evictionReason = "EvictionByEvictionAPI"
 
 // watchPods starts an informer of the workload's pods and returns once it has synced.
 func (s *runState) watchPods(ctx context.Context, clientset kubernetes.Interface) (func(), error) {

@@ -53,10 +53,28 @@ type Pod struct {
 	BurstPeriod, BurstLength, BurstPhase time.Duration
 	// MemoryUseBytes is the memory it uses.
 	MemoryUseBytes int64
+	// DriftAfter is how long after its arrival the pod's CPU use grows DriftFactor times,
+	// for good (a service that takes more traffic, a cache that warms): zero for a pod
+	// whose use does not drift (WithDrift draws them). A pod that replaces it (its
+	// ReplicaSet's, after an eviction) uses as much: the load is the workload's.
+	DriftAfter  time.Duration
+	DriftFactor float64
+}
+
+// At is the pod as it uses CPU at elapsed since the run's start: with its drift applied
+// once it has drifted.
+func (p Pod) At(elapsed time.Duration) Pod {
+	if p.DriftAfter <= 0 || elapsed < p.Arrival+p.DriftAfter {
+		return p
+	}
+	p.CPUUseMillis, p.BurstCPUMillis = scaled(p.CPUUseMillis, p.DriftFactor), scaled(p.BurstCPUMillis, p.DriftFactor)
+	p.DriftAfter = 0
+	return p
 }
 
 // CPUAt is the CPU the pod uses at elapsed since the run's start, once it runs.
 func (p Pod) CPUAt(elapsed time.Duration) int64 {
+	p = p.At(elapsed)
 	if p.Class != Bursty || p.BurstPeriod <= 0 {
 		return p.CPUUseMillis
 	}
@@ -153,6 +171,27 @@ func Generate(seed uint64, shape Shape) []Pod {
 		pods[i] = pod
 	}
 	return pods
+}
+
+// Drift is how the workload's use grows after placement: a Fraction of its pods, drawn
+// from the seed, use Factor times their CPU from After past their arrival.
+type Drift struct {
+	Fraction, Factor float64
+	After            time.Duration
+}
+
+// WithDrift is workload with drift drawn from seed, on a random stream of its own: the pods
+// are those Generate drew from the same seed, so that a run with drift places the same
+// workload as one without.
+func WithDrift(workload []Pod, seed uint64, drift Drift) []Pod {
+	random := rand.New(rand.NewPCG(seed^0xd41f7, seed))
+	drifted := slices.Clone(workload)
+	for i := range drifted {
+		if random.Float64() < drift.Fraction {
+			drifted[i].DriftAfter, drifted[i].DriftFactor = drift.After, drift.Factor
+		}
+	}
+	return drifted
 }
 
 func pick[T any](random *rand.Rand, choices []weighted[T]) T {
