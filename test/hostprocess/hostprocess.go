@@ -1,10 +1,12 @@
-// Package hostprocess prepares what a kube-scheduler needs to run as a process on the
-// test host instead of in a pod: a kubeconfig carrying a ServiceAccount token, and a
-// configuration that points at it (outside a pod there is no in-cluster configuration).
+// Package hostprocess prepares what a kube-scheduler or a descheduler needs to run as a
+// process on the test host instead of in a pod: a kubeconfig carrying a ServiceAccount
+// token, and a configuration that points at it (outside a pod there is no in-cluster
+// configuration).
 package hostprocess
 
 import (
 	"fmt"
+	"os"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -26,10 +28,23 @@ func WriteKubeconfig(path, server string, caData []byte, caFile, token string) e
 }
 
 // PointAtKubeconfig returns a KubeSchedulerConfiguration that reaches the API server
-// through kubeconfig. Content that is not a KubeSchedulerConfiguration comes back as it is.
+// through kubeconfig, and a kubeconfig (a descheduler's, which names the in-cluster
+// address and the token and CA its pod mounts) replaced by kubeconfig's content. Other
+// content comes back as it is.
 func PointAtKubeconfig(content []byte, kubeconfig string) ([]byte, error) {
 	config := map[string]any{}
-	if yaml.Unmarshal(content, &config) != nil || config["kind"] != "KubeSchedulerConfiguration" {
+	if yaml.Unmarshal(content, &config) != nil {
+		return content, nil
+	}
+	switch config["kind"] {
+	case "Config":
+		replacement, err := os.ReadFile(kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("replace a kubeconfig: %w", err)
+		}
+		return replacement, nil
+	case "KubeSchedulerConfiguration":
+	default:
 		return content, nil
 	}
 	connection, _ := config["clientConnection"].(map[string]any)
