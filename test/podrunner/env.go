@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -26,6 +27,22 @@ func hostEnv(kubeconfig string) []string {
 		}
 	}
 	return env
+}
+
+// inClusterEnv is what the kubelet gives every pod and client-go's in-cluster configuration
+// reads, with apiServer's host and port: for a process that sees a ServiceAccount
+// directory at its path (whose token and CA the rest of that configuration reads), as a
+// descheduler reads its Prometheus token through it. Others keep to their kubeconfig.
+func inClusterEnv(apiServer string) ([]string, error) {
+	server, err := url.Parse(apiServer)
+	if err != nil || server.Hostname() == "" {
+		return nil, fmt.Errorf("the API server's address %q: %v", apiServer, err)
+	}
+	port := server.Port()
+	if port == "" {
+		port = "443"
+	}
+	return []string{"KUBERNETES_SERVICE_HOST=" + server.Hostname(), "KUBERNETES_SERVICE_PORT=" + port}, nil
 }
 
 // containerEnv resolves the container's env as a kubelet would. A source podrunner cannot

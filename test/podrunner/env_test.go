@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -130,5 +131,23 @@ func TestHostEnvKeepsOnlyPathAndHome(t *testing.T) {
 	want := []string{"KUBECONFIG=/var/lib/podrunner/pods/manager/kubeconfig", "PATH=/usr/bin", "HOME=/home/admin"}
 	if diff := cmp.Diff(want, hostEnv("/var/lib/podrunner/pods/manager/kubeconfig")); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
+	}
+}
+
+func TestInClusterEnv(t *testing.T) {
+	for _, tt := range []struct {
+		apiServer string
+		want      []string
+	}{
+		{apiServer: "https://127.0.0.1:32764", want: []string{"KUBERNETES_SERVICE_HOST=127.0.0.1", "KUBERNETES_SERVICE_PORT=32764"}},
+		{apiServer: "https://api.example", want: []string{"KUBERNETES_SERVICE_HOST=api.example", "KUBERNETES_SERVICE_PORT=443"}},
+	} {
+		got, err := inClusterEnv(tt.apiServer)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("inClusterEnv(%q) = %v, %v; want %v", tt.apiServer, got, err, tt.want)
+		}
+	}
+	if _, err := inClusterEnv("not a URL"); err == nil {
+		t.Error("an address without a host gave an environment; want an error")
 	}
 }

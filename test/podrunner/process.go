@@ -266,6 +266,13 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mounts[serviceAccountPath] != "" {
+		inCluster, err := inClusterEnv(p.runner.apiServer)
+		if err != nil {
+			return nil, err
+		}
+		env = append(inCluster, env...)
+	}
 	declared, err := containerPorts(container)
 	if err != nil {
 		return nil, err
