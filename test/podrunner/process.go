@@ -19,6 +19,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -118,6 +119,17 @@ func (p *podProcess) supervise(ctx context.Context) {
 	}
 	key := p.pod.Namespace + "/" + p.pod.Name
 	spec, err := p.prepare(ctx)
+	// As a kubelet leaves a pod waiting for a ConfigMap or Secret it mounts (kube-root-ca.crt
+	// comes a moment after its namespace), until it exists.
+	for apierrors.IsNotFound(err) && ctx.Err() == nil {
+		klog.V(2).InfoS("waiting for what the pod mounts", "pod", key, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		spec, err = p.prepare(ctx)
+	}
 	if err != nil {
 		klog.ErrorS(err, "cannot run pod", "pod", key)
 		// An image podrunner has no binary for is, to the pod, an image that cannot be

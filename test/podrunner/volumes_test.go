@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -57,7 +58,8 @@ func TestProjectedVolumeFiles(t *testing.T) {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
 	volume.Projected.Sources[1].Secret.Name = "missing"
-	if _, err := p.volumeFiles(context.Background(), volume); err == nil {
-		t.Error("a projected Secret that is missing wrote the volume; want an error, as the kubelet leaves the pod waiting")
+	// NotFound, which supervise waits out, as the kubelet leaves the pod waiting.
+	if _, err := p.volumeFiles(context.Background(), volume); !apierrors.IsNotFound(err) {
+		t.Errorf("a projected Secret that is missing: %v; want NotFound", err)
 	}
 }
