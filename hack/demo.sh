@@ -79,11 +79,12 @@ operator_deployment=secondary-scheduler-operator-controller-manager
 # operator's under dist/install.yaml's name, and every scheduler-plugins release image the
 # operator knows, its default among them (scheduler-plugins' kube-scheduler once
 # `make scheduler-plugins` built it, else Kubernetes' in its place, which runs every profile
-# but the load-aware ones).
+# but the load-aware ones), and the descheduler's.
 cluster_up() {
   log "Building the control plane into bin/ (the first time takes several minutes; later runs reuse it)"
   "${repo_root}/hack/build-control-plane.sh"
-  "${repo_root}/hack/build-control-plane.sh" kubelet kube-proxy
+  # And the descheduler, whose image spec.descheduling runs (docs/descheduling.md).
+  "${repo_root}/hack/build-control-plane.sh" kubelet kube-proxy descheduler
   log "Starting a local cluster (kwok, binary runtime)"
   APPLY_CRD=false REAL_NODE=true "${repo_root}/hack/local-cluster.sh" up
   build_images

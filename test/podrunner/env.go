@@ -35,8 +35,11 @@ func hostEnv(kubeconfig string) []string {
 // descheduler reads its Prometheus token through it. Others keep to their kubeconfig.
 func inClusterEnv(apiServer string) ([]string, error) {
 	server, err := url.Parse(apiServer)
-	if err != nil || server.Hostname() == "" {
-		return nil, fmt.Errorf("the API server's address %q: %v", apiServer, err)
+	if err != nil {
+		return nil, fmt.Errorf("the API server's address: %w", err)
+	}
+	if server.Hostname() == "" {
+		return nil, fmt.Errorf("the API server's address %q names no host", apiServer)
 	}
 	port := server.Port()
 	if port == "" {
