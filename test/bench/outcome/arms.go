@@ -23,10 +23,29 @@ type Arm struct {
 	Outage bool
 	// Descheduling is its SecondaryScheduler's spec.descheduling; nil for none.
 	Descheduling *v1.Descheduling
+	// PodsApart puts its pods in a namespace of their own (PodNamespace), outside the
+	// schedulers' namespaces, whose pods no descheduler evicts.
+	PodsApart bool
 }
 
-// Namespace is where the arm's pods (and its SecondaryScheduler) are.
+// Namespace is where the arm's SecondaryScheduler is, and its pods unless PodsApart.
 func (a Arm) Namespace() string { return "outcome-" + a.Key }
+
+// PodNamespace is where the arm's pods are.
+func (a Arm) PodNamespace() string {
+	if a.PodsApart {
+		return a.Namespace() + "-pods"
+	}
+	return a.Namespace()
+}
+
+// namespaces are the arm's namespaces, its pods' among them.
+func (a Arm) namespaces() []string {
+	if a.PodsApart {
+		return []string{a.Namespace(), a.PodNamespace()}
+	}
+	return []string{a.Namespace()}
+}
 
 // SchedulerName is what the arm's pods put in spec.schedulerName.
 func (a Arm) SchedulerName() string {

@@ -75,7 +75,7 @@ func podObject(arm Arm, pod Pod) *corev1.Pod {
 		requests[corev1.ResourceMemory] = *resource.NewQuantity(pod.MemoryRequestBytes, resource.BinarySI)
 	}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: arm.Namespace(), Name: pod.Name,
+		ObjectMeta: metav1.ObjectMeta{Namespace: arm.PodNamespace(), Name: pod.Name,
 			Labels: map[string]string{workloadLabel: string(pod.Class), podLabel: pod.Name}},
 		Spec: corev1.PodSpec{
 			SchedulerName:                 arm.SchedulerName(),
@@ -94,7 +94,7 @@ func replicaSetObject(arm Arm, pod Pod) *appsv1.ReplicaSet {
 	template := podObject(arm, pod)
 	selector := map[string]string{podLabel: pod.Name}
 	return &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: arm.Namespace(), Name: pod.Name, Labels: template.Labels},
+		ObjectMeta: metav1.ObjectMeta{Namespace: arm.PodNamespace(), Name: pod.Name, Labels: template.Labels},
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: selector},
@@ -106,29 +106,31 @@ func replicaSetObject(arm Arm, pod Pod) *appsv1.ReplicaSet {
 // createWorkloadPod creates arm's pod of the workload, bare or under a ReplicaSet.
 func createWorkloadPod(ctx context.Context, clientset kubernetes.Interface, arm Arm, pod Pod, replicaSets bool) error {
 	if replicaSets {
-		_, err := clientset.AppsV1().ReplicaSets(arm.Namespace()).Create(ctx, replicaSetObject(arm, pod), metav1.CreateOptions{})
+		_, err := clientset.AppsV1().ReplicaSets(arm.PodNamespace()).Create(ctx, replicaSetObject(arm, pod), metav1.CreateOptions{})
 		return err
 	}
-	_, err := clientset.CoreV1().Pods(arm.Namespace()).Create(ctx, podObject(arm, pod), metav1.CreateOptions{})
+	_, err := clientset.CoreV1().Pods(arm.PodNamespace()).Create(ctx, podObject(arm, pod), metav1.CreateOptions{})
 	return err
 }
 
 // deleteWorkloadPod deletes arm's pod of the workload, or its ReplicaSet with its pods.
 func deleteWorkloadPod(ctx context.Context, clientset kubernetes.Interface, arm Arm, pod Pod, replicaSets bool) error {
 	if replicaSets {
-		return clientset.AppsV1().ReplicaSets(arm.Namespace()).Delete(ctx, pod.Name,
+		return clientset.AppsV1().ReplicaSets(arm.PodNamespace()).Delete(ctx, pod.Name,
 			metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 	}
-	return clientset.CoreV1().Pods(arm.Namespace()).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	return clientset.CoreV1().Pods(arm.PodNamespace()).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 }
 
 // createPools creates every arm's namespace and nodes, and waits until kwok has made
 // each node Ready with the size asked.
 func createPools(ctx context.Context, clientset kubernetes.Interface, arms []Arm, nodes map[string][]string, size NodeSize, log logr.Logger) error {
 	for _, arm := range arms {
-		_, err := clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: arm.Namespace()}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create namespace %s: %w", arm.Namespace(), err)
+		for _, namespace := range arm.namespaces() {
+			_, err := clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("create namespace %s: %w", namespace, err)
+			}
 		}
 		for _, name := range nodes[arm.Key] {
 			_, err := clientset.CoreV1().Nodes().Create(ctx, node(arm, name, size), metav1.CreateOptions{})
@@ -199,9 +201,11 @@ func deletePools(ctx context.Context, c client.Client, clientset kubernetes.Inte
 		errs = append(errs, fmt.Errorf("delete the pools' nodes: %w", err))
 	}
 	for _, arm := range arms {
-		err := clientset.CoreV1().Namespaces().Delete(ctx, arm.Namespace(), metav1.DeleteOptions{})
-		if client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("delete namespace %s: %w", arm.Namespace(), err))
+		for _, namespace := range arm.namespaces() {
+			err := clientset.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{})
+			if client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("delete namespace %s: %w", namespace, err))
+			}
 		}
 	}
 	if len(errs) > 0 {
@@ -209,9 +213,11 @@ func deletePools(ctx context.Context, c client.Client, clientset kubernetes.Inte
 	}
 	return wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, arm := range arms {
-			_, err := clientset.CoreV1().Namespaces().Get(ctx, arm.Namespace(), metav1.GetOptions{})
-			if !apierrors.IsNotFound(err) {
-				return false, err
+			for _, namespace := range arm.namespaces() {
+				_, err := clientset.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+				if !apierrors.IsNotFound(err) {
+					return false, err
+				}
 			}
 		}
 		return true, nil

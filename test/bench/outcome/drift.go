@@ -59,11 +59,12 @@ func driftDescheduling() *v1.Descheduling {
 }
 
 // DriftArms are the placements of the drift comparison: TargetLoadPacking 40 % alone, and
-// with descheduling.
+// with descheduling; the pods of each apart from its scheduler, as a descheduler evicts no
+// pod of the schedulers' namespaces.
 func DriftArms() []Arm {
 	return []Arm{
-		{Key: driftAloneKey, Title: "TargetLoadPacking 40 %", Profile: targetLoadPacking(40, nil)},
-		{Key: driftDeschedulingKey, Title: "TargetLoadPacking 40 %, descheduling", Profile: targetLoadPacking(40, nil), Descheduling: driftDescheduling()},
+		{Key: driftAloneKey, Title: "TargetLoadPacking 40 %", Profile: targetLoadPacking(40, nil), PodsApart: true},
+		{Key: driftDeschedulingKey, Title: "TargetLoadPacking 40 %, descheduling", Profile: targetLoadPacking(40, nil), Descheduling: driftDescheduling(), PodsApart: true},
 	}
 }
 
@@ -157,7 +158,8 @@ func (r *Result) DriftMarkdown(link string) string {
 	fmt.Fprintf(&b, "**What.** The outcome benchmark's workload (%d pods over %v, from seed %d, on pools of %d nodes of %s), "+
 		"of which %d pods (%.0f %%, drawn from the seed) use %.0f times their CPU from %v after they arrive, for good. "+
 		"Each pod runs under a ReplicaSet of its own, so that an evicted pod comes back and is placed again; "+
-		"a replacement uses what the pod it replaces used. Placed twice at once, each on a pool of its own: "+
+		"a replacement uses what the pod it replaces used. The pods run in a namespace apart from their scheduler's: "+
+		"a descheduler evicts no pod of the schedulers' namespaces. A node uses at most all of its CPU (100 %%): a pod that wants more is throttled. Placed twice at once, each on a pool of its own: "+
 		"by TargetLoadPacking 40 %% alone, and by TargetLoadPacking 40 %% with spec.descheduling "+
 		"(mode Evict, the default band of 10 points each side and interval of %v; at most %d evictions per node and %d per cycle), "+
 		"whose descheduler (sigs.k8s.io/descheduler, as `make descheduler` builds it) runs as a process through the operator, "+

@@ -69,6 +69,12 @@ func TestLoadCountsPodObjects(t *testing.T) {
 	if usage["n1"].CPU != 0 || usage["n2"].CPU != 0.1 || pods["n2"] != 1 || pods["n1"] != 0 {
 		t.Errorf("usage %v, pods %v: want the replacement alone on n2", usage, pods)
 	}
+	// A node is at most fully used, however much its pods want.
+	load = NewLoad([]Pod{{Name: "a", CPUUseMillis: 3000, MemoryUseBytes: 3 << 30}}, map[string][]string{"one": {"n1"}}, NodeSize{CPUMillis: 2000, MemoryBytes: 2 << 30})
+	load.Bind("one", "a", "a", "n1")
+	if usage, _ := load.Usage("one", 0); usage["n1"] != (Usage{CPU: 1, Memory: 1}) {
+		t.Errorf("a node whose pods want 150 %% of it uses %+v, want all of it", usage["n1"])
+	}
 }
 
 // An eviction is counted once per pod object, from the condition the API server sets, and

@@ -84,7 +84,10 @@ func (l *Load) Usage(arm string, elapsed time.Duration) (map[string]Usage, map[s
 	}
 	usage := make(map[string]Usage, len(l.nodes[arm]))
 	for _, node := range l.nodes[arm] {
-		usage[node] = Usage{CPU: float64(cpu[node]) / float64(l.size.CPUMillis), Memory: float64(memory[node]) / float64(l.size.MemoryBytes)}
+		// A node uses at most all of its CPU and memory: pods that want more are throttled
+		// (or OOM-killed), and node-exporter reports the node full, which the descheduler,
+		// that takes a utilisation above 1 for an error, reads too.
+		usage[node] = Usage{CPU: min(1, float64(cpu[node])/float64(l.size.CPUMillis)), Memory: min(1, float64(memory[node])/float64(l.size.MemoryBytes))}
 	}
 	return usage, count
 }

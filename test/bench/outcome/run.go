@@ -360,7 +360,7 @@ func feed(ctx context.Context, opts Options, arms []Arm, workload []Pod, state *
 type runState struct {
 	arms []Arm
 	load *Load
-	// armOf is the arm key of each arm's namespace.
+	// armOf is the arm key of each arm's pods' namespace.
 	armOf map[string]string
 	// replicaSets is whether the workload's pods run under ReplicaSets.
 	replicaSets bool
@@ -375,7 +375,7 @@ func newRunState(arms []Arm, load *Load, replicaSets bool) *runState {
 	state := &runState{arms: arms, load: load, armOf: map[string]string{}, replicaSets: replicaSets,
 		records: map[string]*Record{}, scoring: map[string][]v1.ScoringMode{}}
 	for _, arm := range arms {
-		state.armOf[arm.Namespace()] = arm.Key
+		state.armOf[arm.PodNamespace()] = arm.Key
 		state.records[arm.Key] = NewRecord()
 	}
 	return state
