@@ -76,7 +76,7 @@ func TestAllocateHostPortsGivesEachPortItsOwn(t *testing.T) {
 }
 
 func TestHostCommand(t *testing.T) {
-	ports := hostPorts{8081: 40081, 8443: 40443, 10259: 40259}
+	ports := hostPorts{8081: 40081, 8443: 40443, 10259: 40259, 10258: 40258}
 	mounts := hostMounts{"/etc/kubernetes/scheduler": "/var/lib/podrunner/volumes/config"}
 	kubeconfig := "/var/lib/podrunner/kubeconfig"
 	withArgs := func(container corev1.Container, args ...string) corev1.Container {
@@ -109,6 +109,12 @@ func TestHostCommand(t *testing.T) {
 			container: schedulerContainer(),
 			want: []string{"/host/binary", "--config=/var/lib/podrunner/volumes/config/config.yaml",
 				"--secure-port=40259", "--authentication-kubeconfig=/var/lib/podrunner/kubeconfig", "--authorization-kubeconfig=/var/lib/podrunner/kubeconfig"},
+		},
+		{
+			name: "descheduler: its secure port moved, which every replica on the host would take",
+			container: corev1.Container{Command: []string{"/bin/descheduler", "--policy-config-file=/etc/kubernetes/scheduler/policy.yaml"},
+				Ports: []corev1.ContainerPort{{ContainerPort: 10258}}},
+			want: []string{"/host/binary", "--policy-config-file=/var/lib/podrunner/volumes/config/policy.yaml", "--secure-port=40258"},
 		},
 		{
 			name:      "a program named otherwise is no kube-scheduler",
