@@ -583,7 +583,9 @@ type SecondarySchedulerSpec struct {
 	ManagementState ManagementState `json:"managementState,omitempty"`
 
 	// LogLevel is the scheduler's log verbosity: Normal (-v=2, the default), Debug (-v=4),
-	// Trace (-v=6) or TraceAll (-v=8).
+	// Trace (-v=6) or TraceAll (-v=8). A scheduler whose configuration holds a token (a
+	// load-aware profile's Prometheus token, or a Custom configuration's) runs at -v=1
+	// whatever this says: from -v=2 on, kube-scheduler logs its whole configuration.
 	// +optional
 	LogLevel LogLevel `json:"logLevel,omitempty"`
 

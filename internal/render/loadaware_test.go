@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
@@ -230,5 +233,38 @@ func TestTokenNeverInAConfigMap(t *testing.T) {
 	}
 	if guessed.ConfigHash != result.ConfigHash {
 		t.Error("the config hash depends on the token's bytes: it must depend only on the token's version")
+	}
+}
+
+// A scheduler whose configuration holds a token runs below the verbosity from which
+// kube-scheduler logs its whole configuration, whatever logLevel asks: the token never
+// reaches its log. Without a token, logLevel decides.
+func TestTokenNeverInTheSchedulersLog(t *testing.T) {
+	for _, level := range []v1.LogLevel{"", v1.Normal, v1.Debug, v1.Trace, v1.TraceAll} {
+		for _, token := range []string{"", "s3cr3t-bearer-token"} {
+			cr := secondaryScheduler("tokened", func(cr *v1.SecondaryScheduler) {
+				cr.Spec.LogLevel = level
+				cr.Spec.Profile = &v1.Profile{Type: v1.TargetLoadPackingProfile,
+					Metrics: &v1.LoadMetrics{Address: "https://prometheus:9091", TokenSecretRef: &corev1.LocalObjectReference{Name: "t"}}}
+			})
+			result, err := Render(cr, Facts{KubernetesMinor: 34, MetricsToken: token, MetricsTokenVersion: "uid-1/7"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := level.Verbosity()
+			if strings.Contains(result.SchedulerConfig, token) && token != "" {
+				want = verbosityLoggingConfig - 1
+			}
+			var command []string
+			for _, object := range result.Objects {
+				if object.GetKind() == "Deployment" {
+					containers, _, _ := unstructured.NestedSlice(object.Object, "spec", "template", "spec", "containers")
+					command, _, _ = unstructured.NestedStringSlice(containers[0].(map[string]any), "command")
+				}
+			}
+			if flag := fmt.Sprintf("--v=%d", want); !slices.Contains(command, flag) {
+				t.Errorf("logLevel %q, token %q: command %v, want %s", level, token, command, flag)
+			}
+		}
 	}
 }

@@ -392,6 +392,23 @@ func service(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 
 // podDisruptionBudget lets a drain evict one HighlyAvailable replica at a time, so that
 // another is running to take the lease (the asset says why it is built so).
+// verbosityLoggingConfig is the klog verbosity from which kube-scheduler logs its whole
+// configuration as it starts ("Using component config", LogOrWriteConfig in
+// cmd/kube-scheduler/app/options of k8s.io/kubernetes), what scheduler-plugins' build runs
+// too: a token the configuration holds would land in the scheduler's log.
+const verbosityLoggingConfig = 2
+
+// SchedulerVerbosity is the -v the scheduler of cr runs with: its logLevel's, but below
+// verbosityLoggingConfig when its configuration holds a token (configInSecret), whatever
+// logLevel asks, so that no token reaches a log.
+func SchedulerVerbosity(cr *v1.SecondaryScheduler, configInSecret bool) int {
+	verbosity := cr.Spec.LogLevel.Verbosity()
+	if configInSecret {
+		return min(verbosity, verbosityLoggingConfig-1)
+	}
+	return verbosity
+}
+
 func podDisruptionBudget(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 	node, err := newObject("poddisruptionbudget.yaml", WorkloadName(cr), cr.Namespace)
 	if err != nil {
@@ -434,7 +451,7 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err := setImage(container, result.Image); err != nil {
 		return nil, err
 	}
-	flags := []string{"--v=" + strconv.Itoa(cr.Spec.LogLevel.Verbosity())}
+	flags := []string{"--v=" + strconv.Itoa(SchedulerVerbosity(cr, result.configInSecret))}
 	if GangPlugin(cr) == GangSchedulingPlugin {
 		// GangScheduling runs only with the Workload API's gate on, off by default in 1.37.
 		flags = append(flags, "--feature-gates="+GenericWorkloadGate+"=true")
