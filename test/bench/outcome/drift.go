@@ -223,12 +223,14 @@ func (r *Result) writeDriftWhy(b *strings.Builder, alone, descheduled Arm) {
 	fmt.Fprintf(b, "**Why.** Node-minutes above %s before minute %d, when the descheduler first evicted: %.1f alone, %.1f with descheduling; after it: %.1f alone, %.1f with it. "+
 		"Both schedulers see a node's use averaged over 15 minutes, and so does the descheduler, which runs a cycle every %v (its first as it starts, before the loop): "+
 		"a node that turns hot waits for the 15-minute average to pass the band (%d %%) and then for the next cycle, up to %v later, "+
-		"so that what descheduling cuts depends on how long the drift lasts after that; over hours, it is nearly all of it. "+
+		"so that what descheduling cuts depends on how long the drift lasts after that, which this loop cannot show beyond its %v. "+
 		"A cycle evicts from a node above the band at most %d pods, the lowest in priority and QoS first (the descheduler cannot tell which pods use more: "+
-		"Prometheus gives it each node's use, not each pod's), and the scheduler places them again where its 15-minute view is under the target.\n\n",
+		"Prometheus gives it each node's use, not each pod's), and the scheduler places them again where its 15-minute view is under the target, "+
+		"counting a pod it places at its request until load-watcher's averages hold its use: a pod that drifted can make the node that takes it hot, "+
+		"until a later cycle moves a pod off that one.\n\n",
 		threshold, evictions.Minutes[0], r.riskBetween(alone, 0, first), r.riskBetween(descheduled, 0, first),
 		r.riskBetween(alone, first, r.Options.RunFor+time.Nanosecond), r.riskBetween(descheduled, first, r.Options.RunFor+time.Nanosecond),
-		v1.DefaultDeschedulingInterval, int32(descheduled.targetPercent())+above, v1.DefaultDeschedulingInterval, perNode)
+		v1.DefaultDeschedulingInterval, int32(descheduled.targetPercent())+above, v1.DefaultDeschedulingInterval, r.Options.RunFor, perNode)
 }
 
 // WriteDriftPlot writes each drift arm's nodes' utilisation over time, side by side, into
