@@ -87,7 +87,7 @@ func run(ctx context.Context, opts options) error {
 		}
 	}
 	kubeVersion := envOr("KUBE_VERSION", "v1.37.2")
-	e := newEnv(repoRoot, kubeVersion)
+	e := newEnv(repoRoot, kubeVersion, selected)
 	e.driftRunFor = opts.driftRunFor
 	if err := os.MkdirAll(e.outputDir, 0o755); err != nil {
 		return err
@@ -134,8 +134,9 @@ func run(ctx context.Context, opts options) error {
 }
 
 // newEnv is the benchmarks' cluster under _output/bench, its operator allowed to run
-// schedulers in every benchmark's namespaces.
-func newEnv(repoRoot, kubeVersion string) *env {
+// schedulers in every benchmark's namespaces (the same whichever run, so that figures
+// compare), but for those of a benchmark that runs only when named and is not selected.
+func newEnv(repoRoot, kubeVersion string, selected []benchmark) *env {
 	outputDir := filepath.Join(repoRoot, "_output", "bench")
 	e := &env{
 		repoRoot:        repoRoot,
@@ -146,6 +147,9 @@ func newEnv(repoRoot, kubeVersion string) *env {
 		kubeconfig:      filepath.Join(outputDir, "kubeconfig"),
 	}
 	for _, b := range benchmarks {
+		if b.onlyWhenNamed && !slices.ContainsFunc(selected, func(s benchmark) bool { return s.name == b.name }) {
+			continue
+		}
 		for _, namespace := range b.namespaces {
 			if !slices.Contains(e.namespaces, namespace) {
 				e.namespaces = append(e.namespaces, namespace)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/secondary-scheduler/secondary-scheduler-operator/test/bench/outcome"
 )
 
 func TestRowCells(t *testing.T) {
@@ -240,5 +242,27 @@ func TestRatio(t *testing.T) {
 				t.Errorf("ratio = %q, want %q", got, test.want)
 			}
 		})
+	}
+}
+
+// make bench's operator watches the namespaces of every benchmark it may run, and not
+// those of one that runs only when named, unless it is: a watch per namespace is in the
+// idle and memory figures.
+func TestOperatorNamespacesFollowTheSelection(t *testing.T) {
+	all, err := selectBenchmarks("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDrift, err := selectBenchmarks("drift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	driftNamespace := outcome.DriftNamespaces()[0]
+	if namespaces := newEnv(t.TempDir(), "v1.37.2", all).namespaces; slices.Contains(namespaces, driftNamespace) {
+		t.Errorf("make bench allows %s, of a benchmark it does not run: %v", driftNamespace, namespaces)
+	}
+	namespaces := newEnv(t.TempDir(), "v1.37.2", withDrift).namespaces
+	if !slices.Contains(namespaces, driftNamespace) || !slices.Contains(namespaces, steadyNamespace) {
+		t.Errorf("BENCH=drift allows %v; want the drift benchmark's namespaces beside every other benchmark's", namespaces)
 	}
 }
