@@ -154,6 +154,7 @@ func (r *Result) DriftMarkdown(link string) string {
 		}
 	}
 	perNode, perCycle := descheduled.Descheduling.EffectiveEvictionLimits()
+	below, above := descheduled.Descheduling.EffectiveBand()
 	fmt.Fprintf(&b, "## drift: TargetLoadPacking with and without descheduling, as load drifts after placement\n\n")
 	fmt.Fprintf(&b, "**What.** The outcome benchmark's workload (%d pods over %v, from seed %d, on pools of %d nodes of %s), "+
 		"of which %d pods (%.0f %%, drawn from the seed) use %.0f times their CPU from %v after they arrive, for good. "+
@@ -161,13 +162,13 @@ func (r *Result) DriftMarkdown(link string) string {
 		"a replacement uses what the pod it replaces used. The pods run in a namespace apart from their scheduler's: "+
 		"a descheduler evicts no pod of the schedulers' namespaces. A node uses at most all of its CPU (100 %%): a pod that wants more is throttled. Placed twice at once, each on a pool of its own: "+
 		"by TargetLoadPacking 40 %% alone, and by TargetLoadPacking 40 %% with spec.descheduling "+
-		"(mode Evict, the default band of 10 points each side and interval of %v; at most %d evictions per node and %d per cycle), "+
+		"(mode %s, a band of %d points below and %d above and an interval of %v; at most %d evictions per node and %d per cycle), "+
 		"whose descheduler (sigs.k8s.io/descheduler, as `make descheduler` builds it) runs as a process through the operator, "+
 		"reading the same Prometheus. The loop runs %v; the same closed loop as the outcome benchmark's otherwise. "+
 		"At the end the pods use %.1f cores on average: the ideal at 40 %% is **%d nodes**.\n\n",
 		len(r.Workload), opts.Shape.ArrivalWindow, opts.Seed, opts.NodesPerPool, formatCores(opts.Size.CPUMillis),
 		drifting, 100*opts.Drift.Fraction, opts.Drift.Factor, opts.Drift.After,
-		v1.DefaultDeschedulingInterval, perNode, perCycle, opts.RunFor, use, ideal)
+		descheduled.Descheduling.EffectiveMode(), below, above, descheduled.Descheduling.EffectiveInterval(), perNode, perCycle, opts.RunFor, use, ideal)
 	b.WriteString("| placement | nodes used | × ideal (40 %) | mean CPU | max | node-minutes > " + formatPercent(opts.Threshold) +
 		" | nodes ever > " + formatPercent(opts.Threshold) + " | evictions | pods evicted | evicted twice or more | minutes with evictions |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
