@@ -50,8 +50,9 @@ const (
 // placed from nodes whose measured CPU use is above the band around that aim, while nodes
 // below the band exist to take them, and the scheduler places them again. Both read the
 // same series from the same Prometheus; the descheduler takes a node's lower reading over
-// the scheduler's window and a shorter one (docs/descheduling.md gives the arithmetic). Only with profile TargetLoadPacking (the aim is its target) or
-// LoadVariationRiskBalancing (the aim is the nodes' mean use).
+// the scheduler's window and a shorter one (docs/descheduling.md gives the arithmetic).
+// Only with profile TargetLoadPacking (the aim is its target) or LoadVariationRiskBalancing
+// (the aim is the nodes' mean use).
 type Descheduling struct {
 	// Mode is Evict (the default) or DryRun, which evicts nothing and reports in
 	// status.descheduling what it would evict.

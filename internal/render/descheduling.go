@@ -19,7 +19,7 @@ const LabelSchedulerName = "scheduling.secondary-scheduler.io/scheduler-name"
 
 // deschedulingQuery is the series the descheduler reads, per node: the lower of the means
 // of instance:node_cpu:ratio over the window TargetLoadPacking's load-watcher averages it
-// over (the first %[1]s) and over the descheduler's recent window (%[2]s), only for nodes
+// over (%[1]s) and over the descheduler's recent window (%[2]s), only for nodes
 // whose newest sample is at most %[3]d seconds old (profile.metrics.staleAfter). The first
 // keeps a node the scheduler still reads cool from being read hot (the scheduler would send
 // an evicted pod back); the second lets a node a cycle relieved read as relieved at the
