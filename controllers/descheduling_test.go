@@ -114,9 +114,9 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	}).Should(ContainElement("--dry-run=true"))
 
 	// A cycle inside the window would evict from a node it relieved: refused, nothing changes.
-	s.update(cr, func() { cr.Spec.Descheduling.Interval = &metav1.Duration{Duration: 4 * time.Minute} })
+	s.update(cr, func() { cr.Spec.Descheduling.Interval = &metav1.Duration{Duration: 5 * time.Minute} })
 	refused := s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonDeschedulingFightsScheduler)
-	s.g.Expect(refused.Message).To(ContainSubstring("interval 4m0s is shorter than the 5m0s window"))
+	s.g.Expect(refused.Message).To(ContainSubstring("interval 5m0s is shorter than the 15m0s window"))
 	s.g.Expect(s.get(deployment)).To(Succeed(), "the running descheduler is kept")
 
 	// Without spec.descheduling, every object of the descheduler goes; the scheduler stays.

@@ -178,9 +178,9 @@ const ReasonPluginsNotInImage ConditionReason = "PluginsNotInImage"
 const ReasonPluginCRDMissing ConditionReason = "PluginCRDMissing"
 
 // ReasonDeschedulingFightsScheduler means spec.descheduling would work against its
-// scheduler: an interval shorter than the recent window over which the descheduler reads a
-// node (a relieved node would still read hot, and lose pods again), or a band that reaches
-// beyond 0 or 100 % around the target (nothing would ever move). Nothing is applied and the running
+// scheduler: an interval shorter than the window over which both read a node's use (a
+// relieved node would still read hot, and lose pods again), or a band that reaches beyond 0
+// or 100 % around the target (nothing would ever move). Nothing is applied and the running
 // scheduler and descheduler are left as they are. A Degraded reason.
 const ReasonDeschedulingFightsScheduler ConditionReason = "DeschedulingFightsScheduler"
 

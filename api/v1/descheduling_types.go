@@ -22,23 +22,13 @@ const (
 	// DefaultDeschedulingBandPercent is band.belowPercent and band.abovePercent when they
 	// are not set.
 	DefaultDeschedulingBandPercent int32 = 10
-	// LoadWatcherWindow is the window over which the scheduler reads a node's CPU use:
-	// TargetLoadPacking's load-watcher averages it over 15 minutes (avg_over_time over 15m).
-	LoadWatcherWindow = 15 * time.Minute
-	// DeschedulingRecentWindow is the shorter window, load-watcher's shortest, over which the
-	// descheduler also averages a node's use: it reads a node as the lower of its two
-	// averages, so that a node counts as hot only while the scheduler reads it hot too, and
-	// reads as relieved one such window after a cycle relieved it. A shorter interval would
-	// find a relieved node still hot and evict from it again.
-	DeschedulingRecentWindow = 5 * time.Minute
-	// DefaultDeschedulingInterval is descheduling.interval when it is not set: the shortest
-	// allowed.
-	DefaultDeschedulingInterval = DeschedulingRecentWindow
-	// DeschedulingMinPodAge is the age (from the pod's start) under which a pod is never
-	// evicted: two recent windows, one for its use to show in its node's reading and one for
-	// a cycle to judge the node with it. So no pod of a workload is evicted twice within it,
-	// however its use and its nodes' change.
-	DeschedulingMinPodAge = 2 * DeschedulingRecentWindow
+	// DeschedulingWindow is the window over which both the scheduler (TargetLoadPacking's
+	// load-watcher, avg_over_time over 15m) and the descheduler read a node's CPU use. A
+	// node a cycle relieved still reads hot until the window has passed: a shorter interval
+	// would evict from it again.
+	DeschedulingWindow = 15 * time.Minute
+	// DefaultDeschedulingInterval is descheduling.interval when it is not set.
+	DefaultDeschedulingInterval = DeschedulingWindow
 	// DefaultMaxEvictionsPerNode and DefaultMaxEvictionsPerCycle are the eviction limits
 	// when they are not set.
 	DefaultMaxEvictionsPerNode  int32 = 1
@@ -49,10 +39,9 @@ const (
 // the scheduler's aim as their load drifts after placement: it evicts pods this scheduler
 // placed from nodes whose measured CPU use is above the band around that aim, while nodes
 // below the band exist to take them, and the scheduler places them again. Both read the
-// same series from the same Prometheus; the descheduler takes a node's lower reading over
-// the scheduler's window and a shorter one (docs/descheduling.md gives the arithmetic).
-// Only with profile TargetLoadPacking (the aim is its target) or LoadVariationRiskBalancing
-// (the aim is the nodes' mean use).
+// same series from the same Prometheus over the same window (docs/descheduling.md gives
+// the arithmetic). Only with profile TargetLoadPacking (the aim is its target) or
+// LoadVariationRiskBalancing (the aim is the nodes' mean use).
 type Descheduling struct {
 	// Mode is Evict (the default) or DryRun, which evicts nothing and reports in
 	// status.descheduling what it would evict.
@@ -65,9 +54,9 @@ type Descheduling struct {
 	// +optional
 	Band *DeschedulingBand `json:"band,omitempty"`
 
-	// Interval between two descheduling cycles (default 5m, the shortest allowed). It must
-	// not be shorter than the 5-minute window over which the descheduler sees a node
-	// relieved: a node relieved by a cycle would still read hot in the next, and lose pods
+	// Interval between two descheduling cycles (default 15m). It must not be shorter than
+	// the 15-minute window over which the scheduler and the descheduler average a node's
+	// use: a node relieved by a cycle would still read hot in the next, and lose pods
 	// again. A shorter one is refused with reason DeschedulingFightsScheduler.
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`

@@ -81,7 +81,7 @@ func everyField(profile v1.ProfileType) *v1.SecondaryScheduler {
 	cr.Spec.Profile.LowRiskOverCommitment.RiskLimitWeights = map[corev1.ResourceName]v1.RiskWeight{corev1.ResourceCPU: "0.5"}
 	cr.Spec.Profile.TargetLoadPacking.DefaultRequestsMultiplier = "1.5"
 	cr.Spec.Descheduling.Mode = v1.DeschedulingDryRun
-	cr.Spec.Descheduling.Interval = &metav1.Duration{Duration: v1.DeschedulingRecentWindow}
+	cr.Spec.Descheduling.Interval = &metav1.Duration{Duration: v1.DeschedulingWindow}
 	cr.Spec.Profile.TargetLoadPacking.TargetUtilization = ptr.To[int32](50)
 	return cr
 }

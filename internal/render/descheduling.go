@@ -17,17 +17,13 @@ import (
 // otherwise tell (its evictor selects by labels, not by spec.schedulerName).
 const LabelSchedulerName = "scheduling.secondary-scheduler.io/scheduler-name"
 
-// deschedulingQuery is the series the descheduler reads, per node: the lower of the means
-// of instance:node_cpu:ratio over the window TargetLoadPacking's load-watcher averages it
-// over (%[1]s) and over the descheduler's recent window (%[2]s), only for nodes
-// whose newest sample is at most %[3]d seconds old (profile.metrics.staleAfter). The first
-// keeps a node the scheduler still reads cool from being read hot (the scheduler would send
-// an evicted pod back); the second lets a node a cycle relieved read as relieved at the
-// next cycle. A node whose series went stale is missing from the answer, and the
-// descheduler then evicts nothing in that cycle (it needs a sample for every node it
-// considers): the failsafe of the scheduler holds for its descheduler by construction.
-const deschedulingQuery = "(avg_over_time(instance:node_cpu:ratio[%[2]s]) < avg_over_time(instance:node_cpu:ratio[%[1]s]) or avg_over_time(instance:node_cpu:ratio[%[1]s]))" +
-	" and on (instance) (time() - timestamp(instance:node_cpu:ratio) <= %[3]d)"
+// deschedulingQuery is the series the descheduler reads, per node: the mean of
+// instance:node_cpu:ratio over the window TargetLoadPacking's load-watcher averages it over,
+// only for nodes whose newest sample is at most %d seconds old (profile.metrics.staleAfter).
+// A node whose series went stale is missing from the answer, and the descheduler then
+// evicts nothing in that cycle (it needs a sample for every node it considers): the
+// failsafe of the scheduler holds for its descheduler by construction.
+const deschedulingQuery = "avg_over_time(instance:node_cpu:ratio[%s]) and on (instance) (time() - timestamp(instance:node_cpu:ratio) <= %d)"
 
 // DeschedulingThresholds are the bounds of a node's CPU use, in percent, that
 // LowNodeUtilization compares with: pods are evicted from nodes above EvictAbove, only while
@@ -57,11 +53,11 @@ type DeschedulingThresholds struct {
 func Thresholds(cr *v1.SecondaryScheduler) (DeschedulingThresholds, error) {
 	descheduling := cr.Spec.Descheduling
 	below, above := descheduling.EffectiveBand()
-	if interval := descheduling.EffectiveInterval(); interval < v1.DeschedulingRecentWindow {
+	if interval := descheduling.EffectiveInterval(); interval < v1.DeschedulingWindow {
 		return DeschedulingThresholds{}, refusal.New(v1.ReasonDeschedulingFightsScheduler,
-			"spec.descheduling.interval %s is shorter than the %s window over which the descheduler sees a node relieved: "+
-				"a node a cycle relieved would still read hot in the next, which would evict from it again; "+
-				"set it to %s or more, or leave it out", interval, v1.DeschedulingRecentWindow, v1.DeschedulingRecentWindow)
+			"spec.descheduling.interval %s is shorter than the %s window over which the scheduler and the descheduler average "+
+				"a node's CPU use: a node a cycle relieved would still read hot in the next, which would evict from it again; "+
+				"set it to %s or more, or leave it out", interval, v1.DeschedulingWindow, v1.DeschedulingWindow)
 	}
 	if cr.EffectiveProfile() == v1.LoadVariationRiskBalancingProfile {
 		return DeschedulingThresholds{Deviation: true, ReceiveBelow: below, EvictAbove: above}, nil
@@ -163,14 +159,7 @@ func deschedulerPolicy(cr *v1.SecondaryScheduler, facts Facts) ([]byte, error) {
 		return nil, err
 	}
 	selector := map[string]any{"matchExpressions": []map[string]any{{"key": LabelSchedulerName, "operator": "In", "values": []string{cr.EffectiveSchedulerName()}}}}
-	evictor, err := lookup(profile, "pluginConfig", "[name=DefaultEvictor]", "args")
-	if err != nil {
-		return nil, err
-	}
-	if err := setValue(evictor, selector, "labelSelector"); err != nil {
-		return nil, err
-	}
-	if err := setValue(evictor, promDuration(v1.DeschedulingMinPodAge), "minPodAge"); err != nil {
+	if err := setValue(profile, selector, "pluginConfig", "[name=DefaultEvictor]", "args", "labelSelector"); err != nil {
 		return nil, err
 	}
 	args, err := lookup(profile, "pluginConfig", "[name=LowNodeUtilization]", "args")
@@ -225,7 +214,7 @@ func PrometheusURL(cr *v1.SecondaryScheduler, facts Facts) string {
 // (deschedulingQuery), with cr's staleAfter.
 func DeschedulerQuery(cr *v1.SecondaryScheduler) string {
 	staleAfter := cr.Spec.Profile.LoadMetrics().EffectiveStaleAfter()
-	return fmt.Sprintf(deschedulingQuery, promDuration(v1.LoadWatcherWindow), promDuration(v1.DeschedulingRecentWindow), int(staleAfter/time.Second))
+	return fmt.Sprintf(deschedulingQuery, promDuration(v1.DeschedulingWindow), int(staleAfter/time.Second))
 }
 
 // promDuration is d as PromQL writes a duration (15m).

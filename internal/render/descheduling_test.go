@@ -159,9 +159,9 @@ func TestThresholds(t *testing.T) {
 		{"no node can be above", target(90), v1.Descheduling{}, DeschedulingThresholds{}, "reaches 80 % to 100 %"},
 		{"around the mean", v1.Profile{Type: v1.LoadVariationRiskBalancingProfile}, v1.Descheduling{Band: band(5, 20)},
 			DeschedulingThresholds{Deviation: true, ReceiveBelow: 5, EvictAbove: 20}, ""},
-		{"a cycle inside the window", target(60), v1.Descheduling{Interval: &metav1.Duration{Duration: 4*time.Minute + 59*time.Second}}, DeschedulingThresholds{},
-			"interval 4m59s is shorter than the 5m0s window"},
-		{"the window itself", target(60), v1.Descheduling{Interval: &metav1.Duration{Duration: 5 * time.Minute}},
+		{"a cycle inside the window", target(60), v1.Descheduling{Interval: &metav1.Duration{Duration: 14 * time.Minute}}, DeschedulingThresholds{},
+			"interval 14m0s is shorter than the 15m0s window"},
+		{"the window itself", target(60), v1.Descheduling{Interval: &metav1.Duration{Duration: 15 * time.Minute}},
 			DeschedulingThresholds{ReceiveBelow: 50, EvictAbove: 70}, ""},
 	}
 	for _, tt := range tests {

@@ -50,7 +50,7 @@ func main() {
 			"the order alternating, and the report shows both and their ratio")
 	flag.BoolVar(&opts.keepCluster, "keep-cluster", false, "leave the local cluster running at the end")
 	flag.DurationVar(&opts.driftRunFor, "drift-run-for", outcome.DriftOptions.RunFor,
-		"how long the drift benchmark's loop runs: shorter to try it, though its descheduler evicts no pod younger than 10 minutes")
+		"how long the drift benchmark's loop runs: shorter to try it, though its descheduler's cycles are 15 minutes apart")
 	flag.Parse()
 	// The tracker's and clients' own logs (watch errors) go to standard error.
 	ctrllog.SetLogger(klog.NewKlogr())

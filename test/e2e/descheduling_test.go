@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -190,18 +189,6 @@ var _ = Describe("Descheduling on a real node", Ordered, Label(realNodeLabel), f
 		Eventually(func() float64 { return deschedulerReads()[hot] }).Should(BeNumerically(">", evictAbove),
 			"the descheduler's query reads node %s above the band", hot)
 		expectSchedulerAvoidsHot()
-
-		// The descheduler evicts no pod younger than v1.DeschedulingMinPodAge; the specs
-		// below count every pod of hot, so they start once the youngest is older.
-		var youngest time.Time
-		for _, pod := range append(boundPods(c.client, "drifting"), boundPods(c.client, "protected")...) {
-			Expect(pod.Status.StartTime).NotTo(BeNil(), "pod %s has started", pod.Name)
-			if pod.Status.StartTime.After(youngest) {
-				youngest = pod.Status.StartTime.Time
-			}
-		}
-		By(fmt.Sprintf("waiting until the youngest pod is %v old", v1.DeschedulingMinPodAge))
-		time.Sleep(time.Until(youngest.Add(v1.DeschedulingMinPodAge + time.Second)))
 	})
 
 	It("in mode DryRun evicts nothing, and reports what it would evict", func() {
@@ -260,10 +247,6 @@ var _ = Describe("Descheduling on a real node", Ordered, Label(realNodeLabel), f
 
 	It("evicts nothing more once the node is relieved: no pod comes back, none moves twice", func() {
 		setLoad(loadOf(cool))
-		// Within the recent window, though the scheduler's 15-minute average still holds
-		// the load: the next cycle sees the node relieved.
-		Eventually(func() float64 { return deschedulerReads()[hot] }, v1.DeschedulingRecentWindow+time.Minute, "5s").
-			Should(BeNumerically("<", float64(descheduling().EvictAbovePercent)), "the descheduler reads node %s relieved", hot)
 		moved := uidsOf(boundPods(c.client, "drifting"))
 		evicted := descheduling().EvictionsLastHour
 		before := restartDescheduler()

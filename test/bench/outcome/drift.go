@@ -50,7 +50,7 @@ const (
 var DefaultDrift = Drift{Fraction: 0.25, Factor: 4, After: 2 * time.Minute}
 
 // driftDescheduling is the descheduling arm's spec.descheduling: its defaults (band 10
-// points each side of the target, a cycle every 5 minutes) but for the eviction limits,
+// points each side of the target, a cycle every 15 minutes) but for the eviction limits,
 // raised so that one cycle may relieve each node of the pool (its 50 nodes, up to two
 // pods each), where the defaults (1 and 5) would take a cycle for five nodes.
 func driftDescheduling() *v1.Descheduling {
@@ -74,11 +74,11 @@ func DriftNamespaces() []string { return namespacesOf(DriftArms()) }
 
 // DriftOptions are the drift comparison's settings but for what connects it to a cluster:
 // the outcome's workload and pools, with DefaultDrift, for 45 minutes. The descheduler's
-// first cycle runs as it starts, before the loop; the next come 5 minutes apart. The pods
-// have drifted by minute 8, and none may be evicted before it is 10 minutes old
-// (v1.DeschedulingMinPodAge), so that without descheduling the hot nodes stay hot for about
-// 37 minutes, and with it until about minute 10 at least: the loop runs 45 minutes, as it
-// did when cycles came 15 minutes apart, so that the two designs' figures compare.
+// first cycle runs as it starts, before the loop; the next come 15 minutes apart, at about
+// minutes 15 and 30 of the loop, and one near its end. The pods have drifted by minute 8,
+// so that without descheduling the hot nodes stay hot for about 37 minutes, and with it
+// until the cycle at minute 15 at least: the loop must run about 45 minutes for the
+// difference to reach the target of 75 % at all.
 var DriftOptions = func() Options {
 	opts := DefaultOptions
 	opts.RunFor = 45 * time.Minute
@@ -215,23 +215,23 @@ func (r *Result) writeDriftWhy(b *strings.Builder, alone, descheduled Arm) {
 	threshold := formatPercent(r.Options.Threshold)
 	if len(evictions.Minutes) == 0 {
 		fmt.Fprintf(b, "**Why.** The descheduler evicted nothing in the loop: its cycles come every %v, and its first ran before the loop, on idle nodes.\n\n",
-			descheduled.Descheduling.EffectiveInterval())
+			v1.DefaultDeschedulingInterval)
 		return
 	}
 	first := time.Duration(evictions.Minutes[0]) * time.Minute
 	_, above := descheduled.Descheduling.EffectiveBand()
 	perNode, _ := descheduled.Descheduling.EffectiveEvictionLimits()
 	fmt.Fprintf(b, "**Why.** Node-minutes above %s before minute %d, when the descheduler first evicted: %.1f alone, %.1f with descheduling; after it: %.1f alone, %.1f with it. "+
-		"Both schedulers see a node's use averaged over %v; the descheduler reads the lower of that and its %v average, and runs a cycle every %v (its first as it starts, before the loop): "+
-		"a node that turns hot waits for both averages to pass the band (%d %%), for the next cycle, and for pods on it at least %v old. "+
+		"Both schedulers see a node's use averaged over 15 minutes, and so does the descheduler, which runs a cycle every %v (its first as it starts, before the loop): "+
+		"a node that turns hot waits for the 15-minute average to pass the band (%d %%) and then for the next cycle, up to %v later, "+
+		"so that what descheduling cuts depends on how long the drift lasts after that, which this loop cannot show beyond its %v. "+
 		"A cycle evicts from a node above the band at most %d pods, the lowest in priority and QoS first (the descheduler cannot tell which pods use more: "+
-		"Prometheus gives it each node's use, not each pod's), and the scheduler places them again where its %v view is under the target, "+
+		"Prometheus gives it each node's use, not each pod's), and the scheduler places them again where its 15-minute view is under the target, "+
 		"counting a pod it places at its request until load-watcher's averages hold its use: a pod that drifted can make the node that takes it hot, "+
 		"until a later cycle moves a pod off that one.\n\n",
 		threshold, evictions.Minutes[0], r.riskBetween(alone, 0, first), r.riskBetween(descheduled, 0, first),
 		r.riskBetween(alone, first, r.Options.RunFor+time.Nanosecond), r.riskBetween(descheduled, first, r.Options.RunFor+time.Nanosecond),
-		v1.LoadWatcherWindow, v1.DeschedulingRecentWindow, descheduled.Descheduling.EffectiveInterval(), int32(descheduled.targetPercent())+above,
-		v1.DeschedulingMinPodAge, perNode, v1.LoadWatcherWindow)
+		v1.DefaultDeschedulingInterval, int32(descheduled.targetPercent())+above, v1.DefaultDeschedulingInterval, r.Options.RunFor, perNode)
 }
 
 // WriteDriftPlot writes each drift arm's nodes' utilisation over time, side by side, into
