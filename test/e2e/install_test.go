@@ -103,7 +103,21 @@ func (c *installCluster) condition(namespace, name, conditionType, field string)
 func dumpInstallCluster(c *installCluster, dir string) {
 	output, _ := runKubectl(c.kubeconfig, "get", "secondaryschedulers,deployments,pods,roles,rolebindings,events", "-A", "-o", "yaml")
 	_ = os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte(output), 0o644)
-	fmt.Fprintf(GinkgoWriter, "install cluster %s: objects in %s, pod logs under %s\n", c.name, dir, filepath.Join(dir, "podrunner", "pods"))
+	// The containers' logs, of the pods a real node runs (kwok's have none), before the
+	// node and its logs go: the current and, after a restart, the previous container's.
+	pods, _ := runKubectl(c.kubeconfig, "get", "pods", "-A", "--field-selector", "spec.nodeName="+realNodeName,
+		"-o", "jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{'\\n'}{end}")
+	logs := filepath.Join(dir, "logs")
+	_ = os.MkdirAll(logs, 0o755)
+	for _, pod := range strings.Fields(pods) {
+		namespace, name, _ := strings.Cut(pod, "/")
+		for suffix, previous := range map[string]string{".log": "--previous=false", ".previous.log": "--previous=true"} {
+			if output, err := runKubectl(c.kubeconfig, "-n", namespace, "logs", name, "--all-containers", "--prefix", previous); err == nil && output != "" {
+				_ = os.WriteFile(filepath.Join(logs, namespace+"_"+name+suffix), []byte(output), 0o644)
+			}
+		}
+	}
+	fmt.Fprintf(GinkgoWriter, "install cluster %s: objects in %s, pod logs under %s (podrunner) or %s (a real node)\n", c.name, dir, filepath.Join(dir, "podrunner", "pods"), logs)
 }
 
 // waitOperatorRunning waits until the operator's Deployment has rolled out: its pod, run
