@@ -130,7 +130,8 @@ var bareCluster = struct{ up, down markdown.Block }{
 
 // keepClusterLogs copies, when the test failed, the local cluster's logs (its components',
 // the audit log, the real node's containerd, kubelet and kube-proxy, and its pods') into
-// _output/docs/NAME-logs, since stopping the cluster deletes them.
+// _output/docs/NAME-logs, since stopping the cluster deletes them; and its objects, whose
+// pods' last states and events say why a container stopped, which its log may not.
 func keepClusterLogs(ctx context.Context, t *testing.T, name string) {
 	if !t.Failed() {
 		return
@@ -141,6 +142,8 @@ cp -r "$(hack/local-cluster.sh logs)"/. "$1"/ || true
 cp _output/secondary-scheduler/*.log "$1"/ || true
 if [ -d _output/secondary-scheduler/node/logs ]; then mkdir -p "$1"/node && cp -r _output/secondary-scheduler/node/logs/. "$1"/node/ || true; fi
 if [ -d _output/secondary-scheduler/node/kubelet/pod-logs ]; then cp -rL _output/secondary-scheduler/node/kubelet/pod-logs "$1"/pods || true; fi
+bin/k8s/v1.37.2/kubectl --kubeconfig "$(hack/local-cluster.sh kubeconfig)" get secondaryschedulers,deployments,pods,events -A -o yaml \
+  >"$1"/objects.yaml 2>&1 || true
 `
 	cmd := exec.CommandContext(ctx, "bash", "-c", script, "keep-cluster-logs", dest)
 	cmd.Dir = repoRoot
