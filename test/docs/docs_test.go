@@ -22,8 +22,12 @@ import (
 // demoNamespace is where objects without a namespace of their own are dry-run.
 const demoNamespace = "demo"
 
+// controlPlaneBin is where make builds the control plane the docs' commands use, kubectl
+// among it, relative to the checkout.
+const controlPlaneBin = "bin/k8s/v1.37.2"
+
 // demoShell is what every page's commands find set, as demo.md has a reader set it.
-const demoShell = "export KUBECONFIG=$PWD/_output/secondary-scheduler/kubeconfig\nexport PATH=$PWD/bin/k8s/v1.37.2:$PATH\n"
+const demoShell = "export KUBECONFIG=$PWD/_output/secondary-scheduler/kubeconfig\nexport PATH=$PWD/" + controlPlaneBin + ":$PATH\n"
 
 // demoShellBlock runs demoShell before a page's commands.
 var demoShellBlock = markdown.Block{File: "the demo's shell", Body: demoShell}
@@ -142,10 +146,10 @@ cp -r "$(hack/local-cluster.sh logs)"/. "$1"/ || true
 cp _output/secondary-scheduler/*.log "$1"/ || true
 if [ -d _output/secondary-scheduler/node/logs ]; then mkdir -p "$1"/node && cp -r _output/secondary-scheduler/node/logs/. "$1"/node/ || true; fi
 if [ -d _output/secondary-scheduler/node/kubelet/pod-logs ]; then cp -rL _output/secondary-scheduler/node/kubelet/pod-logs "$1"/pods || true; fi
-bin/k8s/v1.37.2/kubectl --kubeconfig "$(hack/local-cluster.sh kubeconfig)" get secondaryschedulers,deployments,pods,events -A -o yaml \
+"$2" --kubeconfig "$(hack/local-cluster.sh kubeconfig)" get secondaryschedulers,deployments,pods,events -A -o yaml \
   >"$1"/objects.yaml 2>&1 || true
 `
-	cmd := exec.CommandContext(ctx, "bash", "-c", script, "keep-cluster-logs", dest)
+	cmd := exec.CommandContext(ctx, "bash", "-c", script, "keep-cluster-logs", dest, filepath.Join(repoRoot, controlPlaneBin, "kubectl"))
 	cmd.Dir = repoRoot
 	if output, err := cmd.CombinedOutput(); err != nil {
 		t.Logf("keeping the cluster's logs failed: %v\n%s", err, output)
@@ -467,7 +471,7 @@ func checkObjects(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	kubeconfig := filepath.Join(repoRoot, "_output/secondary-scheduler/kubeconfig")
-	kubectl := filepath.Join(repoRoot, "bin/k8s/v1.37.2/kubectl")
+	kubectl := filepath.Join(repoRoot, controlPlaneBin, "kubectl")
 	served, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "api-resources", "--no-headers").Output()
 	if err != nil {
 		t.Fatalf("kubectl api-resources: %v", err)

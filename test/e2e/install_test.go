@@ -111,9 +111,13 @@ func dumpInstallCluster(c *installCluster, dir string) {
 	_ = os.MkdirAll(logs, 0o755)
 	for _, pod := range strings.Fields(pods) {
 		namespace, name, _ := strings.Cut(pod, "/")
-		for suffix, previous := range map[string]string{".log": "--previous=false", ".previous.log": "--previous=true"} {
-			if output, err := runKubectl(c.kubeconfig, "-n", namespace, "logs", name, "--all-containers", "--prefix", previous); err == nil && output != "" {
-				_ = os.WriteFile(filepath.Join(logs, namespace+"_"+name+suffix), []byte(output), 0o644)
+		for _, previous := range []bool{false, true} {
+			file := namespace + "_" + name + ".log"
+			if previous {
+				file = namespace + "_" + name + ".previous.log"
+			}
+			if output, err := runKubectl(c.kubeconfig, "-n", namespace, "logs", name, "--all-containers", "--prefix", fmt.Sprintf("--previous=%t", previous)); err == nil && output != "" {
+				_ = os.WriteFile(filepath.Join(logs, file), []byte(output), 0o644)
 			}
 		}
 	}

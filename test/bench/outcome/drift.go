@@ -213,9 +213,10 @@ func (r *Result) writeDriftTargets(b *strings.Builder, alone, descheduled Arm, i
 func (r *Result) writeDriftWhy(b *strings.Builder, alone, descheduled Arm) {
 	evictions := r.Evictions(descheduled)
 	threshold := formatPercent(r.Options.Threshold)
+	interval := descheduled.Descheduling.EffectiveInterval()
 	if len(evictions.Minutes) == 0 {
 		fmt.Fprintf(b, "**Why.** The descheduler evicted nothing in the loop: its cycles come every %v, and its first ran before the loop, on idle nodes.\n\n",
-			v1.DefaultDeschedulingInterval)
+			interval)
 		return
 	}
 	first := time.Duration(evictions.Minutes[0]) * time.Minute
@@ -231,7 +232,7 @@ func (r *Result) writeDriftWhy(b *strings.Builder, alone, descheduled Arm) {
 		"until a later cycle moves a pod off that one.\n\n",
 		threshold, evictions.Minutes[0], r.riskBetween(alone, 0, first), r.riskBetween(descheduled, 0, first),
 		r.riskBetween(alone, first, r.Options.RunFor+time.Nanosecond), r.riskBetween(descheduled, first, r.Options.RunFor+time.Nanosecond),
-		v1.DefaultDeschedulingInterval, int32(descheduled.targetPercent())+above, v1.DefaultDeschedulingInterval, r.Options.RunFor, perNode)
+		interval, int32(descheduled.targetPercent())+above, interval, r.Options.RunFor, perNode)
 }
 
 // WriteDriftPlot writes each drift arm's nodes' utilisation over time, side by side, into
