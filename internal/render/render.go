@@ -15,6 +15,8 @@
 //	                                                           profile of a typed configuration (addons.go)
 //	the plugins the configuration enables                   -> the ClusterRoleBindings their reads need
 //	                                                           (pluginroles.go, schedconfig's table)
+//	the plugins that fetch load while they are built       -> the startup probe's allowance, in
+//	                                                           deployment (schedconfig.StartupBound)
 //	spec.extenders                                          -> the configuration's extenders, their TLS
 //	                                                           mounts and containers (extenders.go)
 //	spec.logLevel                                           -> the --v flag, in deployment
@@ -126,6 +128,8 @@ type Result struct {
 	// pluginClusterRoles are the ClusterRoles the configuration's plugins need the
 	// scheduler bound to (schedconfig.NeededClusterRoles).
 	pluginClusterRoles []string
+	// startupBound is how long the scheduler may take to start (schedconfig.StartupBound).
+	startupBound time.Duration
 	// deschedulerPolicy is the descheduler's policy (spec.descheduling), nil without one.
 	deschedulerPolicy []byte
 	// DeschedulerPause is why the descheduler is paused (its Deployment scaled to zero),
@@ -157,7 +161,11 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	result := &Result{SchedulerConfig: config, ConfigHash: hash, Config: parsed, pluginClusterRoles: roles, trustedCA: facts.TrustedCA,
+	startupBound, err := schedconfig.StartupBound(parsed)
+	if err != nil {
+		return nil, err
+	}
+	result := &Result{SchedulerConfig: config, ConfigHash: hash, Config: parsed, pluginClusterRoles: roles, startupBound: startupBound, trustedCA: facts.TrustedCA,
 		configInSecret: facts.MetricsToken != "" || facts.MetricsIdentity != nil || len(facts.CustomConfigTokens) > 0,
 		replicas:       Replicas(cr, facts.PlacementNodes), priorityClassName: facts.PriorityClassName}
 	result.Image = SchedulerImage(cr, facts.KubernetesMinor)
@@ -451,6 +459,9 @@ func deployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNode, error) 
 	if err := setImage(container, result.Image); err != nil {
 		return nil, err
 	}
+	if err := setStartupProbe(container, result.startupBound); err != nil {
+		return nil, err
+	}
 	flags := []string{"--v=" + strconv.Itoa(SchedulerVerbosity(cr, result.configInSecret))}
 	if GangPlugin(cr) == GangSchedulingPlugin {
 		// GangScheduling runs only with the Workload API's gate on, off by default in 1.37.
@@ -530,6 +541,20 @@ func setImage(container *yaml.RNode, image Image) error {
 		return err
 	}
 	return setValue(container, nonRootUser, "securityContext", "runAsGroup")
+}
+
+// startupProbePeriod is how often the kubelet probes a scheduler that has not yet served
+// /livez.
+const startupProbePeriod = 10 * time.Second
+
+// setStartupProbe lets the scheduler container take bound to serve /livez before the
+// kubelet restarts it.
+func setStartupProbe(container *yaml.RNode, bound time.Duration) error {
+	failures := int64((bound + startupProbePeriod - 1) / startupProbePeriod)
+	if err := setValue(container, int64(startupProbePeriod/time.Second), "startupProbe", "periodSeconds"); err != nil {
+		return err
+	}
+	return setValue(container, failures, "startupProbe", "failureThreshold")
 }
 
 // setPodTemplateHash sets, last, the hash of everything else in the pod template.

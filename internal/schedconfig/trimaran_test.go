@@ -32,7 +32,7 @@ func tlpAtScore(args string) string {
 	if args == "" {
 		return withProfiles(profile)
 	}
-	return withProfiles(profile + "  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n" + indent(args, "      "))
+	return withProfiles(profile + "  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n" + asArgs(args))
 }
 
 // scoringProfile is a profile item named name that enables the plugins of pluginsAndArgs,
@@ -45,7 +45,7 @@ func scoringProfile(name string, pluginsAndArgs ...string) string {
 		plugin, args := pluginsAndArgs[i], pluginsAndArgs[i+1]
 		profile += "      - name: " + plugin + "\n"
 		if args != "" {
-			configs += "  - name: " + plugin + "\n    args:\n" + indent(args, "      ")
+			configs += "  - name: " + plugin + "\n    args:\n" + asArgs(args)
 		}
 	}
 	if configs != "" {
@@ -64,10 +64,11 @@ func lowRiskProfiles(names []string) string {
 	return profiles.String()
 }
 
-func indent(text, prefix string) string {
+// asArgs indents the YAML of a plugin's args as the args of a pluginConfig entry.
+func asArgs(text string) string {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	for i, line := range lines {
-		lines[i] = prefix + line
+		lines[i] = "      " + line
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

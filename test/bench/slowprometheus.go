@@ -8,14 +8,12 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -133,7 +131,7 @@ func runSlowPrometheus(ctx context.Context, e *env) (*section, error) {
 	if err != nil {
 		return s, err
 	}
-	requests := prometheus.proxy.settledCounts(ctx, slowPrometheusDelay+5*time.Second)
+	requests := prometheus.proxy.SettledCounts(ctx, slowPrometheusDelay+5*time.Second)
 
 	objects := milliseconds(toObjects)
 	s.rows = []row{
@@ -144,7 +142,7 @@ func runSlowPrometheus(ctx context.Context, e *env) (*section, error) {
 			missing: notReached},
 		{figure: fmt.Sprintf("load-aware: create → probe result in status of all %d", slowLoadAwareCount), values: []float64{allResults},
 			unit: unitSeconds, missing: notReached},
-		{figure: "probe requests the slow Prometheus received", values: []float64{float64(requests.received)}, unit: unitCount},
+		{figure: "probe requests the slow Prometheus received", values: []float64{float64(requests.Received)}, unit: unitCount},
 	}
 	s.notes = append(s.notes,
 		fmt.Sprintf("The first BinPacking scheduler, created %v after the load-aware ones, had every object %s after its create; the slowest %s, the fastest %s.",
@@ -152,7 +150,7 @@ func runSlowPrometheus(ctx context.Context, e *env) (*section, error) {
 		fmt.Sprintf("Objects per BinPacking scheduler when counted: %s.", countsText(objectCounts)),
 		fmt.Sprintf("MetricsAvailable of the %d load-aware schedulers at the end: %s.", slowLoadAwareCount, conditions),
 		fmt.Sprintf("Of the proxy's %d requests, %d were forwarded to Prometheus after the %v hold, and %d the operator gave up on while they were held "+
-			"(its probe timed out first).", requests.received, requests.forwarded, slowPrometheusDelay, requests.abandoned),
+			"(its probe timed out first).", requests.Received, requests.Forwarded, slowPrometheusDelay, requests.Abandoned),
 		fmt.Sprintf("From the first create to the last BinPacking scheduler's objects, the operator ran %.0f reconciles, %.0f at a time "+
 			"(controller_runtime_max_concurrent_reconciles), which took %.1f s together over %.1f s.",
 			total(reconciled.reconciles), reconciled.workers, reconciled.reconcileSeconds, reconciled.duration.Seconds()))
@@ -344,7 +342,7 @@ func hasProbeResult(cr *v1.SecondaryScheduler) bool {
 type slowPrometheus struct {
 	// url is the proxy's: where the load-aware schedulers read metrics.
 	url    string
-	proxy  *delayingProxy
+	proxy  *promtest.DelayingProxy
 	server *http.Server
 	tb     *benchTB
 }
@@ -390,7 +388,7 @@ func (e *env) startSlowPrometheus(ctx context.Context) (*slowPrometheus, error) 
 		p.stop()
 		return nil, err
 	}
-	p.url, p.proxy = "http://"+listener.Addr().String(), newDelayingProxy(target, slowPrometheusDelay)
+	p.url, p.proxy = "http://"+listener.Addr().String(), promtest.NewDelayingProxy(target, slowPrometheusDelay)
 	p.server = &http.Server{Handler: p.proxy, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := p.server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -408,63 +406,6 @@ func (p *slowPrometheus) stop() {
 	}
 	p.tb.cleanUp()
 }
-
-// delayingProxy is a reverse proxy that holds every request for delay before forwarding
-// it: a Prometheus that answers late, as one busy with heavy queries or far away does.
-// It counts what it received, and what it did with it.
-type delayingProxy struct {
-	delay                          time.Duration
-	forward                        http.Handler
-	received, forwarded, abandoned atomic.Int64
-}
-
-// proxyCounts are a delayingProxy's counts: the requests it received, those it
-// forwarded once held for its delay, and those whose client gave up while held.
-type proxyCounts struct{ received, forwarded, abandoned int64 }
-
-// newDelayingProxy forwards to target, after delay.
-func newDelayingProxy(target *url.URL, delay time.Duration) *delayingProxy {
-	forward := httputil.NewSingleHostReverseProxy(target)
-	// A client that gives up while an answer is being forwarded is expected here; the
-	// default handler would log each one.
-	forward.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
-	return &delayingProxy{delay: delay, forward: forward}
-}
-
-// ServeHTTP holds r for the proxy's delay, then forwards it; a request whose client gave
-// up meanwhile is dropped.
-func (p *delayingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.received.Add(1)
-	hold := time.NewTimer(p.delay)
-	defer hold.Stop()
-	select {
-	case <-r.Context().Done():
-		p.abandoned.Add(1)
-		return
-	case <-hold.C:
-	}
-	p.forwarded.Add(1)
-	p.forward.ServeHTTP(w, r)
-}
-
-func (p *delayingProxy) counts() proxyCounts {
-	return proxyCounts{received: p.received.Load(), forwarded: p.forwarded.Load(), abandoned: p.abandoned.Load()}
-}
-
-// settledCounts are the proxy's counts once it holds no request, or after timeout: a
-// client that gave up is seen a moment later, when its connection closes.
-func (p *delayingProxy) settledCounts(ctx context.Context, timeout time.Duration) proxyCounts {
-	deadline := time.Now().Add(timeout)
-	for {
-		counts := p.counts()
-		if counts.settled() || time.Now().After(deadline) || sleep(ctx, 50*time.Millisecond) != nil {
-			return counts
-		}
-	}
-}
-
-// settled is whether every request received was forwarded or abandoned: none is held.
-func (c proxyCounts) settled() bool { return c.received == c.forwarded+c.abandoned }
 
 // benchTB is the promtest.TB that promtest.Start runs with outside a test: its
 // temporary directories are under dir, Fatal ends the start with an error (through

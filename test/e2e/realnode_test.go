@@ -4,11 +4,15 @@ package e2e
 
 import (
 	"fmt"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -191,6 +195,28 @@ func (c *installCluster) readyPodsOf(selector map[string]string) (ready []types.
 	return ready, len(pods.Items)
 }
 
+// startNodeLoadPrometheus starts a Prometheus on a test host of its own (a network
+// namespace named name, on subnet index subnet), which the real node's pods reach through
+// the node, serving a load of 30 % for the real node on every series load-watcher reads,
+// and returns both once it has scraped them. Both stop with the spec.
+func startNodeLoadPrometheus(name string, subnet int) (*netnshost.Host, *promtest.Server) {
+	host, err := netnshost.New(name, subnet)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(host.Close)
+	prometheus := promtest.StartWith(GinkgoT(), promtest.Options{Host: host})
+	for _, series := range metricsprobe.Series {
+		prometheus.SetSeries(series, map[string]float64{realNodeName: 0.3})
+	}
+	// The operator's first probe must find the series: one that finds none is retried
+	// only after a minute or more, which would make the spec a race with the scrape.
+	for _, series := range metricsprobe.Series {
+		Eventually(func() ([]map[string]string, error) {
+			return prometheus.Query(fmt.Sprintf("%s{instance=%q}", series, realNodeName))
+		}).Should(HaveLen(1), "Prometheus scrapes %s of node %s", series, realNodeName)
+	}
+	return host, prometheus
+}
+
 // extenderImage is the test extender's image (test/extender), which the real node holds.
 const extenderImage = "registry.example/e2e/extender:v1"
 
@@ -255,20 +281,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 				"the in-tree kube-scheduler has no TargetLoadPacking plugin")
 		}
 		By("a Prometheus on a test host of its own, which the pods reach through the node, serving the node's load")
-		host, err := netnshost.New("ssop-e2e-real", 79)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(host.Close)
-		prometheus := promtest.StartWith(GinkgoT(), promtest.Options{Host: host})
-		for _, series := range metricsprobe.Series {
-			prometheus.SetSeries(series, map[string]float64{realNodeName: 0.3})
-		}
-		// The operator's first probe must find the series: one that finds none is retried
-		// only after a minute or more, which would make the spec a race with the scrape.
-		for _, series := range metricsprobe.Series {
-			Eventually(func() ([]map[string]string, error) {
-				return prometheus.Query(fmt.Sprintf("%s{instance=%q}", series, realNodeName))
-			}).Should(HaveLen(1), "Prometheus scrapes %s of node %s", series, realNodeName)
-		}
+		_, prometheus := startNodeLoadPrometheus("ssop-e2e-real", 79)
 
 		loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "load-aware"},
 			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
@@ -279,6 +292,47 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 			return c.condition(namespace, "load-aware", "MetricsAvailable", "status")
 		}).Should(Equal(string(metav1.ConditionTrue)))
 		c.expectRunsPodsOnRealNode("load-aware", "load-aware-0")
+	})
+
+	// kube-scheduler serves /livez only once it has built its plugins, and TargetLoadPacking
+	// is built once its load-watcher has fetched 3 windows of 34 queries, one after another.
+	It("starts a TargetLoadPacking scheduler whose Prometheus answers each query late, without the kubelet restarting it", func() {
+		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
+			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
+				"the in-tree kube-scheduler has no TargetLoadPacking plugin")
+		}
+		const (
+			queryDelay = time.Second
+			// startQueries are the queries load-watcher v0.2.4 sends before the scheduler
+			// serves /livez: at queryDelay each, longer than a liveness probe allows
+			// (3 failures 10 s apart).
+			startQueries = 3 * 2 * 17
+		)
+		By("a Prometheus behind a proxy that holds every request a second, which the pods reach through the node")
+		host, prometheus := startNodeLoadPrometheus("ssop-e2e-slow", 80)
+		target, err := url.Parse(prometheus.URL)
+		Expect(err).NotTo(HaveOccurred())
+		proxy := promtest.NewDelayingProxy(target, queryDelay)
+		listener, err := net.Listen("tcp", net.JoinHostPort(host.HostAddress, "0"))
+		Expect(err).NotTo(HaveOccurred())
+		server := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = server.Serve(listener) }()
+		DeferCleanup(server.Close)
+
+		slow := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "slow-metrics"},
+			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+				Metrics: &v1.LoadMetrics{Address: "http://" + listener.Addr().String()}}}}
+		Expect(c.client.Create(ctx, slow)).To(Succeed())
+		// Within the startup probe's allowance, which the pod template gives.
+		c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/slow-metrics", "--timeout=600s")
+		Expect(proxy.Counts().Received).To(BeNumerically(">=", startQueries), "the scheduler started only after load-watcher's queries")
+		pods := &corev1.PodList{}
+		Expect(c.client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(render.PodSelector(slow)))).To(Succeed())
+		Expect(pods.Items).To(HaveLen(1))
+		Expect(pods.Items[0].Status.ContainerStatuses).To(ConsistOf(And(
+			HaveField("Name", "kube-scheduler"), HaveField("Ready", true), HaveField("RestartCount", BeZero()))),
+			"the kubelet waited for the scheduler to start")
+		c.expectRunsPodsOnRealNode("slow-metrics", "slow-metrics-0")
 	})
 
 	It("runs an extender container beside a scheduler, which the scheduler asks for every pod", func() {
