@@ -45,10 +45,12 @@
 //     and the ports of its httpGet probes, by number or name) gets a free host port. An
 //     argument, or the value of --flag=value, of the form :PORT, 0.0.0.0:PORT or HOST:PORT
 //     on a declared port becomes 127.0.0.1:HOSTPORT, and probes reach the host port.
-//   - Probes: only httpGet probes run; others count as passing. Readiness is checked every
-//     second after its initialDelaySeconds. Liveness is checked every periodSeconds after
-//     its initialDelaySeconds; failureThreshold failures in a row kill the process (SIGTERM,
-//     then SIGKILL after the pod's grace period) and count a restart.
+//   - Probes: only httpGet probes run; others count as passing. Startup is checked every
+//     periodSeconds after its initialDelaySeconds until it passes; until then the process
+//     is not ready and liveness is not checked. Readiness is checked every second after its
+//     initialDelaySeconds. Liveness is checked every periodSeconds after its
+//     initialDelaySeconds; failureThreshold failures in a row of startup or liveness kill
+//     the process (SIGTERM, then SIGKILL after the pod's grace period) and count a restart.
 //   - Hostname: each process runs in a UTS namespace of its own whose hostname is the pod's,
 //     as the kubelet names it (spec.hostname, else the pod's name, cut to 63 characters),
 //     so that os.Hostname(), and so a leader election identity, tells replicas apart.

@@ -64,41 +64,82 @@ func (p *httpProbe) passes() bool {
 	return response.StatusCode >= 200 && response.StatusCode < 400
 }
 
-// probeRun follows the probes of one run of the process.
+// probeRun follows the probes of one run of the process, as the kubelet does: until the
+// startup probe has passed, neither the liveness nor the readiness probe runs, and the
+// container is not ready.
 type probeRun struct {
-	readiness, liveness *httpProbe
-	started             time.Time
-	nextLiveness        time.Time
-	livenessFailures    int32
+	readiness, liveness, startup *httpProbe
+	started                      time.Time
+	// startedUp is whether the startup probe has passed; true without one.
+	startedUp                         bool
+	nextStartup, nextLiveness         time.Time
+	startupFailures, livenessFailures int32
 }
 
-func newProbeRun(readiness, liveness *httpProbe, started time.Time) *probeRun {
-	run := &probeRun{readiness: readiness, liveness: liveness, started: started}
+func newProbeRun(readiness, liveness, startup *httpProbe, started time.Time) *probeRun {
+	run := &probeRun{readiness: readiness, liveness: liveness, startup: startup, started: started, startedUp: startup == nil}
+	if startup != nil {
+		run.nextStartup = started.Add(startup.initialDelay)
+	}
 	if liveness != nil {
 		run.nextLiveness = started.Add(liveness.initialDelay)
 	}
 	return run
 }
 
-// ready is whether the readiness probe passes; before its initial delay it does not.
+// ready is whether the readiness probe passes; before its initial delay, or before the
+// startup probe has passed, it does not.
 func (r *probeRun) ready(now time.Time) bool {
+	if !r.startedUp {
+		return false
+	}
 	if r.readiness == nil {
 		return true
 	}
 	return now.Sub(r.started) >= r.readiness.initialDelay && r.readiness.passes()
 }
 
-// alive turns false once the liveness probe, checked every period after its initial delay,
-// has failed failureThreshold times in a row.
-func (r *probeRun) alive(now time.Time) bool {
+// check runs the startup probe until it passes, then the liveness probe, each every
+// period after its initial delay, and returns the error that restarts the container once
+// one has failed failureThreshold times in a row, nil until then.
+func (r *probeRun) check(now time.Time) error {
+	if !r.startedUp {
+		if now.Before(r.nextStartup) {
+			return nil
+		}
+		r.nextStartup = now.Add(r.startup.period)
+		if !r.startup.passes() {
+			r.startupFailures++
+			return r.startup.failedAfter(r.startupFailures, "startup")
+		}
+		r.startedUp = true
+		// The liveness probe's initial delay counts from the container's start.
+		r.nextLiveness = maxTime(r.nextLiveness, now)
+	}
 	if r.liveness == nil || now.Before(r.nextLiveness) {
-		return true
+		return nil
 	}
 	r.nextLiveness = now.Add(r.liveness.period)
 	if r.liveness.passes() {
 		r.livenessFailures = 0
-		return true
+		return nil
 	}
 	r.livenessFailures++
-	return r.livenessFailures < r.liveness.failureThreshold
+	return r.liveness.failedAfter(r.livenessFailures, "liveness")
+}
+
+// failedAfter is the error of a probe of kind that failed failures times in a row, nil
+// while that is fewer than its failureThreshold.
+func (p *httpProbe) failedAfter(failures int32, kind string) error {
+	if failures < p.failureThreshold {
+		return nil
+	}
+	return fmt.Errorf("%s probe %s failed %d times in a row", kind, p.url, failures)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,15 +11,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// serveStatuses answers a probe with each status in turn, then with the last, and counts
+// the probes.
+func serveStatuses(t *testing.T, statuses ...int) (string, *atomic.Int32) {
+	t.Helper()
+	var served atomic.Int32
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(statuses[min(int(served.Add(1))-1, len(statuses)-1)])
+	}))
+	t.Cleanup(server.Close)
+	return server.URL, &served
+}
+
 func TestProbeRun(t *testing.T) {
-	// The process answers its probes with each status in turn, then with the last.
 	serve := func(t *testing.T, statuses ...int) string {
-		var served atomic.Int32
-		server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.WriteHeader(statuses[min(int(served.Add(1))-1, len(statuses)-1)])
-		}))
-		t.Cleanup(server.Close)
-		return server.URL
+		url, _ := serveStatuses(t, statuses...)
+		return url
 	}
 	started := time.Now()
 	// Checks a second apart, as runOnce's ticker makes them.
@@ -45,10 +53,10 @@ func TestProbeRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			liveness := &httpProbe{url: serve(t, tt.statuses...), initialDelay: tt.initialDelay, period: time.Second, failureThreshold: 3}
-			probes := newProbeRun(nil, liveness, started)
+			probes := newProbeRun(nil, liveness, nil, started)
 			var got []bool
 			for second := 1; second <= len(tt.want); second++ {
-				got = append(got, probes.alive(at(second)))
+				got = append(got, probes.check(at(second)) == nil)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("alive (-want +got):\n%s", diff)
@@ -75,9 +83,55 @@ func TestProbeRunReadiness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := newProbeRun(tt.readiness, nil, started).ready(started.Add(tt.at)); got != tt.want {
+			if got := newProbeRun(tt.readiness, nil, nil, started).ready(started.Add(tt.at)); got != tt.want {
 				t.Errorf("ready = %t, want %t", got, tt.want)
 			}
 		})
 	}
+}
+
+func TestProbeRunStartup(t *testing.T) {
+	started := time.Now()
+	at := func(seconds int) time.Time { return started.Add(time.Duration(seconds) * time.Second) }
+	failing, okay := http.StatusServiceUnavailable, http.StatusOK
+
+	t.Run("holds the others until it passes", func(t *testing.T) {
+		startupURL, _ := serveStatuses(t, failing, failing, failing, failing, okay)
+		livenessURL, livenessProbes := serveStatuses(t, okay)
+		readinessURL, _ := serveStatuses(t, okay)
+		probes := newProbeRun(&httpProbe{url: readinessURL}, &httpProbe{url: livenessURL, period: time.Second, failureThreshold: 3},
+			&httpProbe{url: startupURL, period: time.Second, failureThreshold: 10}, started)
+		for second := 1; second <= 4; second++ {
+			if err := probes.check(at(second)); err != nil {
+				t.Fatalf("second %d: %v, want the startup probe's failures below its threshold", second, err)
+			}
+			if probes.ready(at(second)) {
+				t.Errorf("second %d: ready before the startup probe passed", second)
+			}
+		}
+		if livenessProbes.Load() != 0 {
+			t.Errorf("liveness probed %d times before the startup probe passed", livenessProbes.Load())
+		}
+		if err := probes.check(at(5)); err != nil || !probes.ready(at(5)) {
+			t.Errorf("once the startup probe passed: check %v, ready %t; want alive and ready", err, probes.ready(at(5)))
+		}
+		if livenessProbes.Load() != 1 {
+			t.Errorf("liveness probed %d times once the startup probe passed, want once", livenessProbes.Load())
+		}
+	})
+
+	t.Run("failureThreshold failures in a row restart", func(t *testing.T) {
+		startupURL, _ := serveStatuses(t, failing)
+		probes := newProbeRun(nil, nil, &httpProbe{url: startupURL, period: time.Second, failureThreshold: 3}, started)
+		var err error
+		for second := 1; second <= 3 && err == nil; second++ {
+			err = probes.check(at(second))
+			if second < 3 && err != nil {
+				t.Fatalf("second %d: %v, want a restart only at the third failure", second, err)
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), "startup probe") {
+			t.Errorf("after 3 failures: %v, want the startup probe's failure", err)
+		}
+	})
 }

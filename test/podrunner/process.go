@@ -159,7 +159,7 @@ func (p *podProcess) supervise(ctx context.Context) {
 	}
 }
 
-// runOnce runs the process until it exits, fails its liveness probe or ctx ends, keeping
+// runOnce runs the process until it exits, fails its startup or liveness probe or ctx ends, keeping
 // the pod's status.
 func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts int32) (int, error) {
 	logFile, err := os.OpenFile(p.logPath(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -185,7 +185,7 @@ func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts in
 	defer p.current.Store(nil)
 	exited := make(chan error, 1)
 	go func() { exited <- process.Wait() }()
-	probes := newProbeRun(spec.readiness, spec.liveness, started.Time)
+	probes := newProbeRun(spec.readiness, spec.liveness, spec.startup, started.Time)
 	ready := false
 	p.reportRunning(ctx, started, restarts, ready)
 	ticker := time.NewTicker(time.Second)
@@ -198,9 +198,9 @@ func (p *podProcess) runOnce(ctx context.Context, spec *processSpec, restarts in
 			p.terminate(process, exited)
 			return 0, ctx.Err()
 		case now := <-ticker.C:
-			if !probes.alive(now) {
+			if err := probes.check(now); err != nil {
 				p.terminate(process, exited)
-				return process.ProcessState.ExitCode(), fmt.Errorf("liveness probe %s failed %d times in a row", spec.liveness.url, spec.liveness.failureThreshold)
+				return process.ProcessState.ExitCode(), err
 			}
 			if nowReady := probes.ready(now); nowReady != ready {
 				ready = nowReady
@@ -250,9 +250,9 @@ type processSpec struct {
 	hosts string
 	// serviceAccountDir is the host directory of the volume mounted at serviceAccountPath,
 	// which the process sees there; empty when none is.
-	serviceAccountDir   string
-	env                 []string
-	readiness, liveness *httpProbe
+	serviceAccountDir            string
+	env                          []string
+	readiness, liveness, startup *httpProbe
 }
 
 // prepare writes the pod's volumes and kubeconfig and works out the host process: its
@@ -305,6 +305,10 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	startup, err := newHTTPProbe(container, container.StartupProbe, ports)
+	if err != nil {
+		return nil, err
+	}
 	return &processSpec{
 		command:           hostCommand(binary, container, mounts, ports, kubeconfig),
 		hostname:          podHostname(p.pod),
@@ -314,6 +318,7 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 		env:       append(hostEnv(kubeconfig), env...),
 		readiness: readiness,
 		liveness:  liveness,
+		startup:   startup,
 	}, nil
 }
 
