@@ -32,18 +32,8 @@ func TestStartupBound(t *testing.T) {
 		{"a load-watcher service", tlpAtScore(serviceArgs), base + service},
 		// kube-scheduler builds a plugin enabled at any extension point, even one that
 		// runs it nowhere.
-		{"enabled by multiPoint, disabled at score", withProfiles(`- schedulerName: packer
-  plugins:
-    multiPoint:
-      enabled:
-      - name: TargetLoadPacking
-    score:
-      disabled:
-      - name: TargetLoadPacking
-  pluginConfig:
-  - name: TargetLoadPacking
-    args:
-` + asArgs(prometheusArgs)), base + prometheus},
+		{"enabled by multiPoint, disabled at score", withProfiles(tlpByMultiPointDisabledAtScore +
+			"  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n" + asArgs(prometheusArgs)), base + prometheus},
 		{"args of a plugin no extension point enables", withProfiles(`- schedulerName: packer
   pluginConfig:
   - name: TargetLoadPacking

@@ -73,6 +73,19 @@ func asArgs(text string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
+// tlpByMultiPointDisabledAtScore is a profile named packer that enables TargetLoadPacking
+// by multiPoint and disables it at score: kube-scheduler builds the plugin and runs it at
+// no extension point.
+const tlpByMultiPointDisabledAtScore = `- schedulerName: packer
+  plugins:
+    multiPoint:
+      enabled:
+      - name: TargetLoadPacking
+    score:
+      disabled:
+      - name: TargetLoadPacking
+`
+
 // secretToken is a token that no message may quote.
 const secretToken = "s3cr3t-b3ar3r-t0k3n"
 
@@ -244,15 +257,7 @@ func TestMetricSources(t *testing.T) {
       enabled:
       - name: LoadVariationRiskBalancing
 `), []MetricSource{kms("packer", "LoadVariationRiskBalancing")}, ""},
-		{"multiPoint, disabled at score by name", withProfiles(`- schedulerName: packer
-  plugins:
-    multiPoint:
-      enabled:
-      - name: TargetLoadPacking
-    score:
-      disabled:
-      - name: TargetLoadPacking
-`), nil, ""},
+		{"multiPoint, disabled at score by name", withProfiles(tlpByMultiPointDisabledAtScore), nil, ""},
 		{"multiPoint, all disabled at score", withProfiles(`- schedulerName: packer
   plugins:
     multiPoint:
