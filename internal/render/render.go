@@ -544,8 +544,9 @@ func setImage(container *yaml.RNode, image Image) error {
 }
 
 // startupProbePeriod is how often the kubelet probes a scheduler that has not yet served
-// /livez.
-const startupProbePeriod = 10 * time.Second
+// /livez: often, since neither the readiness nor the liveness probe runs before it passes,
+// and kube-scheduler without load-aware plugins serves within a second or two.
+const startupProbePeriod = 2 * time.Second
 
 // setStartupProbe lets the scheduler container take bound to serve /livez before the
 // kubelet restarts it.
