@@ -43,19 +43,19 @@ const (
 	apiServerRequestTimeout = time.Minute
 )
 
-// SchedulerStartAllowance is how long a kube-scheduler takes to serve /livez with plugins
+// schedulerStartAllowance is how long a kube-scheduler takes to serve /livez with plugins
 // that fetch nothing at start, as kubeadm's startupProbe of its kube-scheduler allows
 // (24 failures 10 s apart): reading its configuration, building its profiles, and
 // starting on a busy node.
-const SchedulerStartAllowance = 240 * time.Second
+const schedulerStartAllowance = 240 * time.Second
 
 // StartupBound is how long the scheduler of config may take to serve /livez, as long as
-// kube-scheduler is not stuck: SchedulerStartAllowance and, for every instance of a plugin
+// kube-scheduler is not stuck: schedulerStartAllowance and, for every instance of a plugin
 // that fetches load while it is built (kube-scheduler builds one per profile that enables
 // it, at any extension point), as long as load-watcher may wait for its answers. config
 // has passed MetricSources' checks.
 func StartupBound(config *schedulerconfigv1.KubeSchedulerConfiguration) (time.Duration, error) {
-	bound := SchedulerStartAllowance
+	bound := schedulerStartAllowance
 	if config == nil {
 		return bound, nil
 	}

@@ -65,7 +65,7 @@ func TestStartupBound(t *testing.T) {
 }
 
 func TestStartupBoundWithoutConfig(t *testing.T) {
-	if got, err := StartupBound(nil); got != SchedulerStartAllowance || err != nil {
-		t.Errorf("StartupBound(nil) = %v, %v; want %v", got, err, SchedulerStartAllowance)
+	if got, err := StartupBound(nil); got != schedulerStartAllowance || err != nil {
+		t.Errorf("StartupBound(nil) = %v, %v; want %v", got, err, schedulerStartAllowance)
 	}
 }
