@@ -32,7 +32,7 @@ func TestStartupBound(t *testing.T) {
 		{"a load-watcher service", tlpAtScore(serviceArgs), base + service},
 		// kube-scheduler builds a plugin enabled at any extension point, even one that
 		// runs it nowhere.
-		{"enabled by multiPoint, disabled at score", withProfiles(tlpByMultiPointDisabledAtScore +
+		{"enabled by multiPoint, disabled at score", withProfiles(tlpByMultiPointDisabledAtScore("TargetLoadPacking") +
 			"  pluginConfig:\n  - name: TargetLoadPacking\n    args:\n" + asArgs(prometheusArgs)), base + prometheus},
 		{"args of a plugin no extension point enables", withProfiles(`- schedulerName: packer
   pluginConfig:

@@ -74,17 +74,18 @@ func asArgs(text string) string {
 }
 
 // tlpByMultiPointDisabledAtScore is a profile named packer that enables TargetLoadPacking
-// by multiPoint and disables it at score: kube-scheduler builds the plugin and runs it at
-// no extension point.
-const tlpByMultiPointDisabledAtScore = `- schedulerName: packer
+// by multiPoint and disables disabled (the plugin, or "*") at score: kube-scheduler
+// builds the plugin and runs it at no extension point.
+func tlpByMultiPointDisabledAtScore(disabled string) string {
+	return `- schedulerName: packer
   plugins:
     multiPoint:
       enabled:
       - name: TargetLoadPacking
     score:
       disabled:
-      - name: TargetLoadPacking
-`
+      - name: ` + disabled + "\n"
+}
 
 // secretToken is a token that no message may quote.
 const secretToken = "s3cr3t-b3ar3r-t0k3n"
@@ -257,16 +258,8 @@ func TestMetricSources(t *testing.T) {
       enabled:
       - name: LoadVariationRiskBalancing
 `), []MetricSource{kms("packer", "LoadVariationRiskBalancing")}, ""},
-		{"multiPoint, disabled at score by name", withProfiles(tlpByMultiPointDisabledAtScore), nil, ""},
-		{"multiPoint, all disabled at score", withProfiles(`- schedulerName: packer
-  plugins:
-    multiPoint:
-      enabled:
-      - name: TargetLoadPacking
-    score:
-      disabled:
-      - name: "*"
-`), nil, ""},
+		{"multiPoint, disabled at score by name", withProfiles(tlpByMultiPointDisabledAtScore("TargetLoadPacking")), nil, ""},
+		{"multiPoint, all disabled at score", withProfiles(tlpByMultiPointDisabledAtScore(`"*"`)), nil, ""},
 		{"multiPoint, disabled at preScore only: TargetLoadPacking has no PreScore", withProfiles(`- schedulerName: packer
   plugins:
     multiPoint:
