@@ -22,11 +22,13 @@ const (
 	// DefaultDeschedulingBandPercent is band.belowPercent and band.abovePercent when they
 	// are not set.
 	DefaultDeschedulingBandPercent int32 = 10
-	// DeschedulingWindow is the window over which both the scheduler (TargetLoadPacking's
-	// load-watcher, avg_over_time over 15m) and the descheduler read a node's CPU use. A
-	// node a cycle relieved still reads hot until the window has passed: a shorter interval
-	// would evict from it again.
-	DeschedulingWindow = 15 * time.Minute
+	// LoadWatcherWindow is the longest window over which scheduler-plugins' load-watcher
+	// averages a node's use (avg_over_time over 15m), the one TargetLoadPacking scores by.
+	LoadWatcherWindow = 15 * time.Minute
+	// DeschedulingWindow is the window over which both the scheduler and the descheduler
+	// read a node's CPU use: load-watcher's. A node a cycle relieved still reads hot until
+	// the window has passed: a shorter interval would evict from it again.
+	DeschedulingWindow = LoadWatcherWindow
 	// DefaultDeschedulingInterval is descheduling.interval when it is not set.
 	DefaultDeschedulingInterval = DeschedulingWindow
 	// DefaultMaxEvictionsPerNode and DefaultMaxEvictionsPerCycle are the eviction limits

@@ -53,7 +53,7 @@ const DefaultStaleAfter = v1.DefaultStaleAfter
 
 // window is how far back the probe looks for a series' newest sample: the longest range
 // load-watcher reads.
-const window = 15 * time.Minute
+const window = v1.LoadWatcherWindow
 
 // resolution is the step of the subquery that finds the series without a current
 // sample (after a staleness marker, or beyond the 5-minute lookback of an instant

@@ -165,7 +165,7 @@ var pluginNeeds = map[string]PluginNeeds{
 	"LoadVariationRiskBalancing": metricsServerReader("pkg/trimaran/loadvariationriskbalancing, pkg/trimaran/collector.go NewCollector"),
 	"LowRiskOverCommitment":      metricsServerReader("pkg/trimaran/lowriskovercommitment, pkg/trimaran/collector.go NewCollector"),
 	// Peaks requires a load-watcher service (watcherAddress): it reads no API of its own.
-	"Peaks": {Source: "pkg/trimaran/peaks/peaks.go New"},
+	peaksPlugin: {Source: "pkg/trimaran/peaks/peaks.go New"},
 	// Score or queue-sort plugins that read only the scheduler's snapshot of nodes and pods.
 	"NodeResourcesAllocatable": {Source: "pkg/noderesources/allocatable.go"},
 	"NodeMetadata":             {Source: "pkg/nodemetadata/node_metadata.go"},

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	schedulerconfigv1 "k8s.io/kube-scheduler/config/v1"
-	"k8s.io/utils/ptr"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 )
@@ -56,28 +55,20 @@ const schedulerStartAllowance = 240 * time.Second
 // has passed MetricSources' checks.
 func StartupBound(config *schedulerconfigv1.KubeSchedulerConfiguration) (time.Duration, error) {
 	bound := schedulerStartAllowance
+	enabled, err := enabledMetricSources(config)
+	if err != nil {
+		return 0, err
+	}
+	for _, instance := range enabled {
+		bound += instance.fetchAtStartBound()
+	}
 	if config == nil {
 		return bound, nil
 	}
 	for _, profile := range config.Profiles {
-		name := ptr.Deref(profile.SchedulerName, "")
 		// Peaks reads load from a load-watcher service, which its args must name.
 		if enables(profile.Plugins, peaksPlugin) {
 			bound += loadWatcherHTTPTimeout
-		}
-		for _, plugin := range TrimaranPlugins {
-			if !enables(profile.Plugins, plugin) {
-				continue
-			}
-			args, err := pluginArgs(profile, plugin)
-			if err != nil {
-				return 0, err
-			}
-			source, err := decodeMetricSource(name, plugin, args)
-			if err != nil {
-				return 0, err
-			}
-			bound += source.fetchAtStartBound()
 		}
 	}
 	return bound, nil

@@ -163,10 +163,41 @@ func (s MetricSource) CheckAddresses() error {
 // Kubernetes' own kube-scheduler ignores args of plugins it does not have, but such a
 // configuration is wrong for the images that have them.
 func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]MetricSource, error) {
+	enabled, err := enabledMetricSources(config)
+	if err != nil {
+		return nil, err
+	}
+	var sources, builtInWatchers []MetricSource
+	for _, instance := range enabled {
+		if instance.WatcherAddress == "" {
+			builtInWatchers = append(builtInWatchers, instance.MetricSource)
+		}
+		if instance.scoring {
+			sources = append(sources, instance.MetricSource)
+		}
+	}
+	if err := checkBuiltInLoadWatchers(builtInWatchers); err != nil {
+		return nil, err
+	}
+	return sources, nil
+}
+
+// enabledMetricSource is one instance of a Trimaran plugin that kube-scheduler builds.
+type enabledMetricSource struct {
+	MetricSource
+	// scoring is whether it runs at score or preScore (runsAtScoring).
+	scoring bool
+}
+
+// enabledMetricSources lists the Trimaran plugin instances of config's profiles, for each
+// profile in order, each of TrimaranPlugins (in that order) that the profile enables at
+// some extension point, after the checks MetricSources describes but the one of built-in
+// load-watchers.
+func enabledMetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]enabledMetricSource, error) {
 	if config == nil {
 		return nil, nil
 	}
-	var sources, builtInWatchers []MetricSource
+	var enabled []enabledMetricSource
 	for _, profile := range config.Profiles {
 		name := ptr.Deref(profile.SchedulerName, "")
 		for _, plugin := range TrimaranPlugins {
@@ -184,18 +215,10 @@ func MetricSources(config *schedulerconfigv1.KubeSchedulerConfiguration) ([]Metr
 			if err != nil {
 				return nil, err
 			}
-			if source.WatcherAddress == "" {
-				builtInWatchers = append(builtInWatchers, source)
-			}
-			if runsAtScoring(profile.Plugins, plugin) {
-				sources = append(sources, source)
-			}
+			enabled = append(enabled, enabledMetricSource{MetricSource: source, scoring: runsAtScoring(profile.Plugins, plugin)})
 		}
 	}
-	if err := checkBuiltInLoadWatchers(builtInWatchers); err != nil {
-		return nil, err
-	}
-	return sources, nil
+	return enabled, nil
 }
 
 // maxNamedInstances bounds the plugin instances a message names.
