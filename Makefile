@@ -28,8 +28,9 @@ FUZZTIME ?= 10m
 CONTROL_PLANE_DIR ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)
 KUBECTL ?= $(CONTROL_PLANE_DIR)/kubectl
 # What the e2e suite and the docs test run: the control plane, and the real node's kubelet
-# and kube-proxy; and the descheduler, which the integration tests run.
-TEST_COMPONENTS = kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl metrics-server kubelet kube-proxy descheduler
+# and kube-proxy, and kube-router, which enforces its NetworkPolicies; and the descheduler,
+# which the integration tests run.
+TEST_COMPONENTS = kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl metrics-server kubelet kube-proxy descheduler kube-router
 # The kube-scheduler of kubernetes-sigs/scheduler-plugins (Trimaran & co.), built from local
 # checkouts by `make scheduler-plugins`. test-e2e and demo run the operator's scheduler-plugins
 # image with it when it is there (and SCHEDULER_PLUGINS_BINARY is not set otherwise); when it
@@ -126,7 +127,7 @@ test: ## Run every test: unit (the OLM bundle's validation among them), integrat
 	hack/make-parallel.sh 'test-e2e E2E_LABELS=real-node E2E_PROCS=1'
 
 .PHONY: test-binaries
-test-binaries: ## Build what the suites run, before make test starts them at the same time: the control plane and the real node's kubelet and kube-proxy (reuses what is there).
+test-binaries: ## Build what the suites run, before make test starts them at the same time: the control plane and the real node's kubelet, kube-proxy and kube-router (reuses what is there).
 	CONTROL_PLANE_DIR=$(CONTROL_PLANE_DIR) KUBE_VERSION=$(KUBE_VERSION) hack/build-control-plane.sh $(TEST_COMPONENTS)
 
 .PHONY: test-unit

@@ -25,7 +25,8 @@ type lifecycleBudget struct {
 // and status writes vary with how the reconciles that the Deployment's pods, its status
 // and the Lease trigger happen to coalesce (a scheduler may be seen without ready pods,
 // ready without a leader, and Available): the figures are the most measured. Status is
-// written only when it changes, and idle is nothing.
+// written only when it changes, and idle is nothing. The NetworkPolicy of the scheduler's
+// pods (one create, one delete) came later: it closes what the pods serve to no one.
 var (
 	// createEach is one create of each child of a scheduler: creating, not applying, is
 	// what proves that no one else's object had the name (createIfAbsent), so no name is
@@ -33,12 +34,13 @@ var (
 	createEach = requestCounts{
 		"create clusterrolebindings": 2, "create rolebindings": 2, "create roles": 1, "create serviceaccounts": 1,
 		"create configmaps": 1, "create services": 1, "create leases": 1, "create deployments": 1,
+		"create networkpolicies": 1,
 	}
 	// deleteEach is one delete of each child, then the patch that removes the finalizer.
 	deleteEach = requestCounts{
 		"delete clusterrolebindings": 2, "delete rolebindings": 2, "delete roles": 1, "delete serviceaccounts": 1,
 		"delete configmaps": 1, "delete services": 1, "delete leases": 1, "delete deployments": 1,
-		"patch secondaryschedulers": 1,
+		"delete networkpolicies": 1, "patch secondaryschedulers": 1,
 	}
 	// firstEditEach is the first change of the ConfigMap and the Deployment that an edit
 	// of the profile's arguments changes: since the operator created them, their fields are

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,6 +54,8 @@ var (
 		func() client.ObjectList { return &coordinationv1.LeaseList{} }}
 	podDisruptionBudgetKind = childKind{"PodDisruptionBudget", false, func() client.Object { return &policyv1.PodDisruptionBudget{} },
 		func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }}
+	networkPolicyKind = childKind{"NetworkPolicy", false, func() client.Object { return &networkingv1.NetworkPolicy{} },
+		func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }}
 	clusterRoleBindingKind = childKind{"ClusterRoleBinding", true, func() client.Object { return &rbacv1.ClusterRoleBinding{} },
 		func() client.ObjectList { return &rbacv1.ClusterRoleBindingList{} }}
 )
@@ -61,7 +64,7 @@ var (
 // kinds labelled as the operator's, in the namespaces where schedulers run.
 var allChildKinds = []childKind{
 	deploymentKind, serviceKind, configMapKind, secretKind, serviceAccountKind, roleKind, roleBindingKind, leaseKind, podDisruptionBudgetKind,
-	clusterRoleBindingKind,
+	networkPolicyKind, clusterRoleBindingKind,
 }
 
 // namespacesOf are where cr's objects of kind may be: "" for cluster-scoped kinds.

@@ -7,7 +7,7 @@ package controllers
 //
 // What the operator writes in the namespaces where it runs schedulers (Deployments,
 // ConfigMaps, Secrets, ServiceAccounts, Roles, RoleBindings, Leases, PodDisruptionBudgets,
-// tokens) is not here:
+// NetworkPolicies, tokens) is not here:
 // config/rbac/scheduler_namespace_role.yaml grants it, bound by a RoleBinding in each
 // namespace the cluster admin allows (the operator's own by default). The RoleBinding that
 // lets schedulers read the authentication ConfigMap is written in kube-system, which

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"slices"
 	"sync"
 	"time"
 
@@ -123,7 +122,8 @@ type Options struct {
 	// --require-admission-policy=false.
 	Admission *admission.Policies
 	// OperatorNamespace is the operator's namespace, whose pods no descheduler evicts, as
-	// none of the scheduler namespaces'; "" outside a pod.
+	// none of the scheduler namespaces', and whose pods alone reach a descheduler's
+	// metrics (render.OperatorPodLabels); "" outside a pod.
 	OperatorNamespace string
 }
 
@@ -174,21 +174,11 @@ func NewSecondarySchedulerReconciler(mgr ctrl.Manager, options Options) (*Second
 	r.read = newReadStages(gather.Config{
 		Cache: r.cache, API: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Version: version, Kinds: gather.DiscoveredKinds(version),
 		Tenancy: options.Tenancy, PrometheusNamespaces: options.PrometheusNamespaces, MetricsTokenClusterRoles: options.MetricsTokenClusterRoles,
-		DiscoveryInterval: options.MetricsProbeInterval, Now: r.now, NeverEvicted: neverEvicted(options),
+		DiscoveryInterval: options.MetricsProbeInterval, Now: r.now, OperatorNamespace: options.OperatorNamespace,
 	}, mgr.GetScheme())
 	r.write = &writer{Client: full, APIReader: mgr.GetAPIReader(), Recorder: r.recorder, Tenancy: options.Tenancy, now: r.now,
 		owned: r.read.ownership}
 	return r, nil
-}
-
-// neverEvicted are the namespaces, beside the control plane's, whose pods no descheduler
-// evicts: the operator's and the schedulers' (those routing never routes either).
-func neverEvicted(options Options) []string {
-	namespaces := slices.Clone(options.Tenancy.Namespaces)
-	if options.OperatorNamespace != "" {
-		namespaces = append(namespaces, options.OperatorNamespace)
-	}
-	return namespaces
 }
 
 // now is the reconciler's time, for metrics tokens.

@@ -65,7 +65,7 @@ func TestBinPackingSchedulerIsCreatedWithHonestStatus(t *testing.T) {
 
 	// Every namespaced object is controlled by the SecondaryScheduler, for garbage collection.
 	children := s.namespacedChildren(cr)
-	s.g.Expect(children).To(HaveLen(7)) // Deployment, Service, ConfigMap, ServiceAccount, Lease, lease Role and RoleBinding
+	s.g.Expect(children).To(HaveLen(8)) // Deployment, Service, ConfigMap, ServiceAccount, Lease, lease Role and RoleBinding, NetworkPolicy
 	for _, child := range children {
 		owner := metav1.GetControllerOf(child)
 		s.g.Expect(owner).NotTo(BeNil(), "%T %s has no controller", child, child.GetName())
@@ -151,7 +151,7 @@ func TestManagementStateTransitions(t *testing.T) {
 	// Managed again: everything comes back as specified.
 	s.update(cr, func() { cr.Spec.ManagementState = v1.Managed })
 	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionFalse, v1.ReasonAsExpected)
-	s.g.Eventually(func() []client.Object { return s.namespacedChildren(cr) }).Should(HaveLen(7))
+	s.g.Eventually(func() []client.Object { return s.namespacedChildren(cr) }).Should(HaveLen(8))
 	s.g.Eventually(func() []string { return s.clusterScopedChildren(cr) }).Should(HaveLen(3))
 	s.g.Expect(*s.deployment(cr).Spec.Replicas).To(Equal(int32(1)))
 

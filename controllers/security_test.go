@@ -79,7 +79,7 @@ func TestSecurityRemovedDeletesOnlyOurs(t *testing.T) {
 	}
 	s.create(decoy, decoyBinding)
 	t.Cleanup(func() { _ = adminClient.Delete(s.ctx, decoyBinding) })
-	s.g.Expect(s.namespacedChildren(running)).To(HaveLen(7 + 1))
+	s.g.Expect(s.namespacedChildren(running)).To(HaveLen(8 + 1))
 	s.g.Expect(s.clusterScopedChildren(running)).To(HaveLen(3 + 1))
 
 	s.update(running, func() { running.Spec.ManagementState = v1.Removed })

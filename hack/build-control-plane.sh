@@ -12,8 +12,9 @@
 # Usage: hack/build-control-plane.sh [component...]
 #   components: kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl
 #   metrics-server (default: all of them), and kubelet and kube-proxy, for a real node
-#   (hack/real-node.sh), and descheduler (spec.descheduling's, at DESCHEDULER_VERSION), which
-#   only that builds
+#   (hack/real-node.sh), and descheduler (spec.descheduling's, at DESCHEDULER_VERSION) and
+#   kube-router (the real node's NetworkPolicy enforcement, at KUBE_ROUTER_VERSION), which
+#   only those build
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.37.2}"
@@ -23,6 +24,9 @@ METRICS_SERVER_VERSION="${METRICS_SERVER_VERSION:-v0.9.0}"
 # The descheduler the operator runs for spec.descheduling by default
 # (internal/render's DefaultDeschedulerImage names the same release).
 DESCHEDULER_VERSION="${DESCHEDULER_VERSION:-v0.36.0}"
+# The network plugin's half that enforces NetworkPolicies on the real node (hack/real-node.sh
+# runs its firewall alone, beside CNI's bridge), the only release the module proxy serves.
+KUBE_ROUTER_VERSION="${KUBE_ROUTER_VERSION:-v2.1.0}"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out_dir="${CONTROL_PLANE_DIR:-${repo_root}/bin/k8s/${KUBE_VERSION}}"
@@ -195,7 +199,18 @@ build_descheduler() {
   )
 }
 
+# build_kube_router installs kube-router as its own go.mod pins it (no replace directive):
+# a test tool, which shares no package with the tests.
+build_kube_router() {
+  want kube-router && missing kube-router || return 0
+  log "building kube-router ${KUBE_ROUTER_VERSION}"
+  GOBIN="${out_dir}" CGO_ENABLED=0 go install -trimpath \
+    -ldflags "-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=${KUBE_ROUTER_VERSION}" \
+    "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@${KUBE_ROUTER_VERSION}"
+}
+
 build_etcd
 build_descheduler
+build_kube_router
 build_control_plane_module
 log "ready in ${out_dir}"

@@ -18,6 +18,8 @@
 #   NODE_NAME (default real-node), POD_CIDR (default 10.88.0.0/24)
 #   IMAGES: an archive of hack/buildimages to import (it must hold PAUSE_IMAGE)
 #   PAUSE_IMAGE (default registry.k8s.io/pause:3.10)
+#   NETWORK_POLICIES=kube-router: enforce NetworkPolicies on the node, with kube-router's
+#   firewall alone (hack/build-control-plane.sh kube-router), as a host process; needs ipset
 # Needs root, and the packages containerd, runc, containernetworking-plugins, iptables and curl.
 set -euo pipefail
 
@@ -27,6 +29,9 @@ NODE_NAME="${NODE_NAME:-real-node}"
 POD_CIDR="${POD_CIDR:-10.88.0.0/24}"
 IMAGES="${IMAGES:-}"
 PAUSE_IMAGE="${PAUSE_IMAGE:-registry.k8s.io/pause:3.10}"
+NETWORK_POLICIES="${NETWORK_POLICIES:-}"
+# The cluster's Service range (hack/local-cluster.sh's).
+SERVICE_CIDR="${SERVICE_CIDR:-10.0.0.0/24}"
 
 node_dir="${OUTPUT_DIR}/node"
 kubeconfig="${OUTPUT_DIR}/kubeconfig"
@@ -72,8 +77,13 @@ check_prerequisites() {
   local missing=() tool
   for tool in containerd runc ctr iptables curl; do command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}"); done
   [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  case "${NETWORK_POLICIES}" in
+    "") ;;
+    kube-router) command -v ipset >/dev/null 2>&1 || missing+=(ipset) ;;
+    *) log "NETWORK_POLICIES=${NETWORK_POLICIES}: only kube-router is known"; exit 1 ;;
+  esac
   if [ "${#missing[@]}" -gt 0 ]; then
-    log "missing: ${missing[*]} (Debian's packages containerd, runc, containernetworking-plugins, iptables, curl)"; exit 1
+    log "missing: ${missing[*]} (Debian's packages containerd, runc, containernetworking-plugins, iptables, curl, ipset)"; exit 1
   fi
   [ -f "${kubeconfig}" ] || { log "no cluster at ${OUTPUT_DIR}: hack/local-cluster.sh up first (with REAL_NODE=true)"; exit 1; }
 }
@@ -147,8 +157,10 @@ CONFIG
 
 up() {
   check_prerequisites
-  CONTROL_PLANE_DIR="${CONTROL_PLANE_DIR}" KUBE_VERSION="${KUBE_VERSION}" "${repo_root}/hack/build-control-plane.sh" kubelet kube-proxy
-  stop kubelet; stop kube-proxy; stop clusterdns; stop containerd
+  local components=(kubelet kube-proxy)
+  [ -z "${NETWORK_POLICIES}" ] || components+=(kube-router)
+  CONTROL_PLANE_DIR="${CONTROL_PLANE_DIR}" KUBE_VERSION="${KUBE_VERSION}" "${repo_root}/hack/build-control-plane.sh" "${components[@]}"
+  stop_network_policies; stop kubelet; stop kube-proxy; stop clusterdns; stop containerd
   (cd "${repo_root}" && go build -o bin/clusterdns ./test/clusterdns)
   write_containerd_config
   write_kubelet_config
@@ -181,7 +193,46 @@ up() {
     tail -n 20 "${node_dir}/logs/kubelet.log" >&2
     exit 1
   fi
+  [ -z "${NETWORK_POLICIES}" ] || start_network_policies
   log "node ${NODE_NAME} is Ready at $(node_ip); logs in ${node_dir}/logs"
+}
+
+# start_network_policies runs kube-router's NetworkPolicy firewall for the node's pods, and
+# nothing else of it (no routes, no Service proxy: CNI's bridge and kube-proxy do those).
+# It admits traffic from the node's own addresses to its pods whatever the policies say
+# (the kubelet's probes), and filters pod to pod traffic across the bridge. NODE_NAME
+# first: it looks the Node up by that, then by the machine's host name, then by the flag.
+# Ready once its chain in FORWARD exists, which it makes at its first sync.
+start_network_policies() {
+  start kube-router env NODE_NAME="${NODE_NAME}" "${CONTROL_PLANE_DIR}/kube-router" --kubeconfig "${kubeconfig}" \
+    --hostname-override "${NODE_NAME}" --run-firewall=true --run-router=false --run-service-proxy=false \
+    --run-loadbalancer=false --service-cluster-ip-range "${SERVICE_CIDR}" --health-port=0 --metrics-port=0 -v=1
+  if ! wait_for "kube-router's NetworkPolicy firewall" 60 iptables -S KUBE-ROUTER-FORWARD; then
+    tail -n 20 "${node_dir}/logs/kube-router.log" >&2
+    exit 1
+  fi
+}
+
+# stop_network_policies stops kube-router and removes what it leaves, which it does not
+# itself (v2.1.0's --cleanup-config removes none of its firewall, then flushes IPVS): its
+# jumps in INPUT, FORWARD and OUTPUT, its chains and its ipsets, each by its own prefix.
+stop_network_policies() {
+  stop kube-router
+  local iptables chain rule chains
+  for iptables in iptables ip6tables; do
+    command -v "${iptables}" >/dev/null 2>&1 || continue
+    for chain in INPUT FORWARD OUTPUT; do
+      "${iptables}" -t filter -S "${chain}" 2>/dev/null | { grep -- '--comment "kube-router netpol' || true; } | sed 's/^-A /-D /' |
+        while read -r rule; do eval "${iptables} -t filter ${rule}" || true; done
+    done
+    chains=$("${iptables}" -t filter -S 2>/dev/null | awk '/^-N (KUBE-ROUTER-(INPUT|FORWARD|OUTPUT)|KUBE-POD-FW-|KUBE-NWPLCY-)/ {print $2}')
+    for chain in ${chains}; do "${iptables}" -t filter -F "${chain}" || true; done
+    for chain in ${chains}; do "${iptables}" -t filter -X "${chain}" || true; done
+  done
+  if command -v ipset >/dev/null 2>&1; then
+    local set
+    for set in $(ipset list -n 2>/dev/null | { grep -E '^(inet6:)?(KUBE-SRC-|KUBE-DST-|TMP-)' || true; }); do ipset destroy "${set}" || true; done
+  fi
 }
 
 # pod_network_namespaces lists the network namespaces made for this node's pods: those
@@ -207,7 +258,7 @@ down() {
     kubectl delete pods --all-namespaces --field-selector "spec.nodeName=${NODE_NAME}" --grace-period 1 --wait=false >/dev/null 2>&1 || true
     wait_for "the node's containers stopped" 60 no_tasks || true
   fi
-  stop kubelet; stop kube-proxy; stop clusterdns
+  stop_network_policies; stop kubelet; stop kube-proxy; stop clusterdns
   # What is left, containerd is told to end; then the shims of its tasks go with it.
   if [ -S "${socket}" ]; then
     local id

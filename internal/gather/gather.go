@@ -65,9 +65,10 @@ type Config struct {
 	// Discover finds the Prometheus of a load-aware profile that gives no address; nil
 	// for promdiscovery.Find. The offline renderer gives the address its user names.
 	Discover DiscoverFunc
-	// NeverEvicted are the namespaces, beside the control plane's, whose pods no
-	// descheduler evicts: the operator's and the schedulers'.
-	NeverEvicted []string
+	// OperatorNamespace is the operator's namespace, "" when it runs outside the cluster
+	// (render.Facts.OperatorNamespace). No descheduler evicts its pods, nor those of the
+	// namespaces Tenancy allows schedulers in (those routing never routes either).
+	OperatorNamespace string
 }
 
 // DiscoverFunc finds Prometheus in namespaces through reader, as promdiscovery.Find does:
@@ -82,6 +83,7 @@ type Gatherer struct {
 	kinds                    ServedKinds
 	tenancy                  tenancy.Policy
 	neverEvicted             []string
+	operatorNamespace        string
 	prometheusNamespaces     []string
 	metricsTokenClusterRoles []string
 	discoveryInterval        time.Duration
@@ -108,10 +110,20 @@ func New(config Config) *Gatherer {
 	return &Gatherer{
 		cache: readonly.Wrap(config.Cache), api: readonly.Wrap(config.API),
 		mapper: config.Mapper, version: config.Version, kinds: cmp.Or[ServedKinds](config.Kinds, noKinds{}), tenancy: config.Tenancy,
-		neverEvicted:         append([]string{metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}, config.NeverEvicted...),
+		neverEvicted:         neverEvicted(config),
 		prometheusNamespaces: config.PrometheusNamespaces, metricsTokenClusterRoles: config.MetricsTokenClusterRoles,
-		discoveryInterval: config.DiscoveryInterval, now: now, discover: discover,
+		discoveryInterval: config.DiscoveryInterval, now: now, discover: discover, operatorNamespace: config.OperatorNamespace,
 	}
+}
+
+// neverEvicted are the namespaces whose pods no descheduler evicts: the control plane's,
+// the schedulers' and the operator's.
+func neverEvicted(config Config) []string {
+	namespaces := append([]string{metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}, config.Tenancy.Namespaces...)
+	if config.OperatorNamespace != "" {
+		namespaces = append(namespaces, config.OperatorNamespace)
+	}
+	return namespaces
 }
 
 // Facts are what gathering found out: the facts render needs, and what status reports.
@@ -224,6 +236,7 @@ func (g *Gatherer) Gather(ctx context.Context, cr *v1.SecondaryScheduler) (*Fact
 	}
 	found.Render.PlacementNodes = found.Placement.Matching + found.Placement.Hosting
 	found.Render.NeverEvicted = g.neverEvicted
+	found.Render.OperatorNamespace = g.operatorNamespace
 	if found.Render.PriorityClassName, err = g.priorityClassName(ctx, cr); !refused(err) {
 		return nil, references, err
 	}

@@ -84,6 +84,10 @@ type fileList []string
 func (f *fileList) String() string        { return strings.Join(*f, ",") }
 func (f *fileList) Set(path string) error { *f = append(*f, path); return nil }
 
+// DefaultOperatorNamespace is the namespace the installer and the bundle's suggested
+// namespace put the operator in (config/manager).
+const DefaultOperatorNamespace = "secondary-scheduler-operator"
+
 // parse reads the command line into an Input, with the files' content.
 func parse(args []string, stderr io.Writer) (Input, error) {
 	flags := flag.NewFlagSet("render", flag.ContinueOnError)
@@ -103,6 +107,8 @@ func parse(args []string, stderr io.Writer) (Input, error) {
 			"Default: none, so discovery finds nothing; the operator's default (its own namespace, and openshift-monitoring on OpenShift) "+
 			"depends on the cluster, so list those namespaces here.")
 	namespace := flags.String("n", "default", "The namespace of a resource or object that names none.")
+	operatorNamespace := flags.String("operator-namespace", DefaultOperatorNamespace,
+		"The operator's namespace, whose pods alone reach a descheduler's metrics and which no descheduler evicts.")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			flags.SetOutput(stderr)
@@ -121,7 +127,7 @@ func parse(args []string, stderr io.Writer) (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{KubernetesMinor: minor, PrometheusURL: *prometheusURL, Namespace: *namespace,
+	in := Input{KubernetesMinor: minor, PrometheusURL: *prometheusURL, Namespace: *namespace, OperatorNamespace: *operatorNamespace,
 		SchedulerNamespaces: tenancy.ParseList(*schedulerNamespaces), PrometheusNamespaces: tenancy.ParseList(*prometheusNamespaces)}
 	for _, path := range append(files, configMaps...) {
 		data, err := readFile(path)

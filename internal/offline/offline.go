@@ -97,6 +97,9 @@ type Input struct {
 	PrometheusNamespaces []string
 	// Namespace is the namespace of the resource and objects that name none.
 	Namespace string
+	// OperatorNamespace is the operator's namespace: its pods alone reach a descheduler's
+	// metrics, and no descheduler evicts them.
+	OperatorNamespace string
 }
 
 // Rendered is what the operator would create for a SecondaryScheduler.
@@ -157,6 +160,7 @@ func Render(ctx context.Context, in Input) (*Rendered, error) {
 	config := gather.Config{
 		Cache: reader, API: reader, Mapper: meta.NewDefaultRESTMapper(nil), Kinds: pluginKinds{},
 		Version: fixedVersion(in.KubernetesMinor), Tenancy: policy, PrometheusNamespaces: in.PrometheusNamespaces,
+		OperatorNamespace: in.OperatorNamespace,
 	}
 	if in.PrometheusURL != "" {
 		config.Discover = func(context.Context, client.Reader, []string) (*promdiscovery.Endpoint, []string, error) {

@@ -27,7 +27,7 @@ func deschedulingScheduler(profile v1.Profile, descheduling v1.Descheduling) *v1
 // objects.
 func TestDeschedulerGolden(t *testing.T) {
 	facts := Facts{PrometheusAddress: "http://prometheus-k8s.monitoring.svc:9090", KubernetesMinor: 37, PlacementNodes: 3,
-		NeverEvicted: []string{"platform", "kube-system", "secondary-scheduler-operator", "kube-system"}}
+		NeverEvicted: []string{"platform", "kube-system", "secondary-scheduler-operator", "kube-system"}, OperatorNamespace: "secondary-scheduler-operator"}
 	withToken := facts
 	withToken.MetricsToken = "a-token-for-the-test"
 	withToken.TrustedCA = &TrustedCA{ConfigMap: "prometheus-ca", Key: "service-ca.crt", Hash: "0123abcd"}
@@ -76,6 +76,7 @@ func TestDeschedulerGolden(t *testing.T) {
 			if result.DeschedulerPause != DeschedulerRuns {
 				t.Errorf("the descheduler is paused (%s) while its scheduler serves", result.DeschedulerPause)
 			}
+			expectNetworkPolicies(t, cr, serving, result.Objects)
 			var objects []*unstructured.Unstructured
 			for _, object := range result.Objects {
 				if strings.Contains(object.GetName(), "descheduler") {

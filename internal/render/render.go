@@ -22,6 +22,8 @@
 //	spec.logLevel                                           -> the --v flag, in deployment
 //	spec.topology, spec.resources, spec.nodeSelector,       -> replicas, spread, PodDisruptionBudget and
 //	spec.tolerations, spec.affinity                            the pods' placement (placement.go)
+//	the ports the rendered Deployments declare              -> their NetworkPolicies, which admit nothing
+//	                                                           else (networkpolicy.go, podAudiences)
 package render
 
 import (
@@ -98,6 +100,10 @@ type Facts struct {
 	// NeverEvicted are the namespaces whose pods a descheduler (spec.descheduling) never
 	// evicts: kube-system, the operator's, the schedulers'.
 	NeverEvicted []string
+	// OperatorNamespace is the operator's namespace, whose pods (OperatorPodLabels) alone
+	// the NetworkPolicies admit to what only the operator reads; "" when the operator runs
+	// outside the cluster.
+	OperatorNamespace string
 }
 
 // Replicas is the number of scheduler pods to run: one per node they may run on, up to
@@ -206,6 +212,11 @@ func Render(cr *v1.SecondaryScheduler, facts Facts) (*Result, error) {
 		}
 		result.Objects = append(result.Objects, object)
 	}
+	policies, err := networkPolicies(cr, facts.OperatorNamespace, result.Objects)
+	if err != nil {
+		return nil, fmt.Errorf("render scheduler of %s/%s: %w", cr.Namespace, cr.Name, err)
+	}
+	result.Objects = beforeDeployments(result.Objects, policies)
 	if facts.RecordingRules != nil {
 		rules, err := RecordingRules(cr, *facts.RecordingRules)
 		if err != nil {
@@ -398,8 +409,6 @@ func service(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 	return node, setJSONValue(node, PodSelector(cr), "spec", "selector")
 }
 
-// podDisruptionBudget lets a drain evict one HighlyAvailable replica at a time, so that
-// another is running to take the lease (the asset says why it is built so).
 // verbosityLoggingConfig is the klog verbosity from which kube-scheduler logs its whole
 // configuration as it starts ("Using component config", LogOrWriteConfig in
 // cmd/kube-scheduler/app/options of k8s.io/kubernetes), what scheduler-plugins' build runs
@@ -417,6 +426,8 @@ func SchedulerVerbosity(cr *v1.SecondaryScheduler, configInSecret bool) int {
 	return verbosity
 }
 
+// podDisruptionBudget lets a drain evict one HighlyAvailable replica at a time, so that
+// another is running to take the lease (the asset says why it is built so).
 func podDisruptionBudget(cr *v1.SecondaryScheduler, _ *Result) (*yaml.RNode, error) {
 	node, err := newObject("poddisruptionbudget.yaml", WorkloadName(cr), cr.Namespace)
 	if err != nil {

@@ -371,6 +371,7 @@ func TestRenderGolden(t *testing.T) {
 			if _, err := schedconfig.Parse([]byte(result.SchedulerConfig), tt.cr.EffectiveSchedulerName(), "rendered config"); err != nil {
 				t.Fatalf("rendered config does not pass schedconfig.Parse: %v\n%s", err, result.SchedulerConfig)
 			}
+			expectNetworkPolicies(t, tt.cr, tt.facts, result.Objects)
 			expectGoldenObjects(t, tt.name, result.Objects)
 		})
 	}

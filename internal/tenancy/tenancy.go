@@ -76,6 +76,7 @@ var requiredAccess = []authorizationv1.ResourceAttributes{
 	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Verb: "create"},
 	{Group: "coordination.k8s.io", Resource: "leases", Verb: "create"},
 	{Group: "policy", Resource: "poddisruptionbudgets", Verb: "watch"},
+	{Group: "networking.k8s.io", Resource: "networkpolicies", Verb: "watch"},
 	{Resource: "pods", Verb: "watch"},
 }
 

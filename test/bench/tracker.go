@@ -78,7 +78,7 @@ var childKinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "Service"}, {Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"},
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}, {Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"},
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"},
-	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
+	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, {Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
 }
 
 // startTracker starts the watches and returns once they have synced.

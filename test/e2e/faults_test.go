@@ -27,7 +27,7 @@ import (
 
 // ownedObjects lists, cluster-wide, the objects carrying cr's owner labels, by kind/namespace/name.
 func ownedObjects(cr *v1.SecondaryScheduler) []string {
-	output, err := kubectl("get", "deployments,services,configmaps,secrets,serviceaccounts,roles,rolebindings,leases,poddisruptionbudgets,clusterrolebindings",
+	output, err := kubectl("get", "deployments,services,configmaps,secrets,serviceaccounts,roles,rolebindings,leases,poddisruptionbudgets,networkpolicies,clusterrolebindings",
 		"-A", "-l", "operator.secondary-scheduler.io/owner-namespace="+cr.Namespace+",operator.secondary-scheduler.io/owner-name="+cr.Name,
 		"-o", "custom-columns=KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name", "--no-headers")
 	Expect(err).NotTo(HaveOccurred())

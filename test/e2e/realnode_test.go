@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -107,7 +108,10 @@ func installedOperatorImage() string {
 // beside fakeNodes kwok nodes (tainted, for workloads that tolerate it: hack/local-cluster.sh).
 func newRealNodeCluster(name string, built realNodeImages, fakeNodes int) *installCluster {
 	dir := filepath.Join(outputDir, name)
-	nodeEnv := []string{"CLUSTER_NAME=" + name, "OUTPUT_DIR=" + dir, "CONTROL_PLANE_DIR=" + controlPlaneDir, "IMAGES=" + built.archive}
+	// The node enforces NetworkPolicies, as a cluster's network plugin may: every spec on it
+	// runs with the policies the operator renders in force.
+	nodeEnv := []string{"CLUSTER_NAME=" + name, "OUTPUT_DIR=" + dir, "CONTROL_PLANE_DIR=" + controlPlaneDir, "IMAGES=" + built.archive,
+		"NETWORK_POLICIES=kube-router"}
 	realNode(nodeEnv, "down") // a node left over from an interrupted run
 	localCluster(name, dir, "down")
 	localCluster(name, dir, "up", "APPLY_CRD=false", "REAL_NODE=true", "FAKE_NODES="+strconv.Itoa(fakeNodes))
@@ -215,6 +219,38 @@ func startNodeLoadPrometheus(name string, subnet int) (*netnshost.Host, *promtes
 		}).Should(HaveLen(1), "Prometheus scrapes %s of node %s", series, realNodeName)
 	}
 	return host, prometheus
+}
+
+// podNetworkNamespace is the network namespace of the real node's pod whose address is
+// ip: one CNI made (named cni-...), holding that address.
+func podNetworkNamespace(ip string) string {
+	output, err := exec.Command("ip", "netns", "list").Output()
+	Expect(err).NotTo(HaveOccurred())
+	for line := range strings.Lines(string(output)) {
+		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if !strings.HasPrefix(name, "cni-") {
+			continue
+		}
+		addresses, err := exec.Command("ip", "-n", name, "-4", "-o", "addr", "show").Output()
+		if err == nil && strings.Contains(string(addresses), " "+ip+"/") {
+			return name
+		}
+	}
+	Fail("no network namespace of the real node holds " + ip)
+	return ""
+}
+
+// httpStatus is the HTTP status of a GET of address from network namespace namespace (""
+// for the node's own), its certificate unchecked: "000" when no answer came (a connection
+// refused or rejected, or none within 5 s).
+func httpStatus(namespace, address string) string {
+	command := []string{"curl", "-s", "-k", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", address}
+	if namespace != "" {
+		command = append([]string{"ip", "netns", "exec", namespace}, command...)
+	}
+	// curl exits non-zero when no answer came, and still prints 000.
+	output, _ := exec.Command(command[0], command[1:]...).Output()
+	return strings.TrimSpace(string(output))
 }
 
 // extenderImage is the test extender's image (test/extender), which the real node holds.
@@ -333,6 +369,42 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 			HaveField("Name", "kube-scheduler"), HaveField("Ready", true), HaveField("RestartCount", BeZero()))),
 			"the kubelet waited for the scheduler to start")
 		c.expectRunsPodsOnRealNode("slow-metrics", "slow-metrics-0")
+	})
+
+	// load-watcher, built into a load-aware scheduler, serves Go's profiler on :2020 to
+	// anyone; the real node enforces NetworkPolicies (kube-router, hack/real-node.sh).
+	It("closes what a load-aware scheduler's pods serve to no one: another pod reaches its metrics port and not load-watcher's, which the node still reaches", func() {
+		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
+			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
+				"the in-tree kube-scheduler has no TargetLoadPacking plugin, whose load-watcher listens on port 2020")
+		}
+		_, prometheus := startNodeLoadPrometheus("ssop-e2e-netpol", 81)
+		guarded := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "guarded"},
+			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+				Metrics: &v1.LoadMetrics{Address: prometheus.URL}}}}
+		Expect(c.client.Create(ctx, guarded)).To(Succeed())
+		c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/guarded", "--timeout=300s")
+		Expect(c.kubectl("-n", namespace, "get", "networkpolicy", render.WorkloadName(guarded), "-o", "jsonpath={.spec.ingress[*].ports[*].port}")).
+			To(Equal("10259"), "the scheduler pods' NetworkPolicy admits the port kube-scheduler declares, and no other")
+		pods := &corev1.PodList{}
+		Expect(c.client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(render.PodSelector(guarded)))).To(Succeed())
+		Expect(pods.Items).To(HaveLen(1))
+		scheduler := pods.Items[0].Status.PodIP
+		Expect(scheduler).NotTo(BeEmpty())
+
+		By("a pod of the workload namespace, placed by the scheduler on the real node, reaching the scheduler pod from its own network namespace")
+		c.expectRunsPodsOnRealNode("guarded", "guarded-client")
+		clientPod := &corev1.Pod{}
+		Expect(c.client.Get(ctx, types.NamespacedName{Namespace: workloadNamespace, Name: "guarded-client"}, clientPod)).To(Succeed())
+		clientNetwork := podNetworkNamespace(clientPod.Status.PodIP)
+		watcher := "http://" + net.JoinHostPort(scheduler, "2020") + "/watcher"
+		livez := "https://" + net.JoinHostPort(scheduler, "10259") + "/livez"
+		Eventually(func() string { return httpStatus("", watcher) }).Should(Equal("200"),
+			"load-watcher serves node utilisation on port 2020, and the node, whose traffic NetworkPolicies admit, reaches it")
+		Eventually(func() string { return httpStatus(clientNetwork, livez) }).Should(Equal("200"),
+			"another pod reaches the port the scheduler pods' NetworkPolicy admits")
+		Eventually(func() string { return httpStatus(clientNetwork, watcher) }).Should(Equal("000"),
+			"another pod does not reach load-watcher's port, which no NetworkPolicy admits")
 	})
 
 	It("runs an extender container beside a scheduler, which the scheduler asks for every pod", func() {

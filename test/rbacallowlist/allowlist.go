@@ -144,6 +144,7 @@ var allowedRules = append([]allowedRule{
 	{schedulerNamespaceRole, rbacGroup, []string{"roles", "rolebindings"}, nil, allVerbs},
 	{schedulerNamespaceRole, "coordination.k8s.io", []string{"leases"}, nil, allVerbs},
 	{schedulerNamespaceRole, "policy", []string{"poddisruptionbudgets"}, nil, allVerbs},
+	{schedulerNamespaceRole, "networking.k8s.io", []string{"networkpolicies"}, nil, allVerbs},
 
 	// The operator, in kube-system: the schedulers' authentication reader RoleBindings.
 	{kubeSystemRole, rbacGroup, []string{"rolebindings"}, nil, allVerbs},
