@@ -123,10 +123,7 @@ var _ = Describe("Descheduling on a real node", Ordered, Label(realNodeLabel), f
 	}
 
 	BeforeAll(func() {
-		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
-			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
-				"the in-tree kube-scheduler has no TargetLoadPacking plugin")
-		}
+		skipWithoutTargetLoadPacking()
 		descheduler := envOr("DESCHEDULER_BINARY", filepath.Join(controlPlaneDir, "descheduler"))
 		if _, err := os.Stat(descheduler); err != nil {
 			Skip(fmt.Sprintf("no descheduler binary (%v): build it with make descheduler", err))

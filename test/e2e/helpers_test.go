@@ -283,3 +283,13 @@ func secondarySchedulerNow(cr *v1.SecondaryScheduler) *v1.SecondaryScheduler {
 	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cr), current)).To(Succeed())
 	return current
 }
+
+// skipWithoutTargetLoadPacking skips a spec that needs scheduler-plugins' kube-scheduler
+// (TargetLoadPacking, and the load-watcher built into it), saying how to get one.
+func skipWithoutTargetLoadPacking() {
+	if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
+		Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development) " +
+			"and set SCHEDULER_PLUGINS_BINARY (its module is not served by the Go module proxy); " +
+			"the in-tree kube-scheduler has no TargetLoadPacking plugin")
+	}
+}

@@ -249,10 +249,7 @@ var _ = Describe("Load-aware scheduling metrics", Ordered, func() {
 	})
 
 	It("schedules with the Trimaran plugin when a scheduler-plugins binary is provided", func() {
-		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
-			Skip("no scheduler-plugins binary: set SCHEDULER_PLUGINS_BINARY to a kube-scheduler built from kubernetes-sigs/scheduler-plugins " +
-				"(its module is not served here); the in-tree kube-scheduler has no TargetLoadPacking plugin")
-		}
+		skipWithoutTargetLoadPacking()
 		waitAvailable(scheduler)
 		names := createWorkload(namespace, "load-packed", scheduler.EffectiveSchedulerName(), "500m", 3)
 		expectBound(namespace, names)

@@ -312,10 +312,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 	})
 
 	It("runs a TargetLoadPacking scheduler as a container reading a real Prometheus, binding pods that run", func() {
-		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
-			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
-				"the in-tree kube-scheduler has no TargetLoadPacking plugin")
-		}
+		skipWithoutTargetLoadPacking()
 		By("a Prometheus on a test host of its own, which the pods reach through the node, serving the node's load")
 		_, prometheus := startNodeLoadPrometheus("ssop-e2e-real", 79)
 
@@ -333,10 +330,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 	// kube-scheduler serves /livez only once it has built its plugins, and TargetLoadPacking
 	// is built once its load-watcher has fetched 3 windows of 34 queries, one after another.
 	It("starts a TargetLoadPacking scheduler whose Prometheus answers each query late, without the kubelet restarting it", func() {
-		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
-			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
-				"the in-tree kube-scheduler has no TargetLoadPacking plugin")
-		}
+		skipWithoutTargetLoadPacking()
 		const (
 			queryDelay = time.Second
 			// startQueries are the queries load-watcher v0.2.4 sends before the scheduler
@@ -374,10 +368,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 	// load-watcher, built into a load-aware scheduler, serves Go's profiler on :2020 to
 	// anyone; the real node enforces NetworkPolicies (kube-router, hack/real-node.sh).
 	It("closes what a load-aware scheduler's pods serve to no one: another pod reaches its metrics port and not load-watcher's, which the node still reaches", func() {
-		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
-			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
-				"the in-tree kube-scheduler has no TargetLoadPacking plugin, whose load-watcher listens on port 2020")
-		}
+		skipWithoutTargetLoadPacking()
 		_, prometheus := startNodeLoadPrometheus("ssop-e2e-netpol", 81)
 		guarded := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "guarded"},
 			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"os"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -56,10 +55,7 @@ func targetLoadPackingScore(node scoringNode, podMillis int64, target, multiplie
 // BinPacking's (the fullest by requests), both of which run beside it on twin pods.
 var _ = Describe("TargetLoadPacking with a scheduler-plugins build", func() {
 	It("places a pod where the published scoring function says, which neither the default scheduler nor BinPacking would", func() {
-		if os.Getenv("SCHEDULER_PLUGINS_BINARY") == "" {
-			Skip("no scheduler-plugins binary: build one with make scheduler-plugins (README, Development); " +
-				"the in-tree kube-scheduler has no TargetLoadPacking plugin")
-		}
+		skipWithoutTargetLoadPacking()
 		const (
 			pool       = "target-load-packing"
 			podMillis  = 500
