@@ -35,9 +35,10 @@ func ownedObjects(cr *v1.SecondaryScheduler) []string {
 }
 
 // binPackingObjects is how many objects a BinPacking scheduler is made of: a
-// ServiceAccount, ConfigMap, Deployment, Service, Lease, and the Lease's Role and
-// RoleBinding in its namespace; two ClusterRoleBindings; a RoleBinding in kube-system.
-const binPackingObjects = 10
+// ServiceAccount, ConfigMap, Deployment, its NetworkPolicy, Service, Lease, and the Lease's
+// Role and RoleBinding in its namespace; two ClusterRoleBindings; a RoleBinding in
+// kube-system.
+const binPackingObjects = 11
 
 // configHashOf is the configuration hash status reports for the current generation, "" before.
 func configHashOf(cr *v1.SecondaryScheduler) string {
