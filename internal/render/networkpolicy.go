@@ -50,7 +50,7 @@ type servedPort struct {
 // watcher's port 2020) are admitted from no one. A Deployment missing here is an error of
 // rendering, so that a new one cannot go out without its policy.
 var podAudiences = []servedPort{
-	{deployment: WorkloadName, container: "kube-scheduler", audience: anyone},
+	{deployment: WorkloadName, container: schedulerContainer, audience: anyone},
 	{deployment: DeschedulerName, container: deschedulerContainer, audience: operatorOnly},
 }
 

@@ -179,7 +179,7 @@ func TestNetworkPolicyContainerPortProtocol(t *testing.T) {
 	cr := secondaryScheduler("s", nil)
 	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: WorkloadName(cr)},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: PodSelector(cr)},
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kube-scheduler",
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: schedulerContainer,
 				Ports: []corev1.ContainerPort{{ContainerPort: 10259}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}}}}}}}
 	object, err := networkPolicy(cr, "", deployment)
 	if err != nil {

@@ -13,6 +13,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"debug/buildinfo"
 	"flag"
 	"fmt"
 	"os"
@@ -196,7 +198,40 @@ func runBenchmark(ctx context.Context, e *env, b benchmark, opts options, last b
 	merged := mergeRuns(runs)
 	merged.withBaseline(mergeRuns(baselineRuns))
 	merged.conditions = runsText(count)
+	if len(baselineRuns) > 0 {
+		merged.conditions += "; baseline: " + buildIdentity(opts.baselineManager)
+	}
 	return merged, nil
+}
+
+// buildIdentity says which build the binary at path is: the revision Go stamped into it
+// (a build in a git checkout), else the start of its file's SHA-256, so that a report's
+// baseline column names what it compares with.
+func buildIdentity(path string) string {
+	if info, err := buildinfo.ReadFile(path); err == nil {
+		revision, dirty := "", false
+		for _, setting := range info.Settings {
+			switch setting.Key {
+			case "vcs.revision":
+				revision = setting.Value
+			case "vcs.modified":
+				dirty = setting.Value == "true"
+			}
+		}
+		if revision != "" {
+			revision = revision[:min(len(revision), 7)]
+			if dirty {
+				revision += "-dirty"
+			}
+			return "the operator at " + revision
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "unreadable " + filepath.Base(path)
+	}
+	sum := sha256.Sum256(data)
+	return fmt.Sprintf("an operator build of no stamped revision, SHA-256 %x…", sum[:6])
 }
 
 // operatorBuild is a manager binary the benchmarks run: the checkout's, or the baseline.

@@ -100,8 +100,9 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 	s.rows = []row{
 		{figure: "create → every object of every scheduler", values: []float64{allObjects}, unit: unitSeconds, target: below(30), before: "86.7 s", missing: notReached,
 			ifMissed: "The operator's workers wait on the API server: two reconciles per scheduler, 4 at a time (--concurrent-reconciles), so the figure is " +
-				"about the mean reconcile duration (below) times 1,000 over 4. About 16 requests per scheduler (10 creates, which prove a name free without " +
-				"reading it first, the finalizer, 2 status writes, 2 Events) make 8,000, which the API server and etcd serve on the same 2 cores as kwok, " +
+				"about the mean reconcile duration (below) times 1,000 over 4. " + fmt.Sprintf("About %.0f requests per scheduler (a create of each of its objects, "+
+				"which proves a name free without reading it first, the finalizer, 2 status writes, 2 Events) make %.0f, ",
+				perScheduler(total(created.requests)), total(created.requests)) + "which the API server and etcd serve on the same 2 cores as kwok, " +
 				"the Deployment and ReplicaSet controllers (which create the 500 pods) and the harness. With 16 workers the same benchmark took 45.9 s " +
 				"(2026-11-28): each reconcile then waited twice as long on the API server, and the operator's peak RSS rose by 20 MiB, so the default stays 4. " +
 				"Where the time goes, sampled from /proc over 64 s of creating (2026-11-28): the machine's processes used 1.9 of its 2 cores, kube-apiserver 61 CPU s, " +
@@ -117,9 +118,10 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 		{figure: "delete → every SecondaryScheduler gone (finalizers done)", values: []float64{finalized}, unit: unitSeconds, missing: notReached},
 		{figure: "delete → every object gone too (garbage collector done)", values: []float64{allGone}, unit: unitSeconds, target: below(30), before: "214 s (3 min 34 s)", missing: notReached,
 			ifMissed: "Each finalizer deletes its scheduler's objects itself, concurrently (the garbage collector, at kube-controller-manager's default of 20 requests a second, " +
-				"took minutes): seven namespaced objects one by one, listed from the cache, and its cluster-scoped and kube-system bindings listed by " +
-				"label from the API server and deleted one by one, each proven its own, then removes the finalizer: about 13 requests per scheduler, " +
-				"6,500 in all, on the saturated 2 cores, while " +
+				"took minutes): its namespaced objects one by one, listed from the cache, and its cluster-scoped and kube-system bindings listed by " +
+				"label from the API server and deleted one by one, each proven its own, then removes the finalizer: " +
+				fmt.Sprintf("about %.0f requests per scheduler, %.0f in all, ", perScheduler(total(deleted.requests)), total(deleted.requests)) +
+				"on the saturated 2 cores, while " +
 				"kube-controller-manager deletes the 500 ReplicaSets and pods; from run to run the figure moves by 5 s or more. What is left is " +
 				"the API server's work: the operator's part is three round trips per finalizer (the objects, then the Lease, which goes last so that " +
 				"a dying scheduler cannot recreate it, then the finalizer). Plan: none in the operator; a quieter machine meets it."},
