@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,6 +56,14 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	s.g.Eventually(func() error { return s.get(deployment) }).Should(Succeed())
 	s.g.Expect(deployment.Spec.Template.Spec.Volumes).To(ContainElement(And(HaveField("Name", "prometheus-access"),
 		HaveField("Projected.Sources", ContainElement(HaveField("Secret.Name", deschedulerToken.Name))))))
+
+	// Its metrics, which it serves to anyone who asks, are closed to every pod but the
+	// operator's; this operator runs outside the cluster, which no policy can name.
+	networkPolicy := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}
+	s.g.Expect(s.get(networkPolicy)).To(Succeed())
+	s.g.Expect(networkPolicy.Spec.PodSelector.MatchLabels).To(Equal(render.DeschedulerPodLabels(cr)))
+	s.g.Expect(networkPolicy.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
+	s.g.Expect(networkPolicy.Spec.Ingress).To(BeEmpty())
 
 	clusterBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: render.ClusterBindingName(cr, "descheduler")}}
 	s.g.Expect(s.get(clusterBinding)).To(Succeed())
@@ -121,7 +130,7 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 
 	// Without spec.descheduling, every object of the descheduler goes; the scheduler stays.
 	s.update(cr, func() { cr.Spec.Descheduling = nil })
-	for _, object := range []client.Object{deployment, policy, deschedulerToken, clusterBinding,
+	for _, object := range []client.Object{deployment, policy, deschedulerToken, clusterBinding, networkPolicy,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: render.DeschedulerName(cr)}}} {
 		s.g.Eventually(func() bool { return apierrors.IsNotFound(s.get(object)) }).Should(BeTrue(), "%T %s is deleted", object, object.GetName())
 	}
