@@ -253,6 +253,20 @@ func httpStatus(namespace, address string) string {
 	return strings.TrimSpace(string(output))
 }
 
+// runLoadAwareScheduler creates a TargetLoadPacking scheduler named name in namespace,
+// reading a Prometheus of its own on test host hostName (startNodeLoadPrometheus, subnet
+// index subnet), and waits until it is Available.
+func (c *installCluster) runLoadAwareScheduler(namespace, name, hostName string, subnet int) *v1.SecondaryScheduler {
+	By("a Prometheus on a test host of its own, which the pods reach through the node, serving the node's load")
+	_, prometheus := startNodeLoadPrometheus(hostName, subnet)
+	loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: prometheus.URL}}}}
+	Expect(c.client.Create(ctx, loadAware)).To(Succeed())
+	c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/"+name, "--timeout=300s")
+	return loadAware
+}
+
 // extenderImage is the test extender's image (test/extender), which the real node holds.
 const extenderImage = "registry.example/e2e/extender:v1"
 
@@ -313,14 +327,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 
 	It("runs a TargetLoadPacking scheduler as a container reading a real Prometheus, binding pods that run", func() {
 		skipWithoutTargetLoadPacking()
-		By("a Prometheus on a test host of its own, which the pods reach through the node, serving the node's load")
-		_, prometheus := startNodeLoadPrometheus("ssop-e2e-real", 79)
-
-		loadAware := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "load-aware"},
-			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
-				Metrics: &v1.LoadMetrics{Address: prometheus.URL}}}}
-		Expect(c.client.Create(ctx, loadAware)).To(Succeed())
-		c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/load-aware", "--timeout=120s")
+		c.runLoadAwareScheduler(namespace, "load-aware", "ssop-e2e-real", 79)
 		Eventually(func() string {
 			return c.condition(namespace, "load-aware", "MetricsAvailable", "status")
 		}).Should(Equal(string(metav1.ConditionTrue)))
@@ -369,12 +376,7 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 	// anyone; the real node enforces NetworkPolicies (kube-router, hack/real-node.sh).
 	It("closes what a load-aware scheduler's pods serve to no one: another pod reaches its metrics port and not load-watcher's, which the node still reaches", func() {
 		skipWithoutTargetLoadPacking()
-		_, prometheus := startNodeLoadPrometheus("ssop-e2e-netpol", 81)
-		guarded := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "guarded"},
-			Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
-				Metrics: &v1.LoadMetrics{Address: prometheus.URL}}}}
-		Expect(c.client.Create(ctx, guarded)).To(Succeed())
-		c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/guarded", "--timeout=300s")
+		guarded := c.runLoadAwareScheduler(namespace, "guarded", "ssop-e2e-netpol", 81)
 		Expect(c.kubectl("-n", namespace, "get", "networkpolicy", render.WorkloadName(guarded), "-o", "jsonpath={.spec.ingress[*].ports[*].port}")).
 			To(Equal("10259"), "the scheduler pods' NetworkPolicy admits the port kube-scheduler declares, and no other")
 		pods := &corev1.PodList{}
