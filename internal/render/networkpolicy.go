@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,11 +65,11 @@ func networkPolicies(cr *v1.SecondaryScheduler, operatorNamespace string, object
 		if object.GetKind() != "Deployment" {
 			continue
 		}
-		var deployment appsv1.Deployment
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(object.Object, &deployment); err != nil {
+		pods, err := servingPodsOf(object)
+		if err != nil {
 			return nil, fmt.Errorf("read rendered Deployment %s: %w", object.GetName(), err)
 		}
-		policy, err := networkPolicy(cr, operatorNamespace, &deployment)
+		policy, err := networkPolicy(cr, operatorNamespace, pods)
 		if err != nil {
 			return nil, err
 		}
@@ -79,26 +78,78 @@ func networkPolicies(cr *v1.SecondaryScheduler, operatorNamespace string, object
 	return policies, nil
 }
 
-// networkPolicy is the NetworkPolicy of one of cr's Deployments.
-func networkPolicy(cr *v1.SecondaryScheduler, operatorNamespace string, deployment *appsv1.Deployment) (*unstructured.Unstructured, error) {
-	index := slices.IndexFunc(podAudiences, func(served servedPort) bool { return served.deployment(cr) == deployment.Name })
+// servingPods is what the NetworkPolicy of a Deployment is derived from: its name, the
+// selector of its pods, and the ports each of their containers declares.
+type servingPods struct {
+	deployment string
+	selector   metav1.LabelSelector
+	// ports are the ports each container declares, by the container's name.
+	ports map[string][]corev1.ContainerPort
+}
+
+// servingPodsOf reads a rendered Deployment's servingPods, converting only those fields:
+// the whole Deployment's conversion was a tenth of a rendering's allocations.
+func servingPodsOf(deployment *unstructured.Unstructured) (servingPods, error) {
+	pods := servingPods{deployment: deployment.GetName(), ports: map[string][]corev1.ContainerPort{}}
+	if selector, found, err := unstructured.NestedFieldNoCopy(deployment.Object, "spec", "selector"); err != nil {
+		return servingPods{}, err
+	} else if found {
+		selectorMap, ok := selector.(map[string]any)
+		if !ok {
+			return servingPods{}, fmt.Errorf("spec.selector is a %T", selector)
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(selectorMap, &pods.selector); err != nil {
+			return servingPods{}, fmt.Errorf("spec.selector: %w", err)
+		}
+	}
+	containers, _, err := unstructured.NestedFieldNoCopy(deployment.Object, "spec", "template", "spec", "containers")
+	if err != nil {
+		return servingPods{}, err
+	}
+	list, _ := containers.([]any)
+	for _, item := range list {
+		container, ok := item.(map[string]any)
+		if !ok {
+			return servingPods{}, fmt.Errorf("a container is a %T", item)
+		}
+		name, _, err := unstructured.NestedString(container, "name")
+		if err != nil {
+			return servingPods{}, err
+		}
+		declared, _, err := unstructured.NestedFieldNoCopy(container, "ports")
+		if err != nil {
+			return servingPods{}, err
+		}
+		ports, _ := declared.([]any)
+		for _, port := range ports {
+			portMap, ok := port.(map[string]any)
+			if !ok {
+				return servingPods{}, fmt.Errorf("a port of container %s is a %T", name, port)
+			}
+			var containerPort corev1.ContainerPort
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(portMap, &containerPort); err != nil {
+				return servingPods{}, fmt.Errorf("a port of container %s: %w", name, err)
+			}
+			pods.ports[name] = append(pods.ports[name], containerPort)
+		}
+	}
+	return pods, nil
+}
+
+// networkPolicy is the NetworkPolicy of one of cr's Deployments, from its servingPods.
+func networkPolicy(cr *v1.SecondaryScheduler, operatorNamespace string, pods servingPods) (*unstructured.Unstructured, error) {
+	index := slices.IndexFunc(podAudiences, func(served servedPort) bool { return served.deployment(cr) == pods.deployment })
 	if index < 0 {
-		return nil, fmt.Errorf("the Deployment %s has no entry in podAudiences: say who may reach its pods", deployment.Name)
+		return nil, fmt.Errorf("the Deployment %s has no entry in podAudiences: say who may reach its pods", pods.deployment)
 	}
 	served := podAudiences[index]
-	selector := deployment.Spec.Selector
-	if selector == nil || len(selector.MatchLabels) == 0 || len(selector.MatchExpressions) > 0 {
-		return nil, fmt.Errorf("the Deployment %s selects its pods by no labels of its own", deployment.Name)
+	if len(pods.selector.MatchLabels) == 0 || len(pods.selector.MatchExpressions) > 0 {
+		return nil, fmt.Errorf("the Deployment %s selects its pods by no labels of its own", pods.deployment)
 	}
 	var ports []networkingv1.NetworkPolicyPort
-	for _, container := range deployment.Spec.Template.Spec.Containers {
-		if container.Name != served.container {
-			continue
-		}
-		for _, port := range container.Ports {
-			ports = append(ports, networkingv1.NetworkPolicyPort{
-				Protocol: ptr.To(portProtocol(port.Protocol)), Port: ptr.To(intstr.FromInt32(port.ContainerPort))})
-		}
+	for _, port := range pods.ports[served.container] {
+		ports = append(ports, networkingv1.NetworkPolicyPort{
+			Protocol: ptr.To(portProtocol(port.Protocol)), Port: ptr.To(intstr.FromInt32(port.ContainerPort))})
 	}
 	ingress := []networkingv1.NetworkPolicyIngressRule{}
 	switch {
@@ -111,11 +162,11 @@ func networkPolicy(cr *v1.SecondaryScheduler, operatorNamespace string, deployme
 			PodSelector:       &metav1.LabelSelector{MatchLabels: maps.Clone(OperatorPodLabels)},
 		}}})
 	}
-	node, err := newObject("networkpolicy.yaml", deployment.Name, cr.Namespace)
+	node, err := newObject("networkpolicy.yaml", pods.deployment, cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	if err := setJSONValue(node, maps.Clone(selector.MatchLabels), "spec", "podSelector", "matchLabels"); err != nil {
+	if err := setJSONValue(node, maps.Clone(pods.selector.MatchLabels), "spec", "podSelector", "matchLabels"); err != nil {
 		return nil, err
 	}
 	if err := setJSONValue(node, ingress, "spec", "ingress"); err != nil {

@@ -161,14 +161,13 @@ func TestNetworkPolicyOfADescheduler(t *testing.T) {
 // name cannot be rendered: a new one needs its audience said.
 func TestNetworkPolicyOfAnUnknownDeployment(t *testing.T) {
 	cr := secondaryScheduler("s", nil)
-	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "s-sidecar"},
-		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelName: "other"}}}}
-	if _, err := networkPolicy(cr, "", deployment); err == nil || !strings.Contains(err.Error(), "podAudiences") {
+	pods := servingPods{deployment: "s-sidecar", selector: metav1.LabelSelector{MatchLabels: map[string]string{LabelName: "other"}}}
+	if _, err := networkPolicy(cr, "", pods); err == nil || !strings.Contains(err.Error(), "podAudiences") {
 		t.Errorf("a Deployment without an audience: %v, want an error naming podAudiences", err)
 	}
-	deployment.Name = WorkloadName(cr)
-	deployment.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: LabelName, Operator: metav1.LabelSelectorOpExists}}}
-	if _, err := networkPolicy(cr, "", deployment); err == nil {
+	pods.deployment = WorkloadName(cr)
+	pods.selector = metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: LabelName, Operator: metav1.LabelSelectorOpExists}}}
+	if _, err := networkPolicy(cr, "", pods); err == nil {
 		t.Error("a Deployment selecting its pods by an expression: rendered, want an error")
 	}
 }
@@ -177,11 +176,19 @@ func TestNetworkPolicyOfAnUnknownDeployment(t *testing.T) {
 // admitted as TCP, as the API server defaults it, and a UDP one as UDP.
 func TestNetworkPolicyContainerPortProtocol(t *testing.T) {
 	cr := secondaryScheduler("s", nil)
-	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: WorkloadName(cr)},
+	deployment := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: WorkloadName(cr)},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: PodSelector(cr)},
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: schedulerContainer,
 				Ports: []corev1.ContainerPort{{ContainerPort: 10259}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}}}}}}}
-	object, err := networkPolicy(cr, "", deployment)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(deployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := servingPodsOf(&unstructured.Unstructured{Object: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	object, err := networkPolicy(cr, "", pods)
 	if err != nil {
 		t.Fatal(err)
 	}
