@@ -1,8 +1,8 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,51 +87,33 @@ type servingPods struct {
 	ports map[string][]corev1.ContainerPort
 }
 
-// servingPodsOf reads a rendered Deployment's servingPods, converting only those fields:
-// the whole Deployment's conversion was a tenth of a rendering's allocations.
+// declaredPods is the part of a rendered Deployment that servingPodsOf reads. The
+// converter fills only a struct's own fields, so that the rest of the Deployment (its pod
+// template's volumes, probes, resources) is never converted: converting all of it was a
+// tenth of a rendering's allocations.
+type declaredPods struct {
+	Spec struct {
+		Selector metav1.LabelSelector `json:"selector"`
+		Template struct {
+			Spec struct {
+				Containers []struct {
+					Name  string                 `json:"name"`
+					Ports []corev1.ContainerPort `json:"ports"`
+				} `json:"containers"`
+			} `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
+// servingPodsOf reads a rendered Deployment's servingPods.
 func servingPodsOf(deployment *unstructured.Unstructured) (servingPods, error) {
-	pods := servingPods{deployment: deployment.GetName(), ports: map[string][]corev1.ContainerPort{}}
-	if selector, found, err := unstructured.NestedFieldNoCopy(deployment.Object, "spec", "selector"); err != nil {
-		return servingPods{}, err
-	} else if found {
-		selectorMap, ok := selector.(map[string]any)
-		if !ok {
-			return servingPods{}, fmt.Errorf("spec.selector is a %T", selector)
-		}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(selectorMap, &pods.selector); err != nil {
-			return servingPods{}, fmt.Errorf("spec.selector: %w", err)
-		}
-	}
-	containers, _, err := unstructured.NestedFieldNoCopy(deployment.Object, "spec", "template", "spec", "containers")
-	if err != nil {
+	var declared declaredPods
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(deployment.Object, &declared); err != nil {
 		return servingPods{}, err
 	}
-	list, _ := containers.([]any)
-	for _, item := range list {
-		container, ok := item.(map[string]any)
-		if !ok {
-			return servingPods{}, fmt.Errorf("a container is a %T", item)
-		}
-		name, _, err := unstructured.NestedString(container, "name")
-		if err != nil {
-			return servingPods{}, err
-		}
-		declared, _, err := unstructured.NestedFieldNoCopy(container, "ports")
-		if err != nil {
-			return servingPods{}, err
-		}
-		ports, _ := declared.([]any)
-		for _, port := range ports {
-			portMap, ok := port.(map[string]any)
-			if !ok {
-				return servingPods{}, fmt.Errorf("a port of container %s is a %T", name, port)
-			}
-			var containerPort corev1.ContainerPort
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(portMap, &containerPort); err != nil {
-				return servingPods{}, fmt.Errorf("a port of container %s: %w", name, err)
-			}
-			pods.ports[name] = append(pods.ports[name], containerPort)
-		}
+	pods := servingPods{deployment: deployment.GetName(), selector: declared.Spec.Selector, ports: map[string][]corev1.ContainerPort{}}
+	for _, container := range declared.Spec.Template.Spec.Containers {
+		pods.ports[container.Name] = append(pods.ports[container.Name], container.Ports...)
 	}
 	return pods, nil
 }
@@ -148,8 +130,9 @@ func networkPolicy(cr *v1.SecondaryScheduler, operatorNamespace string, pods ser
 	}
 	var ports []networkingv1.NetworkPolicyPort
 	for _, port := range pods.ports[served.container] {
+		// A port without a protocol is TCP, as the API server defaults it.
 		ports = append(ports, networkingv1.NetworkPolicyPort{
-			Protocol: ptr.To(portProtocol(port.Protocol)), Port: ptr.To(intstr.FromInt32(port.ContainerPort))})
+			Protocol: ptr.To(cmp.Or(port.Protocol, corev1.ProtocolTCP)), Port: ptr.To(intstr.FromInt32(port.ContainerPort))})
 	}
 	ingress := []networkingv1.NetworkPolicyIngressRule{}
 	switch {
@@ -159,29 +142,20 @@ func networkPolicy(cr *v1.SecondaryScheduler, operatorNamespace string, pods ser
 	case served.audience == operatorOnly && operatorNamespace != "":
 		ingress = append(ingress, networkingv1.NetworkPolicyIngressRule{Ports: ports, From: []networkingv1.NetworkPolicyPeer{{
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace}},
-			PodSelector:       &metav1.LabelSelector{MatchLabels: maps.Clone(OperatorPodLabels)},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: OperatorPodLabels},
 		}}})
 	}
 	node, err := newObject("networkpolicy.yaml", pods.deployment, cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	if err := setJSONValue(node, maps.Clone(pods.selector.MatchLabels), "spec", "podSelector", "matchLabels"); err != nil {
+	if err := setJSONValue(node, pods.selector.MatchLabels, "spec", "podSelector", "matchLabels"); err != nil {
 		return nil, err
 	}
 	if err := setJSONValue(node, ingress, "spec", "ingress"); err != nil {
 		return nil, err
 	}
 	return ownObject(cr, node)
-}
-
-// portProtocol is a container port's protocol: TCP when it names none, as the API server
-// defaults it.
-func portProtocol(protocol corev1.Protocol) corev1.Protocol {
-	if protocol == "" {
-		return corev1.ProtocolTCP
-	}
-	return protocol
 }
 
 // beforeDeployments inserts policies into objects just before the first Deployment, so
