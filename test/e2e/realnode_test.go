@@ -398,6 +398,10 @@ var _ = Describe("On a real node", Ordered, Label(realNodeLabel), func() {
 			"another pod reaches the port the scheduler pods' NetworkPolicy admits")
 		Eventually(func() string { return httpStatus(clientNetwork, watcher) }).Should(Equal("000"),
 			"another pod does not reach load-watcher's port, which no NetworkPolicy admits")
+		// Refused every time, not once: a connection that failed for another reason would
+		// have passed the line above alone.
+		Consistently(func() string { return httpStatus(clientNetwork, watcher) }, "10s", "2s").Should(Equal("000"))
+		Expect(httpStatus("", watcher)).To(Equal("200"), "load-watcher still serves the node meanwhile")
 	})
 
 	It("runs an extender container beside a scheduler, which the scheduler asks for every pod", func() {
