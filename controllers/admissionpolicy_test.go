@@ -42,6 +42,9 @@ func TestFailsClosedWithoutAdmissionPolicy(t *testing.T) {
 			t.Errorf("put the admission policy back: %v", err)
 		}
 	})
+	// Seen by the operator before the change below: the binding's deletion and the change
+	// reach it through two watches, which nothing orders.
+	s.expectCondition(running, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonAdmissionPolicyMissing)
 
 	s.update(running, func() {
 		running.Spec.Profile.BinPacking = &v1.BinPackingArgs{ResourceWeights: map[corev1.ResourceName]int64{corev1.ResourceCPU: 3, corev1.ResourceMemory: 1}}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/test/testpki"
 )
 
@@ -85,9 +86,16 @@ func TestExtenderTLSComesFromLabelledSecrets(t *testing.T) {
 			s.g.Expect(value).NotTo(ContainSubstring(strings.TrimSpace(string(keyPEM))[40:80]), "ConfigMap %s key %s holds the private key", configMap.Name, key)
 		}
 	}
-	// A new certificate rolls the scheduler: the hash changes without the key in it.
-	s.g.Expect(s.get(cr)).To(Succeed())
-	before := cr.Status.ConfigHash
+	// A new certificate rolls the scheduler: the hash changes without the key in it. The
+	// status of the reconcile that mounted the Secret comes after the Deployment: the hash
+	// before is the one status and the pod template agree on.
+	templateHash := s.deployment(cr).Spec.Template.Annotations[render.ConfigHashAnnotation]
+	s.g.Expect(templateHash).NotTo(BeEmpty())
+	s.g.Eventually(func() string {
+		_ = s.get(cr)
+		return cr.Status.ConfigHash
+	}, 30*time.Second).Should(Equal(templateHash))
+	before := templateHash
 	newCert, newKey := authority.Issue(t, "scheduler", x509.ExtKeyUsageClientAuth)
 	s.update(secret, func() { secret.Data = map[string][]byte{corev1.TLSCertKey: newCert, corev1.TLSPrivateKeyKey: newKey} })
 	s.g.Eventually(func() string {

@@ -174,8 +174,13 @@ func TestCordonKeepsReplicasUntilTheirPodsGo(t *testing.T) {
 	}
 
 	s.update(nodes[2], func() { nodes[2].Spec.Unschedulable = true })
-	s.g.Consistently(func() int32 { return ptr.Deref(s.deployment(cr).Spec.Replicas, 0) }, "3s").Should(Equal(int32(3)),
-		"the cordoned node still runs a replica")
+	// The pods reached the operator's cache through a watch of their own, which nothing
+	// orders with the node's: a reconcile of the cordon may find the third not Running yet
+	// and scale down, until the pod's own event brings it back to 3. So the replicas are
+	// awaited at 3 first, then held there.
+	replicas := func() int32 { return ptr.Deref(s.deployment(cr).Spec.Replicas, 0) }
+	s.g.Eventually(replicas).Should(Equal(int32(3)))
+	s.g.Consistently(replicas, "3s").Should(Equal(int32(3)), "the cordoned node still runs a replica")
 
 	// The drain evicts the replica; the next look at the nodes counts two.
 	evicted := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: render.WorkloadName(cr) + "-2"}}

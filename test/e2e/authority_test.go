@@ -54,6 +54,9 @@ func (c *installCluster) expectAuthorityAtAdmission(namespace, existing string, 
 	}
 	Eventually(func() string { return canI(schedulerAdmin, "create", "--subresource="+render.RunSubresource) }).Should(Equal("yes"))
 	for _, user := range []string{namespaceEditor, namespaceAdmin} {
+		// The refusals below mean something once the user's binding and its aggregated
+		// role are in effect: reading SecondarySchedulers, which they grant, shows it.
+		Eventually(func() string { return canI(user, "get") }).Should(Equal("yes"), "%s's role is in effect", user)
 		if olm {
 			// kube-controller-manager aggregates OLM's generated roles into edit and admin:
 			// as far as RBAC goes, editors may create SecondarySchedulers.

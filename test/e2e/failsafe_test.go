@@ -116,7 +116,12 @@ var _ = Describe("Metrics failsafe", Ordered, func() {
 		Eventually(func() string { return condition(scheduler, v1.ConditionMetricsAvailable) }, "60s").Should(Equal("True/MetricsAvailable"))
 		Expect(condition(scheduler, v1.ConditionDegraded)).To(Equal("True/" + string(v1.ReasonScoringByRequests)))
 		Eventually(scoring, "90s").Should(Equal(v1.ScoringLoadAware))
-		Expect(time.Since(restarted)).To(BeNumerically(">=", 30*time.Second), "not before resumeAfter")
+		// Judged from status, in the API server's whole seconds: the operator counts
+		// resumeAfter from the second of its first healthy probe, which came after restarted.
+		current := &v1.SecondaryScheduler{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(scheduler), current)).To(Succeed())
+		Expect(current.Status.Metrics.ScoringSince.Time).To(BeTemporally(">=", restarted.Add(30*time.Second).Truncate(time.Second)),
+			"not before resumeAfter")
 		Eventually(func() []string { return eventReasonsSince(scheduler, restarted) }).Should(ContainElement("Scoring " + string(v1.ReasonLoadAwareScoringResumed)))
 		Eventually(podTemplateHash).Should(Equal(loadAwareHash), "the load-aware configuration is back, as it was")
 		if !withPlugins {

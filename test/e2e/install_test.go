@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -461,10 +462,18 @@ var _ = Describe("Installing the operator", func() {
 		Expect(current.CSV.Spec.Version).NotTo(Equal(previous.CSV.Spec.Version))
 		c.waitOperatorRunning(namespace)
 		Eventually(func() string { return c.leaderOf(namespace) }).ShouldNot(Or(BeEmpty(), Equal(oldLeader)), "the new operator leads")
-		// A scheduler created after the upgrade runs: the new operator has started, and
-		// reconciled what it found (its queue held the existing ones first).
+		// A scheduler created after the upgrade runs: the new operator has started.
 		c.expectSchedulerServes(namespace, "after-upgrade")
+		// That it has reconciled those it found is not shown by what it writes (nothing, if
+		// it renders them as before) nor by the order of its queue (those of its first list
+		// wait behind a new one): each is given a new generation, changing a field that
+		// renders nothing (how long a pod may wait before it is reported), which only the
+		// new operator can observe, and kubectl wait awaits a condition of that generation.
 		for _, name := range []string{"packer", "spreader"} {
+			cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+			Expect(updateSpec(c.client, cr, func(cr *v1.SecondaryScheduler) {
+				cr.Spec.PendingPodThreshold = &metav1.Duration{Duration: 3 * time.Minute}
+			})).To(Succeed())
 			c.kubectl("-n", namespace, "wait", "--for=condition=Available", "secondaryscheduler/"+name, "--timeout=120s")
 		}
 

@@ -98,10 +98,19 @@ var _ = Describe("Node pools", func() {
 
 		labelNodes("empty", "fake-4")
 		Eventually(func() string { return condition(cr, v1.ConditionDegraded) }).Should(Equal("False/" + string(v1.ReasonAsExpected)))
-		// A pod that arrives now is placed at once. The one already waiting is retried only
-		// when kube-scheduler flushes its unschedulable pods (within 5 minutes): its queueing
+		// A pod that arrives now is placed. The one already waiting is retried only when
+		// kube-scheduler flushes its unschedulable pods (within 5 minutes): its queueing
 		// hint for node label changes does not look at addedAffinity (README, node pools).
-		arrived := createWorkload(ns, "arrived", "pool-empty", "100m", 1)
-		Eventually(func() string { return nodeOf(ns, arrived[0]) }).Should(Equal("fake-4"))
+		// The operator seeing the label says nothing of when the scheduler's own watch of
+		// the nodes does, and a pod tried before then waits for that flush too: each look
+		// creates a pod of its own, until one is placed.
+		arrivals := 0
+		Eventually(func(g Gomega) {
+			arrivals++
+			arrived := workload(ns, fmt.Sprintf("arrived-%d", arrivals), "pool-empty", "100m", "registry.example/app:1")
+			g.Expect(k8s.Create(ctx, arrived)).To(Succeed())
+			g.Eventually(func() string { return nodeOf(ns, arrived.Name) }, "5s").ShouldNot(BeEmpty(), "pod %s is placed", arrived.Name)
+			g.Expect(nodeOf(ns, arrived.Name)).To(Equal("fake-4"))
+		}, "90s", "1s").Should(Succeed())
 	})
 })

@@ -9,6 +9,7 @@
 package rbacproxy
 
 import (
+	"crypto/sha256"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -109,6 +110,9 @@ type Proxy struct {
 
 	mu       sync.Mutex
 	outcomes map[Outcome]int
+	// forwardedByToken counts the forwarded requests by the SHA-256 of their token, so
+	// that a test can tell which credentials passed without the proxy keeping any.
+	forwardedByToken map[[sha256.Size]byte]int
 }
 
 // Start listens on opts.ListenAddress and serves in the background with a serving
@@ -146,8 +150,9 @@ func Start(opts Options) (*Proxy, error) {
 			// The token is for the proxy; kube-rbac-proxy does not pass it on either.
 			r.Out.Header.Del("Authorization")
 		}},
-		served:   make(chan error, 1),
-		outcomes: map[Outcome]int{},
+		served:           make(chan error, 1),
+		outcomes:         map[Outcome]int{},
+		forwardedByToken: map[[sha256.Size]byte]int{},
 	}
 	p.server = &http.Server{
 		Handler:           p,
@@ -176,6 +181,13 @@ func (p *Proxy) Requests(outcome Outcome) int {
 	return p.outcomes[outcome]
 }
 
+// ForwardedWith returns how many requests bearing token were forwarded so far.
+func (p *Proxy) ForwardedWith(token string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.forwardedByToken[sha256.Sum256([]byte(token))]
+}
+
 // ServeHTTP authenticates and authorizes r, then forwards it to the upstream.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -202,6 +214,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.count(OutcomeForwarded)
+	p.mu.Lock()
+	p.forwardedByToken[sha256.Sum256([]byte(token))]++
+	p.mu.Unlock()
 	p.forward.ServeHTTP(w, r)
 }
 
