@@ -134,3 +134,54 @@ func conditionOf(status *v1.SecondarySchedulerStatus, conditionType v1.Condition
 	}
 	return string(condition.Status) + "/" + condition.Reason
 }
+
+// Progressing quotes the Deployment's counts only once its controller has seen the current
+// template: until then they are of the template before, and say nothing of the rollout.
+func TestProgressingQuotesOnlyCountsOfTheCurrentTemplate(t *testing.T) {
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer", Generation: 2}}
+	tests := []struct {
+		name        string
+		deployment  *appsv1.Deployment
+		wantMessage string
+	}{
+		{name: "the template just applied, the status of the one before",
+			deployment: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer-scheduler", Generation: 3},
+				Spec:   appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+				Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}},
+			wantMessage: "rolling out the current configuration: the Deployment controller has not acted on it yet (Deployment platform/packer-scheduler at generation 3, its status of generation 2)"},
+		{name: "the new pod starting",
+			deployment: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer-scheduler", Generation: 3},
+				Spec:   appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+				Status: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 1, AvailableReplicas: 1}},
+			wantMessage: "rolling out the current configuration: 1 of 1 pods updated, 1 available, 1 old pods left"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status := &v1.SecondarySchedulerStatus{SchedulerName: "packer", ConfigHash: "abc"}
+			conditions := NewConditions(cr, status)
+			Progressing(conditions, Availability{Deployment: tt.deployment})
+			progressing := meta.FindStatusCondition(status.Conditions, string(v1.ConditionProgressing))
+			if progressing == nil || progressing.Reason != string(v1.ReasonRollingOut) || progressing.Message != tt.wantMessage {
+				t.Fatalf("Progressing %+v, want RollingOut: %s", progressing, tt.wantMessage)
+			}
+		})
+	}
+}
+
+// A rollout is stalled by its Deployment's own account of the current template, not by
+// that of the template an edit replaced.
+func TestRolloutStalledOnlyForTheCurrentTemplate(t *testing.T) {
+	stalled := appsv1.DeploymentStatus{Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing,
+		Status: "False", Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "packer-scheduler-7d9" has timed out progressing.`}}}
+	current := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer-scheduler", Generation: 2}, Status: stalled}
+	current.Status.ObservedGeneration = 2
+	if finding := RolloutStalled(current); finding == nil || finding.Reason != v1.ReasonRolloutStalled {
+		t.Errorf("the current template's rollout past its deadline: %+v, want RolloutStalled", finding)
+	}
+	edited := current.DeepCopy()
+	edited.Generation = 3
+	if finding := RolloutStalled(edited); finding != nil {
+		t.Errorf("a new template the Deployment controller has not seen: %+v, want no finding", finding)
+	}
+}
+

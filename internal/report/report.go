@@ -73,7 +73,14 @@ func Progressing(conditions *Conditions, seen Availability) {
 	}
 	want := ptrValue(deployment.Spec.Replicas)
 	s := deployment.Status
-	if deployment.Generation != s.ObservedGeneration || s.UpdatedReplicas < want || s.Replicas > s.UpdatedReplicas || s.AvailableReplicas < want {
+	if deployment.Generation != s.ObservedGeneration {
+		// Its counts are of the template before: "1 of 1 pods updated" would be untrue.
+		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRollingOut, fmt.Sprintf(
+			"rolling out the current configuration: the Deployment controller has not acted on it yet (Deployment %s/%s at generation %d, its status of generation %d)",
+			deployment.Namespace, deployment.Name, deployment.Generation, s.ObservedGeneration))
+		return
+	}
+	if s.UpdatedReplicas < want || s.Replicas > s.UpdatedReplicas || s.AvailableReplicas < want {
 		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRollingOut, fmt.Sprintf(
 			"rolling out the current configuration: %d of %d pods updated, %d available, %d old pods left",
 			s.UpdatedReplicas, want, s.AvailableReplicas, max(s.Replicas-s.UpdatedReplicas, 0)))
@@ -100,7 +107,9 @@ func Degraded(conditions *Conditions, problems ...*reasons.Finding) {
 // RolloutStalled is the problem of a Deployment past its progress deadline, nil for one
 // that progresses (or none).
 func RolloutStalled(deployment *appsv1.Deployment) *reasons.Finding {
-	if deployment == nil {
+	// A status of an earlier generation says how the template before went: an edit that
+	// fixes a stalled rollout is not stalled itself.
+	if deployment == nil || deployment.Status.ObservedGeneration != deployment.Generation {
 		return nil
 	}
 	for _, condition := range deployment.Status.Conditions {
