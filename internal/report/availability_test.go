@@ -184,4 +184,3 @@ func TestRolloutStalledOnlyForTheCurrentTemplate(t *testing.T) {
 		t.Errorf("a new template the Deployment controller has not seen: %+v, want no finding", finding)
 	}
 }
-

@@ -9,11 +9,11 @@
 package rbacproxy
 
 import (
-	"crypto/sha256"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
