@@ -28,18 +28,24 @@ import (
 var errNoMutatingAdmission = errors.New("this cluster does not serve MutatingAdmissionPolicy v1 (Kubernetes 1.36 and later)")
 
 // reportDescheduling reports the descheduler of spec.descheduling (report.Descheduling)
-// from its Deployment as the cache holds it, whether the scheduler-name policy it selects
-// pods by is in place, and what the operator last read of its work (DeschedulerWatcher),
-// which it asks to go on reading the descheduler's pods and the nodes' use.
+// from its Deployment as the cache holds it beside the one rendered, whether the
+// scheduler-name policy it selects pods by is in place, and what the operator last read
+// of its work (DeschedulerWatcher), which it asks to go on reading the descheduler's pods
+// and the nodes' use.
 func (r *SecondarySchedulerReconciler) reportDescheduling(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts,
-	pause render.DeschedulerPause, status *v1.SecondarySchedulerStatus, conditions *report.Conditions) error {
+	rendered *render.Result, status *v1.SecondarySchedulerStatus, conditions *report.Conditions) error {
 	key := client.ObjectKeyFromObject(cr)
 	if cr.Spec.Descheduling == nil {
 		r.deschedulerWatcher.forget(key)
 		report.Descheduling(cr, status, conditions, report.DeschedulingFacts{})
 		return nil
 	}
-	facts := report.DeschedulingFacts{NodeNames: found.NodeNames, Pause: pause}
+	facts := report.DeschedulingFacts{NodeNames: found.NodeNames, Pause: rendered.DeschedulerPause}
+	for _, object := range rendered.Objects {
+		if object.GetKind() == "Deployment" && object.GetName() == render.DeschedulerName(cr) {
+			facts.TemplateHash = render.PodTemplateHash(object)
+		}
+	}
 	deployment := &appsv1.Deployment{}
 	err := r.cache.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: render.DeschedulerName(cr)}, deployment)
 	switch {

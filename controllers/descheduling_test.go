@@ -115,12 +115,23 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	restore()
 	s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerReady)
 
+	// A switch to DryRun: until the Deployment has replaced the pods of mode Evict, they
+	// evict, and status says so rather than "evicts nothing".
 	s.update(cr, func() { cr.Spec.Descheduling.Mode = v1.DeschedulingDryRun })
-	s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerDryRun)
 	s.g.Eventually(func() []string {
 		s.g.Expect(s.get(deployment)).To(Succeed())
 		return deployment.Spec.Template.Spec.Containers[0].Command
 	}).Should(ContainElement("--dry-run=true"))
+	rollingOut := s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionFalse, v1.ReasonDeschedulerRollingOut)
+	s.g.Expect(rollingOut.Message).To(ContainSubstring("2 of its pods run an earlier template"))
+	s.g.Eventually(func() error {
+		if err := s.get(deployment); err != nil {
+			return err
+		}
+		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1}
+		return adminClient.Status().Update(s.ctx, deployment)
+	}).Should(Succeed())
+	s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerDryRun)
 
 	// A cycle inside the window would evict from a node it relieved: refused, nothing changes.
 	s.update(cr, func() { cr.Spec.Descheduling.Interval = &metav1.Duration{Duration: 5 * time.Minute} })

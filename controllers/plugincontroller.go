@@ -416,10 +416,19 @@ func (r *SecondarySchedulerReconciler) reportPluginController(ctx context.Contex
 	if deployment.Spec.Replicas != nil {
 		want = *deployment.Spec.Replicas
 	}
+	// The status counts pods of the image before while the Deployment controller has not
+	// seen a change, and the old pods while it replaces them: neither is the image above.
+	rolled := deployment.Status
 	switch {
 	case report.ReadyReplicas == 0:
 		report.Message = fmt.Sprintf("No pod of scheduler-plugins' controller is ready (0 of %d): PodGroups and ElasticQuotas get no status meanwhile; "+
 			"see kubectl -n %s describe deployment %s", want, facts.Namespace, render.PluginControllerName)
+	case rolled.ObservedGeneration != deployment.Generation:
+		report.Message = fmt.Sprintf("scheduler-plugins' controller rolls out a change (image %s): its Deployment is at generation %d, its status of generation %d, "+
+			"whose pods still run", report.Image, deployment.Generation, rolled.ObservedGeneration)
+	case rolled.UpdatedReplicas < want || rolled.Replicas > rolled.UpdatedReplicas:
+		report.Message = fmt.Sprintf("scheduler-plugins' controller rolls out image %s: %d of %d pods updated, %d of the template before still run",
+			report.Image, rolled.UpdatedReplicas, want, max(rolled.Replicas-rolled.UpdatedReplicas, 0))
 	case report.ReadyReplicas < want:
 		report.Message = fmt.Sprintf("%d of %d pods of scheduler-plugins' controller are ready", report.ReadyReplicas, want)
 	}

@@ -80,6 +80,15 @@ func TestPluginControllerRunsWhileASchedulerNeedsIt(t *testing.T) {
 	s.create(quotas)
 	newest := "registry.k8s.io/scheduler-plugins/controller:v0.35.7"
 	s.g.Eventually(func() string { return controllerImage(s.pluginControllerDeployment()) }).Should(Equal(newest))
+	// Its pods of the release before still run until the Deployment replaces them: not
+	// "every replica is ready" for the new image.
+	s.g.Eventually(func() *v1.PluginControllerStatus { return s.secondaryScheduler(gangs).Status.PluginController }).Should(And(
+		HaveField("Image", newest), HaveField("Message", ContainSubstring("rolls out a change (image "+newest+")"))))
+	controller = s.pluginControllerDeployment()
+	controller.Status = appsv1.DeploymentStatus{ObservedGeneration: controller.Generation, Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2, UpdatedReplicas: 2}
+	s.g.Expect(adminClient.Status().Update(s.ctx, controller)).To(Succeed())
+	s.g.Eventually(func() *v1.PluginControllerStatus { return s.secondaryScheduler(gangs).Status.PluginController }).Should(And(
+		HaveField("Image", newest), HaveField("Message", "")))
 	s.g.Eventually(func() []string {
 		if status := s.secondaryScheduler(quotas).Status.PluginController; status != nil {
 			return status.Plugins

@@ -250,7 +250,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	if err := r.reportPluginController(ctx, status, rendered); err != nil {
 		return outcome{}, err
 	}
-	if err := r.reportDescheduling(ctx, cr, found, rendered.DeschedulerPause, status, conditions); err != nil {
+	if err := r.reportDescheduling(ctx, cr, found, rendered, status, conditions); err != nil {
 		return outcome{}, err
 	}
 	report.Gang(status, rendered.Config)

@@ -329,6 +329,9 @@ const (
 	// ReasonDeschedulerNotReady: no pod of the descheduler is ready yet; the message says
 	// what its Deployment reports.
 	ReasonDeschedulerNotReady ConditionReason = "DeschedulerNotReady"
+	// ReasonDeschedulerRollingOut: pods of an earlier policy or mode of the descheduler
+	// still run, and act as it said, until its Deployment replaces them.
+	ReasonDeschedulerRollingOut ConditionReason = "DeschedulerRollingOut"
 	// ReasonDeschedulerPaused: the descheduler is paused (no pod runs) while the scheduler
 	// scores nodes by their requests (the failsafe) or is not yet serving its current
 	// configuration: a pod evicted then could be placed back on the node it left.

@@ -50,8 +50,13 @@ func podProblem(pods []corev1.Pod) *reasons.Finding {
 
 // creationProblem is why the scheduler's Deployment creates no pod, when it says so: its
 // ReplicaFailure condition quotes the API server's refusal (a ResourceQuota exceeded, Pod
-// Security admission, a webhook). Nil when it creates them.
+// Security admission, a webhook). Nil when it creates them, and while its status is of an
+// earlier generation: the refusal was of the template before, which an edit may just
+// have fixed.
 func creationProblem(deployment *appsv1.Deployment) *reasons.Finding {
+	if deployment.Status.ObservedGeneration != deployment.Generation {
+		return nil
+	}
 	for _, condition := range deployment.Status.Conditions {
 		if condition.Type == appsv1.DeploymentReplicaFailure && condition.Status == corev1.ConditionTrue {
 			return &reasons.Finding{Reason: v1.ReasonPodCreationFailed, Message: fmt.Sprintf(

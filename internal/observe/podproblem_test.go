@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -133,5 +134,21 @@ func TestPodProblem(t *testing.T) {
 				t.Errorf("message of %d bytes: too long for a condition", len(problem.Message))
 			}
 		})
+	}
+}
+
+// The Deployment's refusal to create pods is the current template's only once its
+// controller has observed that template: an edit may have just fixed what was refused.
+func TestCreationProblemOnlyForTheCurrentTemplate(t *testing.T) {
+	refused := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer-scheduler", Generation: 2},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure,
+			Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: `pods "packer-scheduler-7d9-x" is forbidden: exceeded quota: compute`}}}}
+	if problem := creationProblem(refused); problem == nil || problem.Reason != v1.ReasonPodCreationFailed {
+		t.Errorf("the current template's pods refused: %+v, want PodCreationFailed", problem)
+	}
+	edited := refused.DeepCopy()
+	edited.Generation = 3
+	if problem := creationProblem(edited); problem != nil {
+		t.Errorf("an edit the Deployment controller has not seen: %+v, want none", problem)
 	}
 }

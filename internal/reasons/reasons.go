@@ -165,6 +165,7 @@ var table = []Reason{
 	{Name: v1.ReasonDeschedulerReady, Conditions: descheduling, Severity: Normal},
 	{Name: v1.ReasonDeschedulerDryRun, Conditions: descheduling, Severity: Normal},
 	{Name: v1.ReasonDeschedulerNotReady, Conditions: descheduling, Severity: Warning},
+	{Name: v1.ReasonDeschedulerRollingOut, Conditions: descheduling, Severity: Normal},
 	{Name: v1.ReasonDeschedulerPaused, Conditions: descheduling, Severity: Normal},
 	{Name: v1.ReasonSchedulerNamePolicyMissing, Conditions: descheduling, Severity: Warning},
 

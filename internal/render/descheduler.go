@@ -256,5 +256,10 @@ func deschedulerDeployment(cr *v1.SecondaryScheduler, result *Result) (*yaml.RNo
 			return nil, err
 		}
 	}
-	return node, setJSONValue(container, command, "command")
+	if err := setJSONValue(container, command, "command"); err != nil {
+		return nil, err
+	}
+	// Status says the descheduler acts as its current policy says only once its pods run
+	// this very template (report.Descheduling): the hash names all of it.
+	return node, setPodTemplateHash(node)
 }

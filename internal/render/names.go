@@ -1,6 +1,8 @@
 package render
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
@@ -34,10 +36,18 @@ func ManagedByOperator(labels map[string]string) bool {
 // configuration: pods roll when, and only when, the configuration really changes.
 const ConfigHashAnnotation = "operator.secondary-scheduler.io/config-hash"
 
-// PodTemplateHashAnnotation on the scheduler's pod template holds a hash of the rest of
-// the template (image, flags, placement, the configuration and CA hashes): a pod carrying
-// the Deployment's value runs what the resource now says, which Available requires.
+// PodTemplateHashAnnotation on the pod template of the scheduler's Deployment, and of the
+// descheduler's, holds a hash of the rest of the template (image, flags, placement, the
+// configuration and CA hashes): a pod carrying the Deployment's value runs what the
+// resource now says, which Available (and Descheduling) require.
 const PodTemplateHashAnnotation = "operator.secondary-scheduler.io/pod-template-hash"
+
+// PodTemplateHash is the PodTemplateHashAnnotation of a rendered Deployment's pod
+// template, "" for an object without one.
+func PodTemplateHash(deployment *unstructured.Unstructured) string {
+	hash, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "metadata", "annotations", PodTemplateHashAnnotation)
+	return hash
+}
 
 // AuthenticationReaderNamespace is where the Role extension-apiserver-authentication-reader
 // lives, and so where its RoleBinding must be.

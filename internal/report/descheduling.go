@@ -22,6 +22,9 @@ type DeschedulingFacts struct {
 	// Deployment is the descheduler's Deployment as the cache holds it, nil when there is
 	// none yet.
 	Deployment *appsv1.Deployment
+	// TemplateHash is the pod template hash of the descheduler's Deployment as rendered
+	// (render.PodTemplateHashAnnotation): what its pods must run to act as the resource says.
+	TemplateHash string
 	// PolicyProblem is why the scheduler-name admission policy is not in place as the
 	// installer ships it, nil when it is.
 	PolicyProblem error
@@ -82,6 +85,11 @@ func Descheduling(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus
 		conditions.Set(v1.ConditionDescheduling, false, v1.ReasonDeschedulerPaused,
 			"the descheduler is paused until the scheduler of the current configuration serves (see Available): a pod evicted "+
 				"before could be placed by another configuration, back on the node it left")
+	case earlierPods(facts.Deployment, facts.TemplateHash) > 0:
+		conditions.Set(v1.ConditionDescheduling, false, v1.ReasonDeschedulerRollingOut, fmt.Sprintf(
+			"the descheduler's Deployment %s rolls out its current policy and mode: %d of its pods run an earlier template, and act as "+
+				"it says (a pod of mode Evict evicts) until the rollout replaces them",
+			report.Deployment, earlierPods(facts.Deployment, facts.TemplateHash)))
 	case report.ReadyReplicas == 0:
 		conditions.Set(v1.ConditionDescheduling, false, v1.ReasonDeschedulerNotReady, fmt.Sprintf(
 			"no pod of the descheduler (Deployment %s) is ready: kubectl -n %s describe deployment %s, and the events of its pods, say why",
@@ -106,6 +114,22 @@ func Descheduling(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus
 		if sentence := activitySentence(report); sentence != "" {
 			conditions.AppendToMessage(v1.ConditionDescheduling, sentence)
 		}
+	}
+}
+
+// earlierPods counts the descheduler's pods that run a template before the one rendered
+// (templateHash), as its Deployment's status says. The status counts them all while it is
+// of an earlier generation, or the cache holds the Deployment from before the last apply:
+// none of its pods runs the rendered template yet.
+func earlierPods(deployment *appsv1.Deployment, templateHash string) int32 {
+	switch {
+	case deployment == nil:
+		return 0
+	case deployment.Spec.Template.Annotations[render.PodTemplateHashAnnotation] != templateHash,
+		deployment.Status.ObservedGeneration != deployment.Generation:
+		return deployment.Status.Replicas
+	default:
+		return max(deployment.Status.Replicas-deployment.Status.UpdatedReplicas, 0)
 	}
 }
 

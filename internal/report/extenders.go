@@ -47,6 +47,9 @@ func Extenders(status *v1.SecondarySchedulerStatus, conditions *Conditions, seen
 		}
 		switch {
 		case !extender.Probed:
+			// What the prober holds is of an earlier address, verb or TLS: nothing is
+			// known of this one yet.
+			reported.Reachable, reported.Reason, reported.Message = false, string(v1.ReasonExtendersProbing), "not probed yet at this address"
 			probing = append(probing, extender.Name)
 		case extender.Reachable:
 		case extender.Ignorable:

@@ -65,6 +65,20 @@ func TestExtenders(t *testing.T) {
 	}
 }
 
+// An extender whose address changed is not reported reachable on the word of a probe of
+// the address before: until a probe of the new one answers, its entry says so.
+func TestExtenderNotProbedAtItsAddressClaimsNothing(t *testing.T) {
+	moved := ExtenderSeen{Name: "gpu", Address: "http://gpu-new", Probed: false, Reachable: true, Message: "GET http://gpu-old/filter was answered"}
+	status := &v1.SecondarySchedulerStatus{}
+	Extenders(status, NewConditions(&v1.SecondaryScheduler{}, status), []ExtenderSeen{moved})
+	got := status.Extenders[0]
+	want := v1.ExtenderStatus{Name: "gpu", Address: "http://gpu-new", Reachable: false, Reason: string(v1.ReasonExtendersProbing),
+		Message: "not probed yet at this address"}
+	if got != want {
+		t.Errorf("status.extenders[0] = %+v, want %+v", got, want)
+	}
+}
+
 func TestContainerReadiness(t *testing.T) {
 	pod := func(name, hash string, ready bool, waiting string) corev1.Pod {
 		status := corev1.ContainerStatus{Name: "extender-gpu", Ready: ready}
