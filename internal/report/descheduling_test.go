@@ -146,4 +146,3 @@ func TestDeschedulingWhileItsPodsRunAnEarlierTemplate(t *testing.T) {
 		})
 	}
 }
-
