@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,7 +59,9 @@ type MetricsProber struct {
 type probeRequest struct {
 	address    string
 	accessHash [32]byte // of token and CA: the token itself is not kept
-	nodes      int
+	// nodesHash is of the nodes' names: a node replaced by another, the count unchanged,
+	// is a node the last probe did not ask about.
+	nodesHash  [32]byte
 	staleAfter time.Duration
 }
 
@@ -83,7 +86,7 @@ func (p *MetricsProber) probe(key types.NamespacedName, address string, access *
 	request := probeRequest{
 		address:    address,
 		accessHash: sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%t", access.BearerToken(), access.CAPEM, access.InsecureSkipVerify))),
-		nodes:      len(nodes),
+		nodesHash:  sha256.Sum256([]byte(strings.Join(slices.Sorted(slices.Values(nodes)), "\x00"))),
 		staleAfter: staleAfter,
 	}
 	p.mu.Lock()
@@ -93,7 +96,7 @@ func (p *MetricsProber) probe(key types.NamespacedName, address string, access *
 		return last.result, true
 	}
 	// A result about the same source still answers while a new probe runs: only the
-	// number of nodes differs, or it is older than the interval.
+	// nodes differ, or it is older than the interval.
 	answers := found && last.request.sameSource(request)
 	if running, isRunning := p.running[key]; !isRunning || running != request {
 		if p.running == nil {

@@ -86,7 +86,16 @@ func TestProbesRunOutsideTheReconcile(t *testing.T) {
 		t.Errorf("Prometheus got %d requests, want those of one probe", got)
 	}
 
-	// Another node count still answers with the last result while a new probe runs.
+	// Another node in place of the one probed starts a probe of its own (the last one did
+	// not ask about it), while the last result still answers.
+	if _, ok := prober.probe(key, prometheus.URL, &gather.MetricsAccess{}, []string{"node-2"}, 3*time.Minute, time.Minute); !ok {
+		t.Error("a change of the nodes alone hides the last result")
+	}
+	select {
+	case <-prober.channel():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a node replaced by another, the count unchanged, started no probe")
+	}
 	if _, ok := prober.probe(key, prometheus.URL, &gather.MetricsAccess{}, []string{"node-1", "node-2"}, 3*time.Minute, time.Minute); !ok {
 		t.Error("a change of the nodes alone hides the last result")
 	}
