@@ -68,6 +68,12 @@ func (s Scheduler) Leads() bool {
 	return holds(s.LeaseHolder, s.CurrentNames) || holds(s.LeaseHolder, s.StoppingCurrentNames)
 }
 
+// LeaderStopping reports whether the Lease's holder is a ready pod being deleted: it
+// schedules until it stops and gives the Lease up.
+func (s Scheduler) LeaderStopping() bool {
+	return holds(s.LeaseHolder, s.StoppingCurrentNames) || holds(s.LeaseHolder, s.StoppingOldNames)
+}
+
 // OldLeads reports whether the Lease's holder is one of the ready pods of an older
 // template: the scheduler serves its name, as that older configuration says.
 func (s Scheduler) OldLeads() bool {

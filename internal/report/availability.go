@@ -58,9 +58,19 @@ func Available(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, c
 	}
 	// Counted from the pods seen now, as Available is: the Deployment's own count lags
 	// the pods by a sync of its controller, and READY 0 beside AVAILABLE True was seen.
+	// A leader being deleted is counted too: it is ready, and schedules until it stops.
 	status.ReadyReplicas = int32(seen.Current + seen.Old)
+	if seen.LeaderStopping() {
+		status.ReadyReplicas++
+	}
 	current, want := seen.Current, ptrValue(deployment.Spec.Replicas)
 	switch {
+	case seen.Leads() && seen.LeaderStopping():
+		conditions.Set(v1.ConditionAvailable, true, v1.ReasonSchedulerReady, fmt.Sprintf(
+			"%s, a pod of the current configuration being deleted, holds Lease %s/%s and schedules pods with spec.schedulerName: %s "+
+				"until it stops; %d of %d other scheduler pods are ready, one of which takes the Lease then, within the lease duration (15 s)",
+			holderPod(seen.LeaseHolder), cr.Namespace, render.LeaseName(cr), status.SchedulerName, current, want))
+		return Availability{Deployment: deployment, RequeueAfter: leaderPoll}
 	case seen.Leads():
 		conditions.Set(v1.ConditionAvailable, true, v1.ReasonSchedulerReady, fmt.Sprintf(
 			"%d of %d scheduler pods ready with the current configuration, one of them leading; pods with spec.schedulerName: %s are scheduled by it",

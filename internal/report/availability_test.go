@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -31,6 +32,9 @@ func TestReadyReplicasAgreeWithAvailable(t *testing.T) {
 		{name: "a ready pod of the current template and one of the old, the Deployment not updated yet",
 			seen:      observe.Scheduler{Deployment: lagging, Current: 1, Old: 1, CurrentNames: []string{"packer-scheduler-b"}, LeaseHolder: "packer-scheduler-b_1"},
 			wantReady: 2, wantAvailable: metav1.ConditionTrue},
+		{name: "its only ready pod is being deleted and still leads",
+			seen:      observe.Scheduler{Deployment: lagging, StoppingCurrentNames: []string{"packer-scheduler-a"}, LeaseHolder: "packer-scheduler-a_1234"},
+			wantReady: 1, wantAvailable: metav1.ConditionTrue},
 		{name: "no ready pod, the Deployment still counting one",
 			seen:      observe.Scheduler{Deployment: &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)}, Status: appsv1.DeploymentStatus{ReadyReplicas: 1}}},
 			wantReady: 0, wantAvailable: metav1.ConditionFalse},
@@ -42,6 +46,9 @@ func TestReadyReplicasAgreeWithAvailable(t *testing.T) {
 			available := meta.FindStatusCondition(status.Conditions, string(v1.ConditionAvailable))
 			if available == nil || available.Status != tt.wantAvailable || status.ReadyReplicas != tt.wantReady {
 				t.Fatalf("readyReplicas %d, Available %v; want %d and %s", status.ReadyReplicas, available, tt.wantReady, tt.wantAvailable)
+			}
+			if len(tt.seen.StoppingCurrentNames) > 0 && !strings.Contains(available.Message, "packer-scheduler-a, a pod of the current configuration being deleted") {
+				t.Errorf("Available's message %q does not say that its leader stops", available.Message)
 			}
 		})
 	}

@@ -54,7 +54,7 @@ func TestDeschedulingReportsWhatTheOperatorRead(t *testing.T) {
 	}{{
 		name:  "nothing read yet: no figures",
 		cr:    loadAware(v1.DeschedulingEvict),
-		facts: DeschedulingFacts{Deployment: ready, TemplateHash: "h1", TemplateHash: "h1"},
+		facts: DeschedulingFacts{Deployment: ready, TemplateHash: "h1"},
 		want: v1.DeschedulingStatus{Deployment: "schedulers/load-aware-descheduler", Mode: v1.DeschedulingEvict, ReceiveBelowPercent: 30, EvictAbovePercent: 50,
 			ReadyReplicas: 2, Replicas: 2},
 	}, {
