@@ -84,13 +84,7 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	// it runs, with the bounds around the target of 40 %; in DryRun it says so.
 	notReady := s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionFalse, v1.ReasonDeschedulerNotReady)
 	s.g.Expect(notReady.Message).To(ContainSubstring("describe deployment " + render.DeschedulerName(cr)))
-	s.g.Eventually(func() error {
-		if err := s.get(deployment); err != nil {
-			return err
-		}
-		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 2}
-		return adminClient.Status().Update(s.ctx, deployment)
-	}).Should(Succeed())
+	s.markDeploymentRolledOut(deployment, 2, 1)
 	ready := s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerReady)
 	s.g.Expect(ready.Message).To(ContainSubstring("from nodes above 50 % of their CPU used while nodes below 30 % of their CPU used exist, at most 1 a node and 5 a cycle"))
 	s.g.Expect(s.get(cr)).To(Succeed())
@@ -124,13 +118,7 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	}).Should(ContainElement("--dry-run=true"))
 	rollingOut := s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionFalse, v1.ReasonDeschedulerRollingOut)
 	s.g.Expect(rollingOut.Message).To(ContainSubstring("2 of its pods run an earlier template"))
-	s.g.Eventually(func() error {
-		if err := s.get(deployment); err != nil {
-			return err
-		}
-		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1}
-		return adminClient.Status().Update(s.ctx, deployment)
-	}).Should(Succeed())
+	s.markDeploymentRolledOut(deployment, 1, 1)
 	s.expectCondition(cr, v1.ConditionDescheduling, metav1.ConditionTrue, v1.ReasonDeschedulerDryRun)
 
 	// A cycle inside the window would evict from a node it relieved: refused, nothing changes.
@@ -151,4 +139,18 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 		return meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionDescheduling))
 	}).Should(BeNil(), "no Descheduling condition without spec.descheduling")
 	s.g.Expect(cr.Status.Descheduling).To(BeNil())
+}
+
+// markDeploymentRolledOut says in deployment's status, as its controller would, that its
+// current template runs on replicas pods, ready of them ready.
+func (s *scenario) markDeploymentRolledOut(deployment *appsv1.Deployment, replicas, ready int32) {
+	s.t.Helper()
+	s.g.Eventually(func() error {
+		if err := s.get(deployment); err != nil {
+			return err
+		}
+		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, Replicas: replicas, UpdatedReplicas: replicas,
+			ReadyReplicas: ready, AvailableReplicas: ready}
+		return adminClient.Status().Update(s.ctx, deployment)
+	}).Should(Succeed())
 }

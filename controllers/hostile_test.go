@@ -503,13 +503,9 @@ func TestStatusInEffectOnceTheCurrentConfigurationLeads(t *testing.T) {
 // current template to every replica.
 func (s *scenario) markRolledOut(cr *v1.SecondaryScheduler) {
 	s.t.Helper()
-	s.g.Eventually(func() error {
-		deployment := s.deployment(cr)
-		replicas := *deployment.Spec.Replicas
-		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, Replicas: replicas,
-			UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas}
-		return adminClient.Status().Update(s.ctx, deployment)
-	}).Should(Succeed())
+	deployment := s.deployment(cr)
+	replicas := *deployment.Spec.Replicas
+	s.markDeploymentRolledOut(deployment, replicas, replicas)
 }
 
 // kstatus computes the status that sigs.k8s.io/cli-utils/pkg/kstatus/status (used by
