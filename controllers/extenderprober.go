@@ -163,10 +163,11 @@ func firstVerb(extender gather.Extender) string {
 
 // reportExtenders probes the extenders of cr's scheduler and reports them
 // (report.Extenders): an extender in the scheduler's pod, which only the scheduler
-// reaches, by its container's readiness in the pods of the current configuration; the
+// reaches, by its container's readiness in the pods of the current configuration (the
+// leader's, leader naming the pod that holds the Lease); the
 // others by the prober. It returns the problem that degrades the scheduler, nil for none,
 // and when to look again (zero without extenders).
-func (r *SecondarySchedulerReconciler) reportExtenders(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts,
+func (r *SecondarySchedulerReconciler) reportExtenders(ctx context.Context, cr *v1.SecondaryScheduler, found *gather.Facts, leader string,
 	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (*reasons.Finding, time.Duration, error) {
 	key := client.ObjectKeyFromObject(cr)
 	names := make([]string, 0, len(found.Extenders))
@@ -182,7 +183,7 @@ func (r *SecondarySchedulerReconciler) reportExtenders(ctx context.Context, cr *
 					return nil, 0, err
 				}
 			}
-			entry.Probed, entry.Reachable, entry.Message = report.ContainerReadiness(pods.Items, status.ConfigHash, render.ExtenderContainerName(extender.Name))
+			entry.Probed, entry.Reachable, entry.Message = report.ContainerReadiness(pods.Items, status.ConfigHash, render.ExtenderContainerName(extender.Name), leader)
 			entry.At = metav1.NewTime(r.now())
 			if !entry.Reachable {
 				entry.Reason = v1.ReasonExtenderNotReady

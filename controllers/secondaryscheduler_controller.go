@@ -261,7 +261,7 @@ func (r *SecondarySchedulerReconciler) reconcileManaged(ctx context.Context, cr 
 	}
 	report.Progressing(conditions, observed)
 	metricsProblem, metricsRecheck := reportMetrics(cr, found, done.metrics, status, conditions)
-	extenderProblem, extenderRecheck, err := r.reportExtenders(ctx, cr, found, status, conditions)
+	extenderProblem, extenderRecheck, err := r.reportExtenders(ctx, cr, found, observed.Leader, status, conditions)
 	if err != nil {
 		return outcome{}, err
 	}

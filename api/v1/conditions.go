@@ -390,7 +390,8 @@ const ConditionExtendersAvailable ConditionType = "ExtendersAvailable"
 // Reasons of extenders: the ExtendersAvailable condition's, and refusals of their
 // configuration (Degraded, nothing rolled out).
 const (
-	// ReasonExtendersReachable: every extender answered the operator's last probe.
+	// ReasonExtendersReachable: every extender answered the operator's last probe, or, in
+	// the scheduler's pod, is ready in the leading pod.
 	ReasonExtendersReachable ConditionReason = "ExtendersReachable"
 	// ReasonExtendersProbing: an extender has not been probed yet.
 	ReasonExtendersProbing ConditionReason = "ExtendersProbing"

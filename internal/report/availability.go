@@ -29,6 +29,9 @@ type Availability struct {
 	// RequeueAfter asks to look again for what no watch reports (a leader elected, a
 	// pod's containers).
 	RequeueAfter time.Duration
+	// Leader is the ready pod that holds the scheduler's Lease, of whatever
+	// configuration; "" when none does.
+	Leader string
 }
 
 // leaderPoll is how soon a scheduler without a leader of its current configuration is
@@ -49,6 +52,15 @@ const leaderRecheck = time.Minute
 // and Degraded tell how the rollout goes. So the routing failover and the pending-pod
 // watchdog, which read Available, judge by the scheduler that serves.
 func Available(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, seen observe.Scheduler) Availability {
+	availability := available(cr, status, conditions, seen)
+	if seen.Serves() {
+		availability.Leader = holderPod(seen.LeaseHolder)
+	}
+	return availability
+}
+
+// available is Available but for the leader's name.
+func available(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, seen observe.Scheduler) Availability {
 	deployment := seen.Deployment
 	if deployment == nil {
 		key := types.NamespacedName{Namespace: cr.Namespace, Name: render.WorkloadName(cr)}

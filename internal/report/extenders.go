@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,7 +78,7 @@ func Extenders(status *v1.SecondarySchedulerStatus, conditions *Conditions, seen
 			"extender %s has not been probed yet; the first probe takes a few seconds", strings.Join(probing, ", ")))
 	default:
 		conditions.Set(v1.ConditionExtendersAvailable, true, v1.ReasonExtendersReachable, fmt.Sprintf(
-			"every extender answered the operator's last probe (%d)", len(seen)))
+			"every extender answered the operator's last probe, or is ready in the leading scheduler pod if it runs there (%d)", len(seen)))
 	}
 	return problem
 }
@@ -85,12 +86,17 @@ func Extenders(status *v1.SecondarySchedulerStatus, conditions *Conditions, seen
 // ContainerReadiness tells whether container is ready in a pod of the current
 // configuration (configHash) that is not being deleted: probed is false while no such pod
 // reports the container yet. It is how an extender in the scheduler's pod, which only the
-// scheduler reaches on localhost, is observed.
-func ContainerReadiness(pods []corev1.Pod, configHash, container string) (probed, ready bool, message string) {
-	for _, pod := range pods {
-		if pod.Annotations[render.ConfigHashAnnotation] != configHash || pod.DeletionTimestamp != nil {
-			continue
-		}
+// scheduler reaches on localhost, is observed. When leader, the pod that holds the
+// scheduler's Lease, is such a pod, its container alone is judged: it is the one the
+// scheduling replica calls, whatever the other replicas' say.
+func ContainerReadiness(pods []corev1.Pod, configHash, container, leader string) (probed, ready bool, message string) {
+	current := slices.DeleteFunc(slices.Clone(pods), func(pod corev1.Pod) bool {
+		return pod.Annotations[render.ConfigHashAnnotation] != configHash || pod.DeletionTimestamp != nil
+	})
+	if i := slices.IndexFunc(current, func(pod corev1.Pod) bool { return pod.Name == leader }); leader != "" && i >= 0 {
+		current = current[i : i+1]
+	}
+	for _, pod := range current {
 		for _, status := range pod.Status.ContainerStatuses {
 			if status.Name != container {
 				continue

@@ -98,9 +98,15 @@ func TestContainerReadiness(t *testing.T) {
 		{"only an old pod", []corev1.Pod{pod("old", "h0", true, "")}, false, false, ""},
 		{"ready", []corev1.Pod{pod("old", "h0", false, ""), pod("new", "h1", true, "")}, true, true, "container extender-gpu of pod new is ready"},
 		{"crashing", []corev1.Pod{pod("new", "h1", false, "CrashLoopBackOff")}, true, false, "is not ready (CrashLoopBackOff)"},
+		// Highly available: the leader calls its own container, whatever the other's.
+		{"the leader's container not ready, another replica's ready", []corev1.Pod{pod("leader", "h1", false, "CrashLoopBackOff"), pod("replica", "h1", true, "")},
+			true, false, "container extender-gpu of pod leader is not ready"},
+		{"the leader's container ready", []corev1.Pod{pod("replica", "h1", false, ""), pod("leader", "h1", true, "")}, true, true, "of pod leader is ready"},
+		{"the leader of an earlier configuration: any current pod", []corev1.Pod{pod("leader", "h0", true, ""), pod("new", "h1", true, "")},
+			true, true, "of pod new is ready"},
 	}
 	for _, tt := range tests {
-		probed, ready, message := ContainerReadiness(tt.pods, "h1", "extender-gpu")
+		probed, ready, message := ContainerReadiness(tt.pods, "h1", "extender-gpu", "leader")
 		if probed != tt.wantProbed || ready != tt.wantReady || !strings.Contains(message, tt.message) {
 			t.Errorf("%s: ContainerReadiness = %t, %t, %q; want %t, %t, %q", tt.name, probed, ready, message, tt.wantProbed, tt.wantReady, tt.message)
 		}
