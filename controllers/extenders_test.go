@@ -9,6 +9,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,4 +139,40 @@ func podVolumes(s *scenario, cr *v1.SecondaryScheduler) func() []corev1.Volume {
 		}
 		return deployment.Spec.Template.Spec.Volumes
 	}
+}
+
+// An extender in the scheduler's pod is reached only by that pod's scheduler: it is judged
+// by its container in the pod that holds the Lease, whatever another pod's says.
+func TestExtenderInThePodIsJudgedInTheLeader(t *testing.T) {
+	s := newScenario(t)
+	cr := binPacking("extended-in-pod")
+	cr.Spec.Extenders = []v1.Extender{{Name: "gpu", FilterVerb: "filter", Container: &v1.ExtenderContainer{Image: "registry.example/extender:1", Port: 9300}}}
+	s.create(cr)
+	s.g.Eventually(func() *appsv1.Deployment { return s.deployment(cr) }).ShouldNot(BeNil())
+	template := s.deployment(cr).Spec.Template.DeepCopy()
+	// Two pods of the current configuration, as while a HighlyAvailable pair runs or a
+	// rollout surges: the leader's extender crashes, the other's is ready.
+	withExtender := func(name string, ready bool) {
+		s.addReadyPod(cr, name, template)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: name}}
+		s.g.Expect(s.get(pod)).To(Succeed())
+		extender := corev1.ContainerStatus{Name: render.ExtenderContainerName("gpu"), Ready: ready}
+		if !ready {
+			extender.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
+		}
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "kube-scheduler", Ready: true}, extender}
+		s.g.Expect(adminClient.Status().Update(s.ctx, pod)).To(Succeed())
+	}
+	leader, other := render.WorkloadName(cr)+"-0", render.WorkloadName(cr)+"-1"
+	withExtender(leader, false)
+	withExtender(other, true)
+	s.markRolledOut(cr)
+	s.holdLeaseAs(cr, leader+"_1234")
+	notReady := s.expectConditionWithin(cr, v1.ConditionExtendersAvailable, metav1.ConditionFalse, v1.ReasonExtenderNotReady, 30*time.Second)
+	s.g.Expect(notReady.Message).To(ContainSubstring("container extender-gpu of pod " + leader + " is not ready (CrashLoopBackOff)"))
+
+	// The other pod takes the Lease: its extender is the one called now.
+	s.holdLeaseAs(cr, other+"_5678")
+	reachable := s.expectConditionWithin(cr, v1.ConditionExtendersAvailable, metav1.ConditionTrue, v1.ReasonExtendersReachable, 30*time.Second)
+	s.g.Expect(reachable.Message).To(ContainSubstring("ready in the leading scheduler pod"))
 }
