@@ -27,6 +27,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/drift"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/observe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
@@ -423,7 +424,7 @@ func (r *SecondarySchedulerReconciler) reportPluginController(ctx context.Contex
 	case report.ReadyReplicas == 0:
 		report.Message = fmt.Sprintf("No pod of scheduler-plugins' controller is ready (0 of %d): PodGroups and ElasticQuotas get no status meanwhile; "+
 			"see kubectl -n %s describe deployment %s", want, facts.Namespace, render.PluginControllerName)
-	case rolled.ObservedGeneration != deployment.Generation:
+	case !observe.StatusOfCurrentTemplate(deployment):
 		report.Message = fmt.Sprintf("scheduler-plugins' controller rolls out a change (image %s): its Deployment is at generation %d, its status of generation %d, "+
 			"whose pods still run", report.Image, deployment.Generation, rolled.ObservedGeneration)
 	case rolled.UpdatedReplicas < want || rolled.Replicas > rolled.UpdatedReplicas:

@@ -68,6 +68,13 @@ func (s Scheduler) Leads() bool {
 	return holds(s.LeaseHolder, s.CurrentNames) || holds(s.LeaseHolder, s.StoppingCurrentNames)
 }
 
+// StatusOfCurrentTemplate reports whether deployment's status is of its current spec: its
+// controller has observed the last change. Until then the status's counts and conditions
+// are of the template before, and say nothing of what the resource now asks.
+func StatusOfCurrentTemplate(deployment *appsv1.Deployment) bool {
+	return deployment.Status.ObservedGeneration == deployment.Generation
+}
+
 // LeaderStopping reports whether the Lease's holder is a ready pod being deleted: it
 // schedules until it stops and gives the Lease up.
 func (s Scheduler) LeaderStopping() bool {

@@ -54,7 +54,7 @@ func podProblem(pods []corev1.Pod) *reasons.Finding {
 // earlier generation: the refusal was of the template before, which an edit may just
 // have fixed.
 func creationProblem(deployment *appsv1.Deployment) *reasons.Finding {
-	if deployment.Status.ObservedGeneration != deployment.Generation {
+	if !StatusOfCurrentTemplate(deployment) {
 		return nil
 	}
 	for _, condition := range deployment.Status.Conditions {

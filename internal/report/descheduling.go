@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/deschedmetrics"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/observe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/usertext"
 )
@@ -126,7 +127,7 @@ func earlierPods(deployment *appsv1.Deployment, templateHash string) int32 {
 	case deployment == nil:
 		return 0
 	case deployment.Spec.Template.Annotations[render.PodTemplateHashAnnotation] != templateHash,
-		deployment.Status.ObservedGeneration != deployment.Generation:
+		!observe.StatusOfCurrentTemplate(deployment):
 		return deployment.Status.Replicas
 	default:
 		return max(deployment.Status.Replicas-deployment.Status.UpdatedReplicas, 0)

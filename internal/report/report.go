@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/observe"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/reasons"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/refusal"
 )
@@ -73,7 +74,7 @@ func Progressing(conditions *Conditions, seen Availability) {
 	}
 	want := ptrValue(deployment.Spec.Replicas)
 	s := deployment.Status
-	if deployment.Generation != s.ObservedGeneration {
+	if !observe.StatusOfCurrentTemplate(deployment) {
 		// Its counts are of the template before: "1 of 1 pods updated" would be untrue.
 		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRollingOut, fmt.Sprintf(
 			"rolling out the current configuration: the Deployment controller has not acted on it yet (Deployment %s/%s at generation %d, its status of generation %d)",
@@ -109,7 +110,7 @@ func Degraded(conditions *Conditions, problems ...*reasons.Finding) {
 func RolloutStalled(deployment *appsv1.Deployment) *reasons.Finding {
 	// A status of an earlier generation says how the template before went: an edit that
 	// fixes a stalled rollout is not stalled itself.
-	if deployment == nil || deployment.Status.ObservedGeneration != deployment.Generation {
+	if deployment == nil || !observe.StatusOfCurrentTemplate(deployment) {
 		return nil
 	}
 	for _, condition := range deployment.Status.Conditions {
