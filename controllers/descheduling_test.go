@@ -140,17 +140,3 @@ func TestDeschedulerFollowsTheSpec(t *testing.T) {
 	}).Should(BeNil(), "no Descheduling condition without spec.descheduling")
 	s.g.Expect(cr.Status.Descheduling).To(BeNil())
 }
-
-// markDeploymentRolledOut says in deployment's status, as its controller would, that its
-// current template runs on replicas pods, ready of them ready.
-func (s *scenario) markDeploymentRolledOut(deployment *appsv1.Deployment, replicas, ready int32) {
-	s.t.Helper()
-	s.g.Eventually(func() error {
-		if err := s.get(deployment); err != nil {
-			return err
-		}
-		deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: deployment.Generation, Replicas: replicas, UpdatedReplicas: replicas,
-			ReadyReplicas: ready, AvailableReplicas: ready}
-		return adminClient.Status().Update(s.ctx, deployment)
-	}).Should(Succeed())
-}
