@@ -34,7 +34,7 @@ func runOutcome(ctx context.Context, e *env) (*section, error) {
 // runDrift is what descheduling gains as load drifts after placement: package outcome
 // places its workload, a quarter of whose pods then use four times as much, with
 // TargetLoadPacking alone and with spec.descheduling, each on a pool of its own, for
-// e.driftRunFor (45 minutes by default: the descheduler's cycles are 15 minutes apart),
+// e.driftRunFor (105 minutes by default: the descheduler's cycles are 15 minutes apart),
 // and writes its section and plot (docs/outcome-drift.png). Its descheduler is the one
 // make descheduler builds, run by podrunner; without it, or without the scheduler-plugins
 // kube-scheduler, the benchmark says so and is skipped.

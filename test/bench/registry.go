@@ -46,7 +46,7 @@ var benchmarks = []benchmark{
 	{name: "slow-prometheus", namespaces: []string{slowPrometheusNamespace}, run: runSlowPrometheus},
 	{name: "scheduling", namespaces: []string{steadyNamespace}, run: runScheduling},
 	{name: "outcome", namespaces: outcome.Namespaces(), run: runOutcome},
-	// 45 minutes of loop: the descheduler's cycles are 15 minutes apart.
+	// 105 minutes of loop: the descheduler's cycles are 15 minutes apart.
 	{name: "drift", namespaces: outcome.DriftNamespaces(), run: runDrift, onlyWhenNamed: true},
 	// Once: three runs took 4m36s of make bench's 30 minutes, and its p99 moves by
 	// tens of points between runs whatever their number (BENCH_COUNT=3 for a median).
