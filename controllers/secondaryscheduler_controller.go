@@ -198,10 +198,7 @@ func (r *SecondarySchedulerReconciler) reportPendingPods(ctx context.Context, cr
 func (r *SecondarySchedulerReconciler) reconcileRemoved(ctx context.Context, cr *v1.SecondaryScheduler,
 	status *v1.SecondarySchedulerStatus, conditions *report.Conditions) (outcome, error) {
 	r.forgetReferences(client.ObjectKeyFromObject(cr))
-	status.ReadyReplicas, status.Replicas, status.NodePool = 0, 0, nil
-	status.Metrics = nil
-	meta.RemoveStatusCondition(&status.Conditions, string(v1.ConditionMetricsAvailable))
-	conditions.SetAll(v1.ReasonRemoved, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
+	report.Removed(conditions, status, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
 	if err := r.write.stopScheduler(ctx, cr); errors.Is(err, errWaiting) {
 		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRemoved, "managementState is Removed: waiting for the scheduler's pods to stop")
 		return outcome{requeueAfter: 3 * time.Second}, nil
@@ -221,6 +218,7 @@ func (r *SecondarySchedulerReconciler) reconcileUnmanaged(ctx context.Context, c
 		return err
 	}
 	message := "managementState is Unmanaged: the operator leaves the scheduler's objects as they are"
+	report.NotChecked(conditions, status, message+", and checks nothing of the configuration they run")
 	conditions.Set(v1.ConditionProgressing, false, v1.ReasonUnmanaged, message)
 	conditions.Set(v1.ConditionDegraded, false, v1.ReasonUnmanaged, message)
 	return nil

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -920,4 +921,55 @@ func TestSamplesAreValid(t *testing.T) {
 		object.SetNamespace(s.namespace)
 		s.g.Expect(adminClient.Create(s.ctx, object, client.DryRunAll)).To(Succeed(), "alm-example %s", object.GetName())
 	}
+}
+
+// A refused spec, or managementState Unmanaged, applies nothing and so checks nothing:
+// MetricsAvailable turns Unknown (NotChecked), saying what the last check found, instead
+// of keeping an earlier True no one has observed since; once the spec is applied again it
+// is probed again. Removed leaves no metrics in status at all.
+func TestMetricsAreNotClaimedWhileNothingIsChecked(t *testing.T) {
+	s := newScenario(t)
+	prometheus := promtest.Start(t)
+	cr := &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: "unchecked"},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: prometheus.URL}}},
+	}
+	serveLoad(prometheus, s.ownNodePool(cr))
+	s.create(cr)
+	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
+	checkedGeneration := s.condition(cr, v1.ConditionMetricsAvailable).ObservedGeneration
+	// probedAgain awaits MetricsAvailable True for cr's current generation.
+	probedAgain := func() {
+		s.t.Helper()
+		s.g.Expect(s.get(cr)).To(Succeed())
+		generation := cr.Generation
+		s.g.Eventually(func() string {
+			found := s.condition(cr, v1.ConditionMetricsAvailable)
+			if found == nil {
+				return "none"
+			}
+			return fmt.Sprintf("%s/%s/%d", found.Status, found.Reason, found.ObservedGeneration)
+		}).Should(Equal(fmt.Sprintf("True/MetricsAvailable/%d", generation)))
+	}
+
+	s.update(cr, func() { cr.Spec.PriorityClassName = "absent" })
+	s.expectCondition(cr, v1.ConditionDegraded, metav1.ConditionTrue, v1.ReasonPriorityClassNotFound)
+	refused := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionUnknown, v1.ReasonNotChecked)
+	s.g.Expect(refused.Message).To(And(ContainSubstring("refused"),
+		ContainSubstring(fmt.Sprintf("When last checked, for generation %d: True, MetricsAvailable", checkedGeneration))))
+	s.update(cr, func() { cr.Spec.PriorityClassName = "" })
+	probedAgain()
+
+	s.update(cr, func() { cr.Spec.ManagementState = v1.Unmanaged })
+	unmanaged := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionUnknown, v1.ReasonNotChecked)
+	s.g.Expect(unmanaged.Message).To(ContainSubstring("Unmanaged"))
+	s.update(cr, func() { cr.Spec.ManagementState = v1.Managed })
+	probedAgain()
+
+	s.update(cr, func() { cr.Spec.ManagementState = v1.Removed })
+	s.expectCondition(cr, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonRemoved)
+	s.g.Expect(s.get(cr)).To(Succeed())
+	s.g.Expect(meta.FindStatusCondition(cr.Status.Conditions, string(v1.ConditionMetricsAvailable))).To(BeNil())
+	s.g.Expect(cr.Status.Metrics).To(BeNil())
 }

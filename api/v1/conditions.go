@@ -63,6 +63,13 @@ const (
 	ReasonRemoved ConditionReason = "Removed"
 )
 
+// ReasonNotChecked is the reason of MetricsAvailable, ExtendersAvailable and Descheduling
+// while the operator does not check what they report: it checks the metrics, extenders and
+// descheduler of a configuration it applies, and applies none while the spec is refused
+// (Degraded says why) or managementState is Unmanaged, though the scheduler keeps running.
+// They are Unknown meanwhile, their message saying what the last check found.
+const ReasonNotChecked ConditionReason = "NotChecked"
+
 // Reasons of the Degraded condition.
 const (
 	// ReasonAsExpected: nothing is wrong.

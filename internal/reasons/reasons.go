@@ -59,6 +59,9 @@ var (
 	// without, reported by ExtendersAvailable and Degraded.
 	extenderProblem    = []v1.ConditionType{v1.ConditionExtendersAvailable, v1.ConditionDegraded}
 	extendersAvailable = []v1.ConditionType{v1.ConditionExtendersAvailable}
+	// checked: what the operator checks of a configuration it applies (metrics,
+	// extenders, descheduler), Unknown while it applies none.
+	checked = []v1.ConditionType{v1.ConditionMetricsAvailable, v1.ConditionExtendersAvailable, v1.ConditionDescheduling}
 	// everyCondition: a state in which the operator runs no scheduler.
 	everyCondition = []v1.ConditionType{v1.ConditionAvailable, v1.ConditionProgressing, v1.ConditionDegraded,
 		v1.ConditionReconciling, v1.ConditionStalled}
@@ -147,6 +150,7 @@ var table = []Reason{
 	{Name: v1.ReasonRollingOut, Conditions: progressing, Severity: Normal},
 	{Name: v1.ReasonRolloutComplete, Conditions: progressing, Severity: Normal},
 	{Name: v1.ReasonMetricsProbing, Conditions: metricsAvailable, Severity: Normal},
+	{Name: v1.ReasonNotChecked, Conditions: checked, Severity: Normal},
 	{Name: v1.ReasonMetricsAvailable, Conditions: metricsAvailable, Severity: Normal},
 	{Name: v1.ReasonAsExpected, Conditions: []v1.ConditionType{v1.ConditionDegraded, v1.ConditionStalled}, Severity: Normal},
 	{Name: v1.ReasonReconciled, Conditions: []v1.ConditionType{v1.ConditionReconciling}, Severity: Normal},

@@ -6,6 +6,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -178,6 +179,8 @@ func ReconcilingAndStalled(conditions *Conditions, status *v1.SecondaryScheduler
 // runs is still to be observed: not in a namespace where no scheduler may run, where the
 // operator may not read and all conditions say so.
 func Refused(conditions *Conditions, status *v1.SecondarySchedulerStatus, refused *refusal.Error) bool {
+	NotChecked(conditions, status, "the spec is refused (Degraded says why), so the operator applies nothing and checks "+
+		"nothing of the configuration the scheduler keeps running with")
 	if refused.Reason == v1.ReasonNamespaceNotAllowed {
 		conditions.Set(v1.ConditionAvailable, false, refused.Reason, refused.Message)
 		conditions.Set(v1.ConditionProgressing, false, refused.Reason, refused.Message)
@@ -198,6 +201,47 @@ func Refused(conditions *Conditions, status *v1.SecondarySchedulerStatus, refuse
 		break
 	}
 	return true
+}
+
+// Removed reports a scheduler that managementState Removed deleted: every condition
+// False for that reason, and nothing of what ran (replicas, node pool, metrics, extenders,
+// descheduler, plugin controller, gang) left to claim it still does.
+func Removed(conditions *Conditions, status *v1.SecondarySchedulerStatus, message string) {
+	status.ReadyReplicas, status.Replicas, status.NodePool = 0, 0, nil
+	status.Metrics, status.Extenders, status.Descheduling, status.PluginController, status.Gang = nil, nil, nil, nil, nil
+	notChecked, _ := reasons.Of(v1.ReasonNotChecked)
+	for _, conditionType := range notChecked.Conditions {
+		meta.RemoveStatusCondition(&status.Conditions, string(conditionType))
+	}
+	conditions.SetAll(v1.ReasonRemoved, message)
+}
+
+// lastCheck begins the part of a NotChecked message that says what the last check found.
+const lastCheck = " When last checked"
+
+// NotChecked sets Unknown, with reason NotChecked and why, those conditions of status
+// that report what the operator checks of a configuration it applies (its metrics,
+// extenders, descheduler: the conditions reason NotChecked may be the reason of), for a
+// reconcile that applies none: a True left from an earlier check would claim health no
+// one has observed since. Each message keeps what the last check found, and for which
+// generation; status.metrics, status.extenders and status.descheduling keep that check's
+// figures, as the message says.
+func NotChecked(conditions *Conditions, status *v1.SecondarySchedulerStatus, why string) {
+	notChecked, _ := reasons.Of(v1.ReasonNotChecked)
+	for _, conditionType := range notChecked.Conditions {
+		condition := meta.FindStatusCondition(status.Conditions, string(conditionType))
+		if condition == nil {
+			continue
+		}
+		found := fmt.Sprintf("%s, for generation %d: %s, %s: %s. Its figures in status are of that check.",
+			lastCheck, condition.ObservedGeneration, condition.Status, condition.Reason, strings.TrimSuffix(condition.Message, "."))
+		if condition.Reason == string(v1.ReasonNotChecked) {
+			if at := strings.Index(condition.Message, lastCheck); at >= 0 {
+				found = condition.Message[at:]
+			}
+		}
+		conditions.SetUnknown(conditionType, v1.ReasonNotChecked, "Not checked: "+why+"."+found)
+	}
 }
 
 // runningNote tells, after a refusal, that the last good scheduler still runs.

@@ -1,8 +1,12 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -111,5 +115,70 @@ func TestRefusedReportsTheMetricsProblemAmongOthers(t *testing.T) {
 	if metrics == nil || metrics.Status != metav1.ConditionFalse || metrics.Reason != string(v1.ReasonCABundleNotFound) ||
 		metrics.Message != "ConfigMap prometheus-ca does not exist." {
 		t.Errorf("MetricsAvailable = %+v, want False with CABundleNotFound and its own message", metrics)
+	}
+}
+
+// A refusal applies nothing, so it checks nothing: what an earlier check found of the
+// metrics, extenders and descheduler turns Unknown, its finding kept in the message, and
+// stays so (the same message, so no status write) while the refusal lasts; a refusal that
+// is itself a metrics problem still says so in MetricsAvailable. Conditions the scheduler
+// never had are not made up.
+func TestRefusedChecksNothing(t *testing.T) {
+	cr := binPacking("refused")
+	cr.Generation = 4
+	status := &v1.SecondarySchedulerStatus{}
+	checked := NewConditions(cr, status)
+	checked.Set(v1.ConditionMetricsAvailable, true, v1.ReasonMetricsAvailable, "Every node has fresh series.")
+	checked.Set(v1.ConditionDescheduling, true, v1.ReasonDeschedulerReady, "The descheduler runs.")
+
+	cr.Generation = 5
+	conditions := NewConditions(cr, status)
+	Refused(conditions, status, refusal.New(v1.ReasonPriorityClassNotFound, "PriorityClass absent does not exist."))
+	for _, conditionType := range []v1.ConditionType{v1.ConditionMetricsAvailable, v1.ConditionDescheduling} {
+		condition := meta.FindStatusCondition(status.Conditions, string(conditionType))
+		if condition == nil || condition.Status != metav1.ConditionUnknown || condition.Reason != string(v1.ReasonNotChecked) ||
+			condition.ObservedGeneration != 5 || !strings.Contains(condition.Message, "refused") ||
+			!strings.Contains(condition.Message, "When last checked, for generation 4: True") {
+			t.Errorf("%s = %+v, want Unknown, NotChecked for generation 5, saying generation 4's check found True", conditionType, condition)
+		}
+	}
+	if condition := meta.FindStatusCondition(status.Conditions, string(v1.ConditionExtendersAvailable)); condition != nil {
+		t.Errorf("ExtendersAvailable = %+v, want none: the scheduler never had extenders", condition)
+	}
+
+	before := slices.Clone(status.Conditions)
+	cr.Generation = 6
+	Refused(NewConditions(cr, status), status, refusal.New(v1.ReasonPriorityClassNotFound, "PriorityClass other does not exist."))
+	metrics := meta.FindStatusCondition(status.Conditions, string(v1.ConditionMetricsAvailable))
+	if metrics == nil || metrics.Message != meta.FindStatusCondition(before, string(v1.ConditionMetricsAvailable)).Message {
+		t.Errorf("MetricsAvailable after a second refusal = %+v, want the message of the first, which tells generation 4's check", metrics)
+	}
+
+	Refused(NewConditions(cr, status), status, refusal.New(v1.ReasonCABundleNotFound, "ConfigMap prometheus-ca does not exist."))
+	metrics = meta.FindStatusCondition(status.Conditions, string(v1.ConditionMetricsAvailable))
+	if metrics == nil || metrics.Status != metav1.ConditionFalse || metrics.Reason != string(v1.ReasonCABundleNotFound) {
+		t.Errorf("MetricsAvailable = %+v, want False with CABundleNotFound: the refusal is the metrics' own problem", metrics)
+	}
+}
+
+// A removed scheduler runs nothing: nothing of what it ran stays in status.
+func TestRemovedLeavesNothingOfWhatRan(t *testing.T) {
+	cr := binPacking("removed")
+	status := &v1.SecondarySchedulerStatus{ReadyReplicas: 1, Replicas: 1, Metrics: &v1.MetricsStatus{Nodes: 3},
+		Extenders: []v1.ExtenderStatus{{Name: "extender"}}, Descheduling: &v1.DeschedulingStatus{Deployment: "ns/d"},
+		PluginController: &v1.PluginControllerStatus{Deployment: "ns/p"}, Gang: &v1.GangStatus{Plugin: "Coscheduling"}}
+	conditions := NewConditions(cr, status)
+	for _, conditionType := range []v1.ConditionType{v1.ConditionMetricsAvailable, v1.ConditionExtendersAvailable, v1.ConditionDescheduling} {
+		conditions.Set(conditionType, true, v1.ReasonAsExpected, "was true")
+	}
+	Removed(conditions, status, "removed")
+	want := &v1.SecondarySchedulerStatus{}
+	if diff := cmp.Diff(want, status, cmpopts.IgnoreFields(v1.SecondarySchedulerStatus{}, "Conditions")); diff != "" {
+		t.Errorf("status of a removed scheduler (-want +got):\n%s", diff)
+	}
+	for _, condition := range status.Conditions {
+		if condition.Reason != string(v1.ReasonRemoved) || condition.Status != metav1.ConditionFalse {
+			t.Errorf("condition %s = %s, %s; want False, Removed", condition.Type, condition.Status, condition.Reason)
+		}
 	}
 }

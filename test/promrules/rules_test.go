@@ -234,7 +234,7 @@ var reasonCoverage = []struct {
 }{
 	{"SecondarySchedulerUnavailable", v1.ConditionAvailable, []v1.ConditionReason{v1.ReasonSchedulerReady, v1.ReasonServingPreviousConfiguration, v1.ReasonRemoved, v1.ReasonUnmanaged}},
 	{"SecondarySchedulerDegraded", v1.ConditionDegraded, []v1.ConditionReason{v1.ReasonAsExpected, v1.ReasonRemoved, v1.ReasonUnmanaged}},
-	{"SecondarySchedulerMetricsUnavailable", v1.ConditionMetricsAvailable, []v1.ConditionReason{v1.ReasonMetricsAvailable, v1.ReasonMetricsProbing}},
+	{"SecondarySchedulerMetricsUnavailable", v1.ConditionMetricsAvailable, []v1.ConditionReason{v1.ReasonMetricsAvailable, v1.ReasonMetricsProbing, v1.ReasonNotChecked}},
 	{"SecondarySchedulerPodsPending", v1.ConditionPodsPending, []v1.ConditionReason{v1.ReasonNoPodsPending}},
 }
 
