@@ -6,6 +6,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -179,8 +180,25 @@ func ReconcilingAndStalled(conditions *Conditions, status *v1.SecondaryScheduler
 // runs is still to be observed: not in a namespace where no scheduler may run, where the
 // operator may not read and all conditions say so.
 func Refused(conditions *Conditions, status *v1.SecondarySchedulerStatus, refused *refusal.Error) bool {
+	// The metrics' own problem, when one of the refusals joined is one, whether or not
+	// it came first: MetricsAvailable says it, and only the others are not checked.
+	var metricsProblem *refusal.Error
+	for _, problem := range append([]*refusal.Error{refused}, refused.Also...) {
+		if reasons.KeepsFromMetrics(problem.Reason) {
+			metricsProblem = problem
+			break
+		}
+	}
+	var reported []v1.ConditionType
+	if metricsProblem != nil {
+		conditions.Set(v1.ConditionMetricsAvailable, false, metricsProblem.Reason, metricsProblem.OwnMessage())
+		if metricsProblem.Reason == v1.ReasonPrometheusNotFound {
+			status.Metrics = nil
+		}
+		reported = append(reported, v1.ConditionMetricsAvailable)
+	}
 	NotChecked(conditions, status, "the spec is refused (Degraded says why), so the operator applies nothing and checks "+
-		"nothing of the configuration the scheduler keeps running with")
+		"nothing of the configuration the scheduler keeps running with", reported...)
 	if refused.Reason == v1.ReasonNamespaceNotAllowed {
 		conditions.Set(v1.ConditionAvailable, false, refused.Reason, refused.Message)
 		conditions.Set(v1.ConditionProgressing, false, refused.Reason, refused.Message)
@@ -188,18 +206,6 @@ func Refused(conditions *Conditions, status *v1.SecondarySchedulerStatus, refuse
 		return false
 	}
 	conditions.Set(v1.ConditionDegraded, true, refused.Reason, refused.Message+runningNote(status))
-	// The metrics' own problem, when one of the refusals joined is one, whether or not
-	// it came first.
-	for _, problem := range append([]*refusal.Error{refused}, refused.Also...) {
-		if !reasons.KeepsFromMetrics(problem.Reason) {
-			continue
-		}
-		conditions.Set(v1.ConditionMetricsAvailable, false, problem.Reason, problem.OwnMessage())
-		if problem.Reason == v1.ReasonPrometheusNotFound {
-			status.Metrics = nil
-		}
-		break
-	}
 	return true
 }
 
@@ -225,12 +231,14 @@ const lastCheck = " When last checked"
 // reconcile that applies none: a True left from an earlier check would claim health no
 // one has observed since. Each message keeps what the last check found, and for which
 // generation; status.metrics, status.extenders and status.descheduling keep that check's
-// figures, as the message says.
-func NotChecked(conditions *Conditions, status *v1.SecondarySchedulerStatus, why string) {
+// figures, as the message says. Conditions in reported are left alone: the caller reports
+// them (a refusal that is the metrics' own problem), and turning one Unknown on the way
+// would move its transition time on every reconcile.
+func NotChecked(conditions *Conditions, status *v1.SecondarySchedulerStatus, why string, reported ...v1.ConditionType) {
 	notChecked, _ := reasons.Of(v1.ReasonNotChecked)
 	for _, conditionType := range notChecked.Conditions {
 		condition := meta.FindStatusCondition(status.Conditions, string(conditionType))
-		if condition == nil {
+		if condition == nil || slices.Contains(reported, conditionType) {
 			continue
 		}
 		found := fmt.Sprintf("%s, for generation %d: %s, %s: %s. Its figures in status are of that check.",

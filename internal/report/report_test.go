@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -158,6 +159,13 @@ func TestRefusedChecksNothing(t *testing.T) {
 	metrics = meta.FindStatusCondition(status.Conditions, string(v1.ConditionMetricsAvailable))
 	if metrics == nil || metrics.Status != metav1.ConditionFalse || metrics.Reason != string(v1.ReasonCABundleNotFound) {
 		t.Errorf("MetricsAvailable = %+v, want False with CABundleNotFound: the refusal is the metrics' own problem", metrics)
+	}
+	// The same refusal again changes nothing, not even when it turned False.
+	since := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	metrics.LastTransitionTime = since
+	Refused(NewConditions(cr, status), status, refusal.New(v1.ReasonCABundleNotFound, "ConfigMap prometheus-ca does not exist."))
+	if metrics = meta.FindStatusCondition(status.Conditions, string(v1.ConditionMetricsAvailable)); !metrics.LastTransitionTime.Equal(&since) {
+		t.Errorf("MetricsAvailable turned False at %v after the same refusal again, want %v: it never stopped being False", metrics.LastTransitionTime, since)
 	}
 }
 
