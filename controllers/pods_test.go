@@ -90,6 +90,17 @@ func TestSchedulerPodsTellWhyTheyAreNotReady(t *testing.T) {
 	s.holdLeaseAs(cr, "")
 	stale := s.expectUnavailableWithin(cr, v1.ReasonImagePullFailed, 12*time.Second)
 	s.g.Expect(stale.Message).To(And(ContainSubstring("unready-scheduler-1 cannot pull image"), ContainSubstring("stay Pending until one is")))
+
+	// A pod that is not ready may still lead, and schedule while it renews the Lease:
+	// Available, still False, says so instead of claiming that pods stay Pending.
+	s.holdLeaseAs(cr, "unready-scheduler-1_1")
+	s.g.Eventually(func() string {
+		if available := s.condition(cr, v1.ConditionAvailable); available != nil {
+			return available.Reason + ": " + available.Message
+		}
+		return ""
+	}, 12*time.Second).Should(And(HavePrefix(string(v1.ReasonImagePullFailed)+": "),
+		ContainSubstring("unready-scheduler-1, which is not ready, holds Lease"), Not(ContainSubstring("stay Pending"))))
 }
 
 // A Deployment whose pods the API server refuses (a ResourceQuota, Pod Security

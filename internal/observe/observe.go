@@ -57,9 +57,19 @@ type Scheduler struct {
 	// Deployment tell (the foremost, as internal/reasons ranks them), nil when they tell
 	// nothing or one is ready.
 	Problem *reasons.Finding
+	// UnreadyNames are the names of the scheduler's pods that are not ready, of any
+	// template, being deleted or not: one may still hold the Lease, and schedule while it
+	// renews it, as readiness does not stop kube-scheduler from leading.
+	UnreadyNames []string
 	// LeaseHolder is who holds the scheduler's Lease, empty when nobody does (or it
-	// expired); read only while some pod of the scheduler is ready.
+	// expired); read only while some pod of the scheduler exists.
 	LeaseHolder string
+}
+
+// UnreadyLeads reports whether the Lease's holder is a pod of the scheduler that is not
+// ready: it may still place pods while it renews the Lease, though none counts as ready.
+func (s Scheduler) UnreadyLeads() bool {
+	return holds(s.LeaseHolder, s.UnreadyNames)
 }
 
 // Leads reports whether the Lease's holder is one of the ready pods of the current
@@ -128,7 +138,7 @@ func (o *Observer) Scheduler(ctx context.Context, cr *v1.SecondaryScheduler, app
 	if seen.Current == 0 {
 		seen.Problem = reasons.Foremost(podProblem(unready), creationProblem(deployment))
 	}
-	if seen.Current+seen.Old+len(seen.StoppingCurrentNames)+len(seen.StoppingOldNames) == 0 {
+	if seen.Current+seen.Old+len(seen.StoppingCurrentNames)+len(seen.StoppingOldNames)+len(seen.UnreadyNames) == 0 {
 		return seen, nil
 	}
 	seen.LeaseHolder, err = o.leaseHolder(ctx, cr)
@@ -136,8 +146,8 @@ func (o *Observer) Scheduler(ctx context.Context, cr *v1.SecondaryScheduler, app
 }
 
 // pods counts the scheduler's pods that are not being deleted, from the cache, against
-// the Deployment's pod template, and returns those of the current template that are
-// not ready.
+// the Deployment's pod template, names those that are not ready, and returns those of the
+// current template that are not ready and not being deleted.
 func (o *Observer) pods(ctx context.Context, cr *v1.SecondaryScheduler, seen *Scheduler) ([]corev1.Pod, error) {
 	list := &corev1.PodList{}
 	if err := o.cache.List(ctx, list, client.InNamespace(cr.Namespace), client.MatchingLabels(render.PodSelector(cr))); err != nil {
@@ -148,6 +158,9 @@ func (o *Observer) pods(ctx context.Context, cr *v1.SecondaryScheduler, seen *Sc
 	for i := range list.Items {
 		pod := &list.Items[i]
 		current := runsTemplate(pod.Annotations, template)
+		if !podReady(pod) {
+			seen.UnreadyNames = append(seen.UnreadyNames, pod.Name)
+		}
 		switch stopping := !pod.DeletionTimestamp.IsZero(); {
 		case stopping && podReady(pod) && current:
 			seen.StoppingCurrentNames = append(seen.StoppingCurrentNames, pod.Name)

@@ -96,14 +96,19 @@ func available(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, c
 		return servingPrevious(cr, status, conditions, seen)
 	case current == 0:
 		reportNoReadyPod(cr, status, conditions, seen)
-		return Availability{Deployment: deployment, PodProblem: seen.Problem, RequeueAfter: leaderPollIf(seen.Old > 0)}
+		return Availability{Deployment: deployment, PodProblem: seen.Problem, RequeueAfter: leaderPollIf(seen.Old > 0 || seen.UnreadyLeads())}
 	case seen.LeaseHolder == "":
 		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
 			"%d of %d scheduler pods are ready but none holds Lease %s/%s yet, so none schedules; a replica takes it within the lease duration (15 s)",
 			current, want, cr.Namespace, render.LeaseName(cr)))
+	case seen.UnreadyLeads():
+		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
+			"%d of %d scheduler pods are ready, but Lease %s/%s is held by %s, a pod of the scheduler that is not ready: "+
+				"it may still place pods while it renews the Lease, and a ready pod takes it once it stops, within the lease duration (15 s)",
+			current, want, cr.Namespace, render.LeaseName(cr), holderPod(seen.LeaseHolder)))
 	default:
 		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
-			"%d of %d scheduler pods are ready, but Lease %s/%s is held by %s, which is none of them (a pod that stopped without "+
+			"%d of %d scheduler pods are ready, but Lease %s/%s is held by %s, which is none of the scheduler's pods (one that stopped without "+
 				"giving it up), so none schedules; a ready pod takes it when it expires, within the lease duration (15 s)",
 			current, want, cr.Namespace, render.LeaseName(cr), seen.LeaseHolder))
 	}
@@ -149,8 +154,9 @@ func holderPod(holder string) string {
 	return holder
 }
 
-// leaderPollIf is leaderPoll when poll, else zero: ready pods without a leader are looked
-// at again, since a Lease that expires changes no object the operator watches.
+// leaderPollIf is leaderPoll when poll, else zero: ready pods without a leader, and an
+// unready leader, are looked at again, since a Lease that expires changes no object the
+// operator watches.
 func leaderPollIf(poll bool) time.Duration {
 	if poll {
 		return leaderPoll
@@ -159,27 +165,33 @@ func leaderPollIf(poll bool) time.Duration {
 }
 
 // reportNoReadyPod sets Available when no pod of the current template is ready and
-// none of an earlier one leads: with the reason the pods give, if they give one.
+// none of an earlier one leads: with the reason the pods give, if they give one, and who
+// schedules meanwhile: an unready pod of the scheduler that holds the Lease may, else none.
 func reportNoReadyPod(cr *v1.SecondaryScheduler, status *v1.SecondarySchedulerStatus, conditions *Conditions, seen observe.Scheduler) {
 	seePods := fmt.Sprintf("see kubectl -n %s get pods -l %s=%s", cr.Namespace, render.LabelInstance, cr.Name)
+	lease := fmt.Sprintf("Lease %s/%s", cr.Namespace, render.LeaseName(cr))
+	meanwhile := fmt.Sprintf("pods with spec.schedulerName: %s stay Pending until one is", status.SchedulerName)
+	noneHolds := "none holds " + lease + ", so none schedules"
+	if seen.UnreadyLeads() {
+		meanwhile = fmt.Sprintf("%s, which is not ready, holds %s and may still place pods with spec.schedulerName: %s while it renews it",
+			holderPod(seen.LeaseHolder), lease, status.SchedulerName)
+		noneHolds = "none holds " + lease + ": " + meanwhile
+	}
 	switch problem := seen.Problem; {
 	case problem != nil && seen.Old > 0:
 		conditions.Set(v1.ConditionAvailable, false, problem.Reason, fmt.Sprintf(
-			"no pod running the current configuration (hash %s) is ready: %s. %d pods of an earlier configuration are ready, "+
-				"but none holds Lease %s/%s, so none schedules",
-			status.ConfigHash, problem.Message, seen.Old, cr.Namespace, render.LeaseName(cr)))
+			"no pod running the current configuration (hash %s) is ready: %s. %d pods of an earlier configuration are ready, but %s",
+			status.ConfigHash, problem.Message, seen.Old, noneHolds))
 	case problem != nil:
 		conditions.Set(v1.ConditionAvailable, false, problem.Reason, fmt.Sprintf(
-			"no scheduler pod is ready: %s. Pods with spec.schedulerName: %s stay Pending until one is",
-			problem.Message, status.SchedulerName))
+			"no scheduler pod is ready: %s. Meanwhile %s", problem.Message, meanwhile))
 	case seen.Old > 0:
 		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoLeader, fmt.Sprintf(
-			"no pod running the current configuration (hash %s) is ready yet, and none of the %d ready pods of an earlier configuration "+
-				"holds Lease %s/%s, so none schedules; %s",
-			status.ConfigHash, seen.Old, cr.Namespace, render.LeaseName(cr), seePods))
+			"no pod running the current configuration (hash %s) is ready yet, and of the %d ready pods of an earlier configuration %s; %s",
+			status.ConfigHash, seen.Old, noneHolds, seePods))
 	default:
 		conditions.Set(v1.ConditionAvailable, false, v1.ReasonNoReadyScheduler, fmt.Sprintf(
-			"no scheduler pod is ready; pods with spec.schedulerName: %s stay Pending until one is; %s", status.SchedulerName, seePods))
+			"no scheduler pod is ready; %s; %s", meanwhile, seePods))
 	}
 }
 

@@ -191,3 +191,60 @@ func TestRolloutStalledOnlyForTheCurrentTemplate(t *testing.T) {
 		t.Errorf("a new template the Deployment controller has not seen: %+v, want no finding", finding)
 	}
 }
+
+// A pod that is not ready may still hold the Lease, and schedule while it renews it:
+// readiness does not stop kube-scheduler from leading. Available is False (no ready pod
+// leads), and says so, instead of claiming that none schedules or that pods stay Pending.
+func TestAnUnreadyLeaderIsNotSaidToScheduleNothing(t *testing.T) {
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "packer", Generation: 1}}
+	one := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)}}
+	two := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)}}
+	crashing := &reasons.Finding{Reason: v1.ReasonSchedulerCrashing, Message: "packer-scheduler-a restarts"}
+	tests := []struct {
+		name       string
+		seen       observe.Scheduler
+		wantReason v1.ConditionReason
+		wantPoll   bool
+	}{
+		{name: "its only pod, not ready, leads",
+			seen:       observe.Scheduler{Deployment: one, UnreadyNames: []string{"packer-scheduler-a"}, LeaseHolder: "packer-scheduler-a_1"},
+			wantReason: v1.ReasonNoReadyScheduler, wantPoll: true},
+		{name: "its only pod, not ready and telling why, leads",
+			seen: observe.Scheduler{Deployment: one, UnreadyNames: []string{"packer-scheduler-a"}, LeaseHolder: "packer-scheduler-a_1",
+				Problem: crashing},
+			wantReason: v1.ReasonSchedulerCrashing, wantPoll: true},
+		{name: "an old pod is ready, an unready one of the current template leads",
+			seen: observe.Scheduler{Deployment: one, Old: 1, OldNames: []string{"packer-scheduler-old"},
+				UnreadyNames: []string{"packer-scheduler-a"}, LeaseHolder: "packer-scheduler-a_1"},
+			wantReason: v1.ReasonNoLeader, wantPoll: true},
+		{name: "a ready pod waits while an unready one leads",
+			seen: observe.Scheduler{Deployment: two, Current: 1, CurrentNames: []string{"packer-scheduler-b"},
+				UnreadyNames: []string{"packer-scheduler-a"}, LeaseHolder: "packer-scheduler-a_1"},
+			wantReason: v1.ReasonNoLeader, wantPoll: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status := &v1.SecondarySchedulerStatus{SchedulerName: "packer"}
+			availability := Available(cr, status, NewConditions(cr, status), tt.seen)
+			available := meta.FindStatusCondition(status.Conditions, string(v1.ConditionAvailable))
+			if available == nil || available.Status != metav1.ConditionFalse || available.Reason != string(tt.wantReason) {
+				t.Fatalf("Available = %+v, want False, %s", available, tt.wantReason)
+			}
+			if !strings.Contains(available.Message, "packer-scheduler-a") || !strings.Contains(available.Message, "not ready") ||
+				!strings.Contains(available.Message, "may still place pods") {
+				t.Errorf("Available's message %q does not say that the unready leader may still place pods", available.Message)
+			}
+			for _, claim := range []string{"none schedules", "stay Pending"} {
+				if strings.Contains(available.Message, claim) {
+					t.Errorf("Available's message %q claims %q, which an unready leader may belie", available.Message, claim)
+				}
+			}
+			if availability.Leader != "" {
+				t.Errorf("leader %q, want none: an unready pod is not judged as the scheduler that serves", availability.Leader)
+			}
+			if (availability.RequeueAfter > 0) != tt.wantPoll {
+				t.Errorf("requeue after %v; want a poll %v: the Lease's expiry changes nothing the operator watches", availability.RequeueAfter, tt.wantPoll)
+			}
+		})
+	}
+}
