@@ -86,11 +86,7 @@ func TestRequestBudgetOfBinPacking(t *testing.T) {
 func TestRequestBudgetOfTargetLoadPacking(t *testing.T) {
 	s := newScenario(t)
 	prometheus := promtest.Start(t)
-	cr := &v1.SecondaryScheduler{
-		ObjectMeta: metav1.ObjectMeta{Name: "budget-load-aware"},
-		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
-			Metrics: &v1.LoadMetrics{Address: prometheus.URL}}},
-	}
+	cr := targetLoadPacking("budget-load-aware", prometheus.URL)
 	node := s.ownNodePool(cr)
 	serveLoad(prometheus, node)
 	// Its first probe finds the series: how many probes find them missing first would

@@ -135,6 +135,15 @@ func binPacking(name string) *v1.SecondaryScheduler {
 	}
 }
 
+// targetLoadPacking is a TargetLoadPacking scheduler reading the Prometheus at address.
+func targetLoadPacking(name, address string) *v1.SecondaryScheduler {
+	return &v1.SecondaryScheduler{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
+			Metrics: &v1.LoadMetrics{Address: address}}},
+	}
+}
+
 func custom(name, configMap string) *v1.SecondaryScheduler {
 	return &v1.SecondaryScheduler{
 		ObjectMeta: metav1.ObjectMeta{Name: name},

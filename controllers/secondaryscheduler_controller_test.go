@@ -490,11 +490,7 @@ func TestLoadAwareProfileRendersAndPrunesMetricsReader(t *testing.T) {
 func TestLoadAwareMetricsAreProbed(t *testing.T) {
 	s := newScenario(t)
 	prometheus := promtest.Start(t)
-	cr := &v1.SecondaryScheduler{
-		ObjectMeta: metav1.ObjectMeta{Name: "probed"},
-		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
-			Metrics: &v1.LoadMetrics{Address: prometheus.URL}}},
-	}
+	cr := targetLoadPacking("probed", prometheus.URL)
 	node := s.ownNodePool(cr)
 	s.create(cr)
 	missing := s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionFalse, v1.ReasonRecordingRuleMissing)
@@ -930,11 +926,7 @@ func TestSamplesAreValid(t *testing.T) {
 func TestMetricsAreNotClaimedWhileNothingIsChecked(t *testing.T) {
 	s := newScenario(t)
 	prometheus := promtest.Start(t)
-	cr := &v1.SecondaryScheduler{
-		ObjectMeta: metav1.ObjectMeta{Name: "unchecked"},
-		Spec: v1.SecondarySchedulerSpec{Profile: &v1.Profile{Type: v1.TargetLoadPackingProfile,
-			Metrics: &v1.LoadMetrics{Address: prometheus.URL}}},
-	}
+	cr := targetLoadPacking("unchecked", prometheus.URL)
 	serveLoad(prometheus, s.ownNodePool(cr))
 	s.create(cr)
 	s.expectCondition(cr, v1.ConditionMetricsAvailable, metav1.ConditionTrue, v1.ReasonMetricsAvailable)
