@@ -200,7 +200,9 @@ func (r *SecondarySchedulerReconciler) reconcileRemoved(ctx context.Context, cr 
 	r.forgetReferences(client.ObjectKeyFromObject(cr))
 	report.Removed(conditions, status, "managementState is Removed: the scheduler and its objects were deleted; set managementState to Managed to run it again")
 	if err := r.write.stopScheduler(ctx, cr); errors.Is(err, errWaiting) {
-		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRemoved, "managementState is Removed: waiting for the scheduler's pods to stop")
+		stopping := "managementState is Removed: the scheduler's Deployment is deleted and its pods are stopping"
+		conditions.Set(v1.ConditionProgressing, true, v1.ReasonRemoved, stopping+"; waiting for them to stop")
+		conditions.Set(v1.ConditionAvailable, false, v1.ReasonRemoved, stopping+": a leader among them places pods until it stops")
 		return outcome{requeueAfter: 3 * time.Second}, nil
 	} else if err != nil {
 		return outcome{}, err

@@ -84,6 +84,9 @@ func TestSecurityRemovedDeletesOnlyOurs(t *testing.T) {
 
 	s.update(running, func() { running.Spec.ManagementState = v1.Removed })
 	s.g.Eventually(func() *appsv1.Deployment { return s.deployment(running) }).Should(BeNil())
+	// Its pods have not stopped yet: Available does not say the scheduler is gone.
+	stopping := s.expectCondition(running, v1.ConditionAvailable, metav1.ConditionFalse, v1.ReasonRemoved)
+	s.g.Expect(stopping.Message).To(ContainSubstring("its pods are stopping"))
 	// envtest runs no ReplicaSet controller: the pods of the deleted Deployment go here.
 	s.g.Expect(adminClient.DeleteAllOf(s.ctx, &corev1.Pod{}, client.InNamespace(s.namespace),
 		client.MatchingLabels(render.PodSelector(running)), client.GracePeriodSeconds(0))).To(Succeed())
