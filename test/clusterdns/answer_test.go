@@ -123,15 +123,7 @@ func TestAnswerRefusesMalformed(t *testing.T) {
 // Go's own resolver, over UDP and over TCP, resolves a Service's name through the server,
 // and is told a name outside the cluster does not exist.
 func TestResolverThroughServer(t *testing.T) {
-	packets, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	streams, err := net.Listen("tcp", packets.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = packets.Close(); _ = streams.Close() })
+	packets, streams := listenUDPAndTCP(t)
 	lookups := 0
 	lookup := services(&lookups)
 	go serveUDP(packets, "cluster.local", lookup)
@@ -157,4 +149,28 @@ func TestResolverThroughServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listenUDPAndTCP listens on one loopback port over UDP and TCP, as the server does: the
+// port the kernel picks for UDP may be taken for TCP by another process, so a port is
+// picked again (a few times) until both are free.
+func listenUDPAndTCP(t *testing.T) (net.PacketConn, net.Listener) {
+	t.Helper()
+	var lastErr error
+	for range 20 {
+		packets, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams, err := net.Listen("tcp", packets.LocalAddr().String())
+		if err != nil {
+			_ = packets.Close()
+			lastErr = err
+			continue
+		}
+		t.Cleanup(func() { _ = packets.Close(); _ = streams.Close() })
+		return packets, streams
+	}
+	t.Fatalf("no loopback port free over both UDP and TCP in 20 tries: %v", lastErr)
+	return nil, nil
 }
