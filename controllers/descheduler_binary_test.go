@@ -54,10 +54,10 @@ func TestRealDeschedulerTakesTheRenderedPolicy(t *testing.T) {
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	s.g.Expect(os.WriteFile(kubeconfig, impersonating(t, "system:serviceaccount:"+s.namespace+":"+render.DeschedulerName(cr), s.namespace), 0o600)).To(Succeed())
 	var log bytes.Buffer
-	port := freePort(t)
+	address, port := freeLoopbackAddress(t)
 	descheduler := exec.CommandContext(s.ctx, binary, "--policy-config-file="+policyFile, "--kubeconfig="+kubeconfig,
 		"--leader-elect=true", "--leader-elect-resource-name="+lease.Name, "--leader-elect-resource-namespace="+lease.Namespace,
-		"--descheduling-interval=15m", "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port))
+		"--descheduling-interval=15m", "--bind-address="+address, "--secure-port="+strconv.Itoa(port))
 	descheduler.Stdout, descheduler.Stderr = &log, &log
 	s.g.Expect(descheduler.Start()).To(Succeed())
 	exited := make(chan error, 1)
@@ -95,7 +95,7 @@ func TestRealDeschedulerTakesTheRenderedPolicy(t *testing.T) {
 		Annotations: template.Annotations},
 		Spec: template.Spec}
 	s.g.Expect(adminClient.Create(s.ctx, pod)).To(Succeed())
-	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1", PodIPs: []corev1.PodIP{{IP: "127.0.0.1"}},
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: address, PodIPs: []corev1.PodIP{{IP: address}},
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 	s.g.Expect(adminClient.Status().Update(s.ctx, pod)).To(Succeed())
 	// The descheduler's first cycle runs once it leads: fewer than two nodes skip it, and

@@ -3,6 +3,7 @@ package controllers
 import (
 	"crypto/tls"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -45,11 +46,11 @@ func TestRenderedSchedulerSchedulesUnderItsOwnIdentity(t *testing.T) {
 	s.g.Expect(err).NotTo(HaveOccurred())
 	s.g.Expect(os.WriteFile(configPath, schedulerConfig, 0o600)).To(Succeed())
 
-	port := freePort(t)
+	address, port := freeLoopbackAddress(t)
 	logPath := filepath.Join(dir, "kube-scheduler.log")
 	logFile, err := os.Create(logPath)
 	s.g.Expect(err).NotTo(HaveOccurred())
-	scheduler := exec.Command(binary, "--config="+configPath, "--secure-port="+strconv.Itoa(port),
+	scheduler := exec.Command(binary, "--config="+configPath, "--bind-address="+address, "--secure-port="+strconv.Itoa(port),
 		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig, "--v=2")
 	scheduler.Stdout, scheduler.Stderr = logFile, logFile
 	s.g.Expect(scheduler.Start()).To(Succeed())
@@ -65,7 +66,7 @@ func TestRenderedSchedulerSchedulesUnderItsOwnIdentity(t *testing.T) {
 	// Ready on its HTTPS health endpoint, as the Deployment's probe would see it.
 	insecure := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed serving cert
 	s.g.Eventually(func() int {
-		response, err := insecure.Get(fmt.Sprintf("https://127.0.0.1:%d/readyz", port))
+		response, err := insecure.Get(fmt.Sprintf("https://%s/readyz", net.JoinHostPort(address, strconv.Itoa(port))))
 		if err != nil {
 			return 0
 		}
@@ -124,12 +125,18 @@ func (s *scenario) serviceAccountKubeconfig(dir, serviceAccount string) string {
 	return path
 }
 
-func freePort(t *testing.T) int {
+// freeLoopbackAddress is an address of the loopback network other than 127.0.0.1, drawn at
+// random, and a port free on it, for a process the test starts to serve on. The port is
+// free only until the listener that found it closes; on an address of its own, the
+// ports that other processes bind on 127.0.0.1 meanwhile (their listeners and outgoing
+// connections, the likeliest) cannot take it, only a listener on every address could.
+func freeLoopbackAddress(t *testing.T) (string, int) {
 	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	address := fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254))
+	listener, err := net.Listen("tcp", net.JoinHostPort(address, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = listener.Close() }()
-	return listener.Addr().(*net.TCPAddr).Port
+	return address, listener.Addr().(*net.TCPAddr).Port
 }
