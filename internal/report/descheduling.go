@@ -186,14 +186,20 @@ func reportActivity(report *v1.DeschedulingStatus, thresholds render.Deschedulin
 	if activity.NodeUse == nil {
 		return
 	}
-	above := NodesAboveBand(activity.NodeUse, thresholds)
-	report.NodesAboveBandCount = int32(len(above))
-	report.NodesAboveBand = above[:min(len(above), maxNodesListed)]
+	// The query answers for every node Prometheus has series of; the descheduler acts on
+	// the scheduler's nodes only (its policy's nodeSelector), and compares them with their
+	// own mean.
+	use := make(map[string]float64, len(facts.NodeNames))
 	for _, node := range facts.NodeNames {
-		if _, fresh := activity.NodeUse[node]; !fresh {
+		if share, fresh := activity.NodeUse[node]; fresh {
+			use[node] = share
+		} else {
 			report.NodesWithoutFreshMetrics++
 		}
 	}
+	above := NodesAboveBand(use, thresholds)
+	report.NodesAboveBandCount = int32(len(above))
+	report.NodesAboveBand = above[:min(len(above), maxNodesListed)]
 }
 
 // maxUnreadInStatus bounds what status says of what the operator could not read.

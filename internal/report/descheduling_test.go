@@ -68,6 +68,13 @@ func TestDeschedulingReportsWhatTheOperatorRead(t *testing.T) {
 			EvictedFrom: []v1.NodeEvictions{{Node: "n1", Pods: 3}, {Node: "n2", Pods: 1}}, NodesAboveBand: []string{"n1"}, NodesAboveBandCount: 1},
 		message: []string{"the descheduler runs: it evicts pods of load-aware from nodes above 50 %"},
 	}, {
+		name: "nodes of another pool, which the query answers for too, are not this descheduler's",
+		cr:   loadAware(v1.DeschedulingEvict),
+		facts: DeschedulingFacts{Deployment: ready, TemplateHash: "h1", NodeNames: []string{"n1", "n2"}, Activity: &DeschedulerActivity{Read: true,
+			NodeUse: map[string]float64{"n1": 0.62, "n2": 0.45, "other-pool-1": 0.95, "other-pool-2": 0.7}}},
+		want: v1.DeschedulingStatus{Deployment: "schedulers/load-aware-descheduler", Mode: v1.DeschedulingEvict, ReceiveBelowPercent: 30, EvictAbovePercent: 50,
+			ReadyReplicas: 2, Replicas: 2, NodesAboveBand: []string{"n1"}, NodesAboveBandCount: 1},
+	}, {
 		name: "dry run says what it would have evicted",
 		cr:   loadAware(v1.DeschedulingDryRun),
 		facts: DeschedulingFacts{Deployment: ready, TemplateHash: "h1", Activity: &DeschedulerActivity{Read: true,
