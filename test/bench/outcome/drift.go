@@ -54,9 +54,9 @@ var DefaultDrift = Drift{Fraction: 0.25, Factor: 4, After: 2 * time.Minute}
 // raised so that one cycle may relieve every hot node of the pool. With its use read from
 // Prometheus the descheduler knows each node's use, not each pod's, so that it evicts
 // exactly the per-node limit from every node above the band: at the defaults (1 and 5) a
-// cycle relieves five nodes of one pod each. At 2 a node whose drifted pods want 130 % of
-// it needed four cycles, an hour, to come under the band (measured 2026-11-29: 33 % of
-// the node-minutes above 80 % cut in 45 minutes); 4 takes one or two.
+// cycle relieves five nodes of one pod each. Measured: at 2 a node, 33 % of the
+// node-minutes above 80 % cut in 45 minutes (2026-11-29); at 4, 45 % in 105 minutes
+// (2026-11-30; docs/descheduling.md says what bounds it).
 func driftDescheduling() *v1.Descheduling {
 	perNode, perCycle := int32(4), int32(50)
 	return &v1.Descheduling{MaxEvictionsPerNode: &perNode, MaxEvictionsPerCycle: &perCycle}
