@@ -95,8 +95,18 @@ func TestRealDeschedulerTakesTheRenderedPolicy(t *testing.T) {
 		Annotations: template.Annotations},
 		Spec: template.Spec}
 	s.g.Expect(adminClient.Create(s.ctx, pod)).To(Succeed())
-	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: address, PodIPs: []corev1.PodIP{{IP: address}},
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	// Running, but without an address yet: status says its metrics could not be read, and
+	// why, instead of showing no cycles without a word.
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	s.g.Expect(adminClient.Status().Update(s.ctx, pod)).To(Succeed())
+	s.g.Eventually(func() string {
+		s.g.Expect(s.get(cr)).To(Succeed())
+		if cr.Status.Descheduling == nil {
+			return ""
+		}
+		return cr.Status.Descheduling.Unread
+	}, 2*time.Minute).Should(ContainSubstring("the metrics of pod " + pod.Name + ": it runs but has no IP address to read them at"))
+	pod.Status.PodIP, pod.Status.PodIPs = address, []corev1.PodIP{{IP: address}}
 	s.g.Expect(adminClient.Status().Update(s.ctx, pod)).To(Succeed())
 	// The descheduler's first cycle runs once it leads: fewer than two nodes skip it, and
 	// it counts all the same.

@@ -59,11 +59,13 @@ type deschedulerTarget struct {
 	httpClient               *http.Client
 }
 
-// deschedulerPod is a running pod of a descheduler, and where its metrics are.
+// deschedulerPod is a running pod of a descheduler, and where its metrics are: url, or
+// why they cannot be read (unreadable) when the pod gives no address.
 type deschedulerPod struct {
-	name string
-	uid  types.UID
-	url  string
+	name       string
+	uid        types.UID
+	url        string
+	unreadable string
 }
 
 // deschedulerWatch is what is known of one descheduler.
@@ -166,6 +168,10 @@ func (w *DeschedulerWatcher) lookAt(ctx context.Context, key types.NamespacedNam
 		DisableKeepAlives: true,
 	}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, pod := range target.pods {
+		if pod.unreadable != "" {
+			unread = append(unread, fmt.Sprintf("the metrics of pod %s: %s", pod.name, pod.unreadable))
+			continue
+		}
 		reading, err := deschedmetrics.Scrape(ctx, scraper, pod.url, string(pod.uid), w.now())
 		if err != nil {
 			unread = append(unread, fmt.Sprintf("the metrics of pod %s: %v", pod.name, err))

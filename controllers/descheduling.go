@@ -82,8 +82,14 @@ func (r *SecondarySchedulerReconciler) deschedulerTarget(ctx context.Context, cr
 	}
 	for _, pod := range pods.Items {
 		port := deschedulerMetricsPort(&pod)
-		if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || port == 0 || pod.DeletionTimestamp != nil ||
+		if pod.Status.Phase != corev1.PodRunning || port == 0 || pod.DeletionTimestamp != nil ||
 			pod.Annotations[render.DeschedulingModeAnnotation] != string(target.mode) {
+			continue
+		}
+		if pod.Status.PodIP == "" {
+			// Said, not skipped: status would otherwise show no cycles without a word why.
+			target.pods = append(target.pods, deschedulerPod{name: pod.Name, uid: pod.UID,
+				unreadable: "it runs but has no IP address to read them at"})
 			continue
 		}
 		target.pods = append(target.pods, deschedulerPod{name: pod.Name, uid: pod.UID,
