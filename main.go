@@ -295,10 +295,6 @@ func run(ctx context.Context, opts options) error {
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	// What a SecondaryScheduler gone without its finalizer left outside its namespace.
-	if err := (&controllers.OrphanSweeper{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
-		return err
-	}
 	if err := setUpMonitoring(mgr, opts, schedulerNamespaces); err != nil {
 		return err
 	}

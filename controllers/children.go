@@ -114,7 +114,7 @@ func (r *writer) listLabelled(ctx context.Context, cr *v1.SecondaryScheduler, ki
 		if !r.Tenancy.Allows(namespace) {
 			return nil, nil // not readable; what is there, cr owns, and the garbage collector takes
 		}
-		if err := r.List(ctx, list, client.InNamespace(namespace), ownership.NameSelector(cr)); err != nil {
+		if err := r.List(ctx, list, client.InNamespace(namespace), ownership.NameIndex(cr)); err != nil {
 			return nil, fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
 		}
 	case cr.UID == "":
@@ -156,7 +156,7 @@ func (r *writer) pruneChildren(ctx context.Context, cr *v1.SecondaryScheduler, d
 	var unwanted []client.Object
 	for _, kind := range allChildKinds {
 		list := kind.list()
-		if err := r.List(ctx, list, ownership.NameSelector(cr)); err != nil {
+		if err := r.List(ctx, list, ownership.NameIndex(cr)); err != nil {
 			return fmt.Errorf("list the scheduler's %ss: %w", kind.name, err)
 		}
 		err := meta.EachListItem(list, func(item runtime.Object) error {

@@ -188,7 +188,7 @@ func (r *OrphanSweeper) strayObjects(ctx context.Context, key types.NamespacedNa
 				continue
 			}
 			list := kind.list()
-			options := []client.ListOption{ownership.NameSelector(named)}
+			options := []client.ListOption{ownership.NameIndex(named)}
 			if namespace != "" {
 				options = append(options, client.InNamespace(namespace))
 			}

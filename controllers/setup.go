@@ -35,6 +35,7 @@ import (
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/operatormetrics"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/pendingpods"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 )
@@ -147,6 +148,11 @@ func trimPod(object any) (any, error) {
 func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.SecondaryScheduler{}, gather.SchedulerNameIndex, gather.IndexSchedulerName); err != nil {
 		return fmt.Errorf("index SecondarySchedulers by scheduler name: %w", err)
+	}
+	for _, kind := range allChildKinds {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, kind.object(), ownership.OwnerNameIndex, ownership.IndexOwnerName); err != nil {
+			return fmt.Errorf("index %ss by their owner's name: %w", kind.name, err)
+		}
 	}
 	for _, watch := range r.references {
 		if err := mgr.Add(watch.watches); err != nil {
@@ -267,7 +273,12 @@ func (r *SecondarySchedulerReconciler) SetupWithManager(ctx context.Context, mgr
 		builder.OnlyMetadata, builder.WithPredicates(comesOrGoes))
 	// Reconciles of different SecondarySchedulers run concurrently (one resource is
 	// never reconciled twice at once): most of a reconcile waits on the API server.
-	return controller.WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(r.maxConcurrentReconciles, 1)}).Complete(r)
+	if err := controller.WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: max(r.maxConcurrentReconciles, 1)}).Complete(r); err != nil {
+		return err
+	}
+	// What a SecondaryScheduler gone without its finalizer left outside its namespace,
+	// found through the index above.
+	return (&OrphanSweeper{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 }
 
 // registerMetrics serves the operator's metrics about the schedulers (internal/operatormetrics).

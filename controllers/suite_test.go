@@ -285,10 +285,6 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
 	}
-	// What a SecondaryScheduler gone without its finalizer left outside its namespace.
-	if err := (&OrphanSweeper{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()
 	return stopped, nil

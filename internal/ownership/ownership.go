@@ -206,6 +206,29 @@ func NameSelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
 	return client.MatchingLabels{render.LabelOwnerNamespace: cr.Namespace, render.LabelOwnerName: cr.Name}
 }
 
+// OwnerNameIndex indexes a cache's objects by the namespace and name of the
+// SecondaryScheduler their owner labels name (IndexOwnerName), whatever its UID. A list
+// by NameIndex reads one scheduler's objects alone, where NameSelector, which a cache
+// answers by matching the labels of every object of the kind, makes the reconciles of N
+// schedulers read N times N objects.
+const OwnerNameIndex = "operator.secondary-scheduler.io/owner-name"
+
+// IndexOwnerName is OwnerNameIndex's index function: "namespace/name" of the owner that
+// object's labels name, none without both labels.
+func IndexOwnerName(object client.Object) []string {
+	objectLabels := object.GetLabels()
+	namespace, name := objectLabels[render.LabelOwnerNamespace], objectLabels[render.LabelOwnerName]
+	if namespace == "" || name == "" {
+		return nil
+	}
+	return []string{namespace + "/" + name}
+}
+
+// NameIndex selects, from a cache indexed by OwnerNameIndex, what NameSelector selects.
+func NameIndex(cr *v1.SecondaryScheduler) client.MatchingFields {
+	return client.MatchingFields{OwnerNameIndex: cr.Namespace + "/" + cr.Name}
+}
+
 // KindOf is an object's kind, for messages: its GVK's, or its Go type.
 func KindOf(object client.Object) string {
 	if kind := object.GetObjectKind().GroupVersionKind().Kind; kind != "" {

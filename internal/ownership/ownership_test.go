@@ -192,6 +192,10 @@ func TestRenderedObjectsAreOwned(t *testing.T) {
 				t.Errorf("%s: %s %s/%s, as rendered, is not OwnedBy %s/%s", filepath.Base(golden), KindOf(object),
 					object.GetNamespace(), object.GetName(), cr.Namespace, cr.Name)
 			}
+			// The cache's index finds what the label selector selects.
+			if keys, want := IndexOwnerName(object), NameIndex(cr)[OwnerNameIndex]; len(keys) != 1 || keys[0] != want {
+				t.Errorf("%s: %s %s/%s is indexed under %q, not %q", filepath.Base(golden), KindOf(object), object.GetNamespace(), object.GetName(), keys, want)
+			}
 			checked[KindOf(object)]++
 		}
 	}
