@@ -343,17 +343,17 @@ func (e *env) sampleAPIServer(ctx context.Context, pid int) (metricsSnapshot, fl
 func (e *env) apiServerPID() int {
 	data, err := os.ReadFile(filepath.Join(e.outputDir, "kwok", "clusters", e.clusterName, "pids", "kube-apiserver.pid"))
 	if err != nil {
-		logf("references: the API server's PID: %v", err)
+		logf("the API server's PID: %v", err)
 		return 0
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil {
-		logf("references: the API server's PID: %v", err)
+		logf("the API server's PID: %v", err)
 		return 0
 	}
 	commandLine, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil || !bytes.Contains(commandLine, []byte("kube-apiserver")) || !bytes.Contains(commandLine, []byte(e.outputDir)) {
-		logf("references: process %d is not this cluster's kube-apiserver", pid)
+		logf("process %d is not this cluster's kube-apiserver", pid)
 		return 0
 	}
 	return pid

@@ -23,6 +23,8 @@ var (
 	unitMiB          = unit{"MiB", 1}
 	unitCount        = unit{"", 0}
 	unitPerScheduler = unit{"per scheduler", 1}
+	unitPerSecond    = unit{"per second", 0}
+	unitCores        = unit{"cores", 2}
 )
 
 func (u unit) format(value float64) string {

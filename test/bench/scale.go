@@ -48,6 +48,10 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 	if err != nil {
 		return s, err
 	}
+	loadBefore, err := e.sampleAPIServerLoad(ctx)
+	if err != nil {
+		return s, err
+	}
 	started, err := e.createSchedulers(ctx, scaleNamespace, "scale", scaleCount, scaleParallel)
 	if err != nil {
 		return s, err
@@ -61,6 +65,11 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 	if err != nil {
 		return s, err
 	}
+	loadAfter, err := e.sampleAPIServerLoad(ctx)
+	if err != nil {
+		return s, err
+	}
+	served := apiServerWorkBetween(loadBefore, loadAfter)
 	allObjects, allAvailable := math.NaN(), math.NaN()
 	objectCounts := map[int]int{}
 	if createErr == nil {
@@ -99,21 +108,17 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 	perScheduler := func(count float64) float64 { return count / scaleCount }
 	s.rows = []row{
 		{figure: "create → every object of every scheduler", values: []float64{allObjects}, unit: unitSeconds, target: below(30), before: "86.7 s", missing: notReached,
-			ifMissed: "The operator's workers wait on the API server: two reconciles per scheduler, 4 at a time (--concurrent-reconciles), so the figure is " +
-				"about the mean reconcile duration (below) times 1,000 over 4. " + fmt.Sprintf("About %.0f requests per scheduler (%s) make %.0f, ",
-				perScheduler(total(created.requests)), createComposition(created.audited, scaleCount), total(created.requests)) + "which the API server and etcd serve on the same 2 cores as kwok, " +
-				"the Deployment and ReplicaSet controllers (which create the 500 pods) and the harness. With 16 workers the same benchmark took 45.9 s " +
-				"(2026-11-28): each reconcile then waited twice as long on the API server, and the operator's peak RSS rose by 20 MiB, so the default stays 4. " +
-				"Where the time goes, sampled from /proc over 64 s of creating (2026-11-28): the machine's processes used 1.9 of its 2 cores, kube-apiserver 61 CPU s, " +
-				"etcd 17.7, the operator 14.5, kube-controller-manager 13.8; the API server's CPU profile holds no request of the operator's that stands out " +
-				"(its storage's updates 20 %, field management 9 %, Go's garbage collector 12 %), and the operator's own profile, over 40 s of it, used a fifth of one core. " +
-				"What is left is the API server's work; this machine does not show whether one with cores of its own meets the target."},
+			ifMissed: createMissed(created, served)},
 		{figure: "create → every scheduler Available", values: []float64{allAvailable}, unit: unitSeconds, missing: notReached},
 		{figure: "creating: operator CPU", values: []float64{created.cpuSeconds}, unit: unitCPUSeconds},
 		{figure: "creating: operator peak RSS (VmHWM)", values: []float64{afterCreate.memory.peakRSS / mebibyte}, unit: unitMiB, before: "111 MiB"},
 		{figure: "creating: API requests per scheduler", values: []float64{perScheduler(total(created.requests))}, unit: unitPerScheduler, before: "46"},
 		{figure: "creating: reconciles per scheduler", values: []float64{perScheduler(total(created.reconciles))}, unit: unitPerScheduler, before: "3"},
 		{figure: "creating: mean reconcile duration", values: []float64{created.meanReconcile()}, unit: unitMilliseconds},
+		{figure: "creating: the API server's requests, every client's, per scheduler", values: []float64{perScheduler(total(served.requests))}, unit: unitPerScheduler},
+		{figure: "creating: the API server's requests served", values: []float64{served.perSecond()}, unit: unitPerSecond},
+		{figure: "creating: kube-apiserver CPU", values: []float64{served.apiServerCPU}, unit: unitCPUSeconds},
+		{figure: "creating: the machine's cores kept busy (of 2)", values: []float64{served.busyCores()}, unit: unitCores},
 		{figure: "delete → every SecondaryScheduler gone (finalizers done)", values: []float64{finalized}, unit: unitSeconds, missing: notReached},
 		{figure: "delete → every object gone too (garbage collector done)", values: []float64{allGone}, unit: unitSeconds, target: below(30), before: "214 s (3 min 34 s)", missing: notReached,
 			ifMissed: "Each finalizer deletes its scheduler's objects itself, concurrently (the garbage collector, at kube-controller-manager's default of 20 requests a second, " +
@@ -131,7 +136,9 @@ func runScale(ctx context.Context, e *env) (*section, error) {
 		{figure: "deleting: reconciles per scheduler", values: []float64{perScheduler(total(deleted.reconciles))}, unit: unitPerScheduler},
 		{figure: "deleting: mean reconcile duration", values: []float64{deleted.meanReconcile()}, unit: unitMilliseconds},
 	}
-	s.details = append(created.requestDetails("Creating"), deleted.requestDetails("Deleting")...)
+	s.details = append(created.requestDetails("Creating"),
+		served.mostServed("Creating: the API server's requests from every client, the 20 most frequent (its apiserver_request_total)", 20))
+	s.details = append(s.details, deleted.requestDetails("Deleting")...)
 	for _, phase := range []struct {
 		name string
 		activity
@@ -154,6 +161,27 @@ func latest(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// createMissed says what bounds creating the schedulers, from what the operator
+// requested and what the API server served meanwhile.
+func createMissed(created activity, served apiServerWork) string {
+	schedulers := float64(scaleCount)
+	own, every := total(created.requests)/schedulers, total(served.requests)/schedulers
+	return fmt.Sprintf("The API server is the bound: it served %.0f requests per scheduler from every client, %.0f a second, while the machine's "+
+		"processes kept %.1f of its 2 cores busy (kube-apiserver %.1f CPU s of them); %.0f schedulers times %.0f requests at that rate take %.0f s, "+
+		"the time until every scheduler was Available, and every scheduler's objects come before the last of them (the figure). "+
+		"Of the %.0f, the operator's are %.0f (%s); the others follow from what it creates, as on any cluster: the Deployment's ReplicaSet and pod, "+
+		"their status updates, the pod's binding and status, the headless Service's Endpoints and EndpointSlice, the Events of "+
+		"kube-controller-manager and kube-scheduler, beside the nodes' and controllers' own Leases. The operator's workers wait on the API server: "+
+		"two reconciles per scheduler, %.0f at a time, so the figure is about the mean reconcile duration times 1,000 over %.0f; with 16 workers "+
+		"the same benchmark took 45.9 s (2026-11-28), each reconcile waiting twice as long, and the operator's peak RSS rose by 20 MiB, so the "+
+		"default stays 4. Each object the operator makes is one a scheduler needs, made with one request, and the API server's CPU profile "+
+		"holds no request of the operator's that stands out (its storage's updates, field management and Go's garbage collector lead, "+
+		"2026-11-28 and 2026-11-30). What is left is the API server's work on 2 cores shared with everything else; this machine does not show "+
+		"whether one with cores of its own meets the target.",
+		every, served.perSecond(), served.busyCores(), served.apiServerCPU, schedulers, every, schedulers*every/served.perSecond(),
+		every, own, createComposition(created.audited, schedulers), created.workers, created.workers)
 }
 
 // createComposition says what creating a scheduler cost per scheduler, by kind of request,
