@@ -69,15 +69,6 @@ const convergenceMissed = "A new scheduler's objects take three round trips to t
 	"kube-scheduler processes renewing their Leases, and p99 of 50 samples is the single slowest: the load average in the line " +
 	"above says how much else ran."
 
-// slowPrometheusMissed explains a missed target of the slow-prometheus benchmark.
-const slowPrometheusMissed = "A new scheduler's objects take three round trips to the API server, one after another (the objects pods " +
-	"need beside the finalizer patch, the bindings, the Deployment), and a SecondaryScheduler just created goes before the echoes of " +
-	"earlier writes in the operator's queue. Here the earlier schedulers' progress (their Deployments, pods made Ready at once, status " +
-	"writes and Events) and the 10 load-aware ones keep both cores busy: in a run of 2026-11-28 the machine's processes used 2.2 cores " +
-	"over its 15 s (kube-apiserver 12.4 CPU s, the operator 5.8, etcd 3.8), and the API server's audit log showed each of the " +
-	"operator's requests taking 40 to 130 ms in it, against 5 to 20 ms in the convergence benchmark. Three such round trips are the " +
-	"figure; what is left is the API server's work on a saturated machine."
-
 // countsText writes how many schedulers had each object count, "10 (50 schedulers)".
 func countsText(counts map[int]int) string {
 	text := ""

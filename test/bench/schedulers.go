@@ -112,6 +112,12 @@ func (e *env) clean(ctx context.Context, namespace string) error {
 	if e.lastRun {
 		return nil
 	}
+	return e.deleteSchedulers(ctx, namespace)
+}
+
+// deleteSchedulers deletes every SecondaryScheduler of namespace and waits until they
+// and their objects are gone.
+func (e *env) deleteSchedulers(ctx context.Context, namespace string) error {
 	err := e.client.DeleteAllOf(ctx, &v1.SecondaryScheduler{}, client.InNamespace(namespace))
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete the SecondarySchedulers of %s: %w", namespace, err)
