@@ -42,7 +42,8 @@
 //     alike, Service DNS names become a ready endpoint of the Service, and a
 //     KubeSchedulerConfiguration is pointed at the kubeconfig.
 //   - Ports: pods share the host's loopback, so each port the container declares (ports[]
-//     and the ports of its httpGet probes, by number or name) gets a free host port. An
+//     and the ports of its httpGet probes, by number or name) gets a free host port, from
+//     below the kernel's ephemeral range, which no other socket takes unasked. An
 //     argument, or the value of --flag=value, of the form :PORT, 0.0.0.0:PORT or HOST:PORT
 //     on a declared port becomes 127.0.0.1:HOSTPORT, and probes reach the host port.
 //   - Probes: only httpGet probes run; others count as passing. Startup is checked every
@@ -154,6 +155,7 @@ func main() {
 		workDir:   workDir,
 		binaries:  mapping,
 		fakeReady: fakeReady,
+		hostPorts: newHostPortPool(),
 		pods:      map[string]*podProcess{},
 	}
 	if err := r.run(ctx); err != nil {

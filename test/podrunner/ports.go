@@ -2,8 +2,12 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -52,22 +56,114 @@ func probePort(container corev1.Container, port intstr.IntOrString) (int32, erro
 	return 0, fmt.Errorf("probe port %q names none of the container's ports", port.StrVal)
 }
 
-// allocateHostPorts gives each container port a free port on the host's loopback. The
-// listeners stay open until all are chosen, so that no two container ports get the same one.
-func allocateHostPorts(containerPorts []int32) (hostPorts, error) {
+// hostPortPool hands out the host ports that stand for the containers' declared ports,
+// from below the kernel's ephemeral range (net.ipv4.ip_local_port_range), where no socket
+// gets a port without asking for its number. A port checked free there stays free until
+// the process binds it: no other process's outgoing connection or listener on ":0" can
+// take it meanwhile, as one could a port picked with ":0" and closed. A port stays taken
+// until its pod's process is gone, so the pool's pods never share one; the search starts
+// at a random port of the range, so that two podrunners on one machine seldom try the
+// same ports at the same moment. What is left: a process that binds a fixed port of the
+// range between the check and the bind.
+type hostPortPool struct {
+	mu        sync.Mutex
+	low, high int // the range, both included
+	next      int
+	taken     map[int]bool
+}
+
+// lowestPoolPort is where the pool's range starts: above the ports that servers take by
+// their well-known numbers (etcd's, the kubelet's, kube-scheduler's, Prometheus').
+const lowestPoolPort = 20000
+
+// newHostPortPool is a pool of the ports from lowestPoolPort up to the ephemeral range.
+func newHostPortPool() *hostPortPool {
+	high := ephemeralPortsStart() - 1
+	pool := &hostPortPool{low: lowestPoolPort, high: high, taken: map[int]bool{}}
+	if high-lowestPoolPort < 1000 {
+		// A machine whose ephemeral range starts low leaves no room below it: the pool then
+		// takes its ports from the top of the port space, above it.
+		pool.low, pool.high = 61000, 65535
+	}
+	pool.next = pool.low + rand.IntN(pool.high-pool.low+1)
+	return pool
+}
+
+// ephemeralPortsStart is the first port of the kernel's ephemeral range, Linux's
+// default (32768) where it cannot be read.
+func ephemeralPortsStart() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		return 32768
+	}
+	start, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 32768
+	}
+	return start
+}
+
+// allocate gives each container port a free port of the pool. A port is free when
+// nothing listens on it, on any address, and no pod of the pool has it.
+func (pool *hostPortPool) allocate(containerPorts []int32) (hostPorts, error) {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
 	ports := hostPorts{}
 	for _, containerPort := range containerPorts {
 		if _, ok := ports[containerPort]; ok {
 			continue
 		}
-		listener, err := net.Listen("tcp", "127.0.0.1:0")
+		hostPort, err := pool.takeFree()
 		if err != nil {
+			for _, taken := range ports {
+				delete(pool.taken, taken)
+			}
 			return nil, fmt.Errorf("allocate a host port for container port %d: %w", containerPort, err)
 		}
-		defer func() { _ = listener.Close() }()
-		ports[containerPort] = listener.Addr().(*net.TCPAddr).Port
+		ports[containerPort] = hostPort
 	}
 	return ports, nil
+}
+
+// takeFree takes the next free port of the range, trying each at most once.
+func (pool *hostPortPool) takeFree() (int, error) {
+	for range pool.high - pool.low + 1 {
+		port := pool.next
+		pool.next++
+		if pool.next > pool.high {
+			pool.next = pool.low
+		}
+		if pool.taken[port] || !listenable(port) {
+			continue
+		}
+		pool.taken[port] = true
+		return port, nil
+	}
+	return 0, fmt.Errorf("every port from %d to %d is taken", pool.low, pool.high)
+}
+
+// listenable is whether a listener may bind port on every address, as kube-scheduler's
+// --secure-port does.
+func listenable(port int) bool {
+	listener, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	if err != nil {
+		return false
+	}
+	_ = listener.Close()
+	return true
+}
+
+// release gives ports back to the pool, once the process that had them is gone.
+func (pool *hostPortPool) release(ports hostPorts) {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	for _, port := range ports {
+		delete(pool.taken, port)
+	}
 }
 
 // hostAddress moves an address on a declared port (:PORT, 0.0.0.0:PORT, HOST:PORT) to that

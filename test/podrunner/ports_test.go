@@ -1,6 +1,10 @@
 package main
 
 import (
+	"maps"
+	"net"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -65,13 +69,66 @@ func TestContainerPorts(t *testing.T) {
 	}
 }
 
-func TestAllocateHostPortsGivesEachPortItsOwn(t *testing.T) {
-	ports, err := allocateHostPorts([]int32{8443, 8081, 8081, 10259})
+func TestHostPortPool(t *testing.T) {
+	pool := newHostPortPool()
+	if pool.high >= ephemeralPortsStart() && pool.low < ephemeralPortsStart() {
+		t.Fatalf("the pool's range %d-%d overlaps the ephemeral range from %d", pool.low, pool.high, ephemeralPortsStart())
+	}
+	first, err := pool.allocate([]int32{8443, 8081, 8081, 10259})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ports) != 3 || ports[8443] == ports[8081] || ports[8081] == ports[10259] || ports[8443] == ports[10259] {
-		t.Errorf("want three distinct host ports, got %v", ports)
+	if len(first) != 3 || first[8443] == first[8081] || first[8081] == first[10259] || first[8443] == first[10259] {
+		t.Errorf("want three distinct host ports, got %v", first)
+	}
+	for _, port := range first {
+		if port < pool.low || port > pool.high {
+			t.Errorf("port %d is outside the pool's range %d-%d", port, pool.low, pool.high)
+		}
+	}
+
+	// Another pod's ports are none of the first's, while the first holds them.
+	second, err := pool.allocate([]int32{8443, 10259})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, port := range second {
+		if slices.Contains(slices.Collect(maps.Values(first)), port) {
+			t.Errorf("port %d given to two pods: %v and %v", port, first, second)
+		}
+	}
+	pool.release(first)
+	pool.release(second)
+	if len(pool.taken) != 0 {
+		t.Errorf("released ports still taken: %v", pool.taken)
+	}
+
+	// A port something listens on is passed over.
+	listener, err := net.Listen("tcp", ":"+strconv.Itoa(pool.next))
+	if err != nil {
+		t.Skipf("cannot listen on the pool's next port %d: %v", pool.next, err)
+	}
+	defer listener.Close()
+	busy := listener.Addr().(*net.TCPAddr).Port
+	third, err := pool.allocate([]int32{10259})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third[10259] == busy {
+		t.Errorf("port %d, which a listener holds, was given out", busy)
+	}
+}
+
+func TestHostPortPoolGivesBackWhatAFailedAllocationTook(t *testing.T) {
+	pool := &hostPortPool{low: 40000, high: 40000, next: 40000, taken: map[int]bool{}}
+	if !listenable(40000) {
+		t.Skip("port 40000 is in use on this machine")
+	}
+	if _, err := pool.allocate([]int32{8443, 8081}); err == nil {
+		t.Fatal("two ports from a pool of one: want an error")
+	}
+	if len(pool.taken) != 0 {
+		t.Errorf("a failed allocation kept %v", pool.taken)
 	}
 }
 

@@ -141,6 +141,7 @@ func (p *podProcess) supervise(ctx context.Context) {
 		p.reportWaiting(ctx, reason, err.Error())
 		return
 	}
+	defer p.runner.hostPorts.release(spec.ports)
 	restarts := int32(0)
 	for ctx.Err() == nil {
 		started := time.Now()
@@ -248,6 +249,9 @@ type processSpec struct {
 	// hosts is the file the process sees as /etc/hosts, with the cluster's Service names;
 	// empty for the host's own.
 	hosts string
+	// ports are the host ports of the container's declared ports, the process's until its
+	// pod's supervision ends.
+	ports hostPorts
 	// serviceAccountDir is the host directory of the volume mounted at serviceAccountPath,
 	// which the process sees there; empty when none is.
 	serviceAccountDir            string
@@ -289,10 +293,16 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := allocateHostPorts(declared)
+	ports, err := p.runner.hostPorts.allocate(declared)
 	if err != nil {
 		return nil, err
 	}
+	prepared := false
+	defer func() {
+		if !prepared {
+			p.runner.hostPorts.release(ports)
+		}
+	}()
 	hosts, err := p.writeHosts(ctx)
 	if err != nil {
 		return nil, err
@@ -309,7 +319,9 @@ func (p *podProcess) prepare(ctx context.Context) (*processSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	prepared = true
 	return &processSpec{
+		ports:             ports,
 		command:           hostCommand(binary, container, mounts, ports, kubeconfig),
 		hostname:          podHostname(p.pod),
 		hosts:             hosts,

@@ -37,6 +37,8 @@ type runner struct {
 	fakeReady bool
 	// kubeletPort is where serveKubelet serves the nodes' kubelet endpoint on loopback.
 	kubeletPort int32
+	// hostPorts are where the processes serve their containers' declared ports.
+	hostPorts *hostPortPool
 
 	// noUTSNamespace is set once starting a process in a UTS namespace of its own failed
 	// for want of privilege; processes then keep the host's hostname.
