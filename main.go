@@ -289,7 +289,7 @@ func run(ctx context.Context, opts options) error {
 	if err := controllers.SetUpRouting(mgr, reconciler, routingSupported, operatorNamespace()); err != nil {
 		return err
 	}
-	if err := controllers.SetUpPluginController(mgr, reconciler, operatorNamespace()); err != nil {
+	if err := controllers.SetUpPluginController(ctx, mgr, reconciler, operatorNamespace()); err != nil {
 		return err
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {

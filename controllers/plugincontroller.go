@@ -159,30 +159,66 @@ func (e pluginControllerCRDMissingError) Error() string {
 // imagesAskedFor are the controller images the cached scheduler Deployments carry, one
 // per Deployment that asks for the controller, of SecondarySchedulers that are there and
 // not being deleted: the controller goes with the last scheduler that needs it, not when
-// the garbage collector gets to its Deployment.
+// the garbage collector gets to its Deployment. The Deployments that ask come from an
+// index (asksForPluginControllerIndex), and only their SecondarySchedulers are read: every
+// SecondaryScheduler deleted wakes this reconciler, and reading every scheduler and
+// Deployment each time made deleting N of them cost N times N.
 func (r *PluginControllerReconciler) imagesAskedFor(ctx context.Context) ([]string, error) {
-	secondarySchedulers := &v1.SecondarySchedulerList{}
-	if err := r.cache.List(ctx, secondarySchedulers); err != nil {
-		return nil, fmt.Errorf("list SecondarySchedulers: %w", err)
-	}
-	live := map[string]bool{}
-	for i := range secondarySchedulers.Items {
-		if cr := &secondarySchedulers.Items[i]; cr.DeletionTimestamp.IsZero() {
-			live[string(cr.UID)] = true
-		}
-	}
-	deployments := &appsv1.DeploymentList{}
-	if err := r.cache.List(ctx, deployments, client.MatchingLabels{render.LabelManagedBy: render.ManagedByValue}); err != nil {
-		return nil, fmt.Errorf("list the schedulers' Deployments: %w", err)
+	deployments, err := deploymentsAskingForPluginController(ctx, r.cache)
+	if err != nil {
+		return nil, err
 	}
 	var images []string
-	for i := range deployments.Items {
-		deployment := &deployments.Items[i]
-		if image := pluginControllerImageOf(deployment); image != "" && live[deployment.Labels[render.LabelOwnerUID]] {
-			images = append(images, image)
+	for i := range deployments {
+		deployment := &deployments[i]
+		live, err := ownerIsLive(ctx, r.cache, deployment)
+		if err != nil {
+			return nil, err
+		}
+		if live {
+			images = append(images, pluginControllerImageOf(deployment))
 		}
 	}
 	return images, nil
+}
+
+// asksForPluginControllerIndex indexes the cached Deployments that ask for the controller
+// (pluginControllerImageOf), all under one key.
+const asksForPluginControllerIndex = "operator.secondary-scheduler.io/asks-for-plugin-controller"
+
+func indexAsksForPluginController(object client.Object) []string {
+	if pluginControllerImageOf(object) == "" {
+		return nil
+	}
+	return []string{"true"}
+}
+
+// deploymentsAskingForPluginController lists, from a cache indexed by
+// asksForPluginControllerIndex, the scheduler Deployments that ask for the controller.
+func deploymentsAskingForPluginController(ctx context.Context, cache client.Reader) ([]appsv1.Deployment, error) {
+	deployments := &appsv1.DeploymentList{}
+	if err := cache.List(ctx, deployments, client.MatchingFields{asksForPluginControllerIndex: "true"},
+		client.MatchingLabels{render.LabelManagedBy: render.ManagedByValue}); err != nil {
+		return nil, fmt.Errorf("list the schedulers' Deployments that ask for scheduler-plugins' controller: %w", err)
+	}
+	return deployments.Items, nil
+}
+
+// ownerIsLive is whether the SecondaryScheduler that object's owner labels name, UID
+// included, is in the cache and not being deleted.
+func ownerIsLive(ctx context.Context, cache client.Reader, object client.Object) (bool, error) {
+	objectLabels := object.GetLabels()
+	key := client.ObjectKey{Namespace: objectLabels[render.LabelOwnerNamespace], Name: objectLabels[render.LabelOwnerName]}
+	if key.Namespace == "" || key.Name == "" {
+		return false, nil
+	}
+	cr := &v1.SecondaryScheduler{}
+	if err := cache.Get(ctx, key, cr); apierrors.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("read SecondaryScheduler %s: %w", key, err)
+	}
+	return string(cr.UID) == objectLabels[render.LabelOwnerUID] && cr.DeletionTimestamp.IsZero(), nil
 }
 
 // pluginControllerImageOf is the controller image a scheduler's Deployment asks for, ""
@@ -326,11 +362,14 @@ func (e pluginControllerNameTakenError) Error() string {
 // SetUpPluginController adds the controller that runs scheduler-plugins' controller in
 // operatorNamespace, and lets reconciler report it. Outside a pod (no namespace of the
 // operator's) none runs, and each scheduler that needs one says so.
-func SetUpPluginController(mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, operatorNamespace string) error {
+func SetUpPluginController(ctx context.Context, mgr ctrl.Manager, reconciler *SecondarySchedulerReconciler, operatorNamespace string) error {
 	facts := &PluginControllerFacts{Namespace: operatorNamespace, news: make(chan event.GenericEvent, 1)}
 	reconciler.pluginController = facts
 	if operatorNamespace == "" {
 		return nil
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1.Deployment{}, asksForPluginControllerIndex, indexAsksForPluginController); err != nil {
+		return fmt.Errorf("index the Deployments that ask for scheduler-plugins' controller: %w", err)
 	}
 	discoverer, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 	if err != nil {
@@ -439,16 +478,14 @@ func (r *SecondarySchedulerReconciler) reportPluginController(ctx context.Contex
 // everySchedulerNeedingPluginController are the SecondarySchedulers whose Deployment asks
 // for the controller: a change of the controller's Deployment changes their status.
 func (r *SecondarySchedulerReconciler) everySchedulerNeedingPluginController(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &appsv1.DeploymentList{}
-	if err := r.cache.List(ctx, list, client.MatchingLabels{render.LabelManagedBy: render.ManagedByValue}); err != nil {
+	deployments, err := deploymentsAskingForPluginController(ctx, r.cache)
+	if err != nil {
 		logf.FromContext(ctx).Error(err, "cannot list the schedulers' Deployments after a change of scheduler-plugins' controller")
 		return nil
 	}
 	var requests []reconcile.Request
-	for i := range list.Items {
-		if pluginControllerImageOf(&list.Items[i]) != "" {
-			requests = append(requests, ownerRequest(&list.Items[i])...)
-		}
+	for i := range deployments {
+		requests = append(requests, ownerRequest(&deployments[i])...)
 	}
 	return requests
 }

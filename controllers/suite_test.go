@@ -279,7 +279,7 @@ func startOperator(ctx context.Context, config *rest.Config) (<-chan error, erro
 	if err := SetUpRouting(mgr, reconciler, true, operatorNamespace); err != nil {
 		return nil, err
 	}
-	if err := SetUpPluginController(mgr, reconciler, operatorNamespace); err != nil {
+	if err := SetUpPluginController(ctx, mgr, reconciler, operatorNamespace); err != nil {
 		return nil, err
 	}
 	if err := reconciler.SetupWithManager(ctx, mgr); err != nil {
