@@ -205,11 +205,13 @@ func deploymentsAskingForPluginController(ctx context.Context, cache client.Read
 }
 
 // ownerIsLive is whether the SecondaryScheduler that object's owner labels name, UID
-// included, is in the cache and not being deleted.
+// included, is in the cache and not being deleted. A scheduler's Deployment is in its
+// SecondaryScheduler's namespace: labels naming another are no scheduler's (and may name
+// a namespace the cache does not hold).
 func ownerIsLive(ctx context.Context, cache client.Reader, object client.Object) (bool, error) {
 	objectLabels := object.GetLabels()
 	key := client.ObjectKey{Namespace: objectLabels[render.LabelOwnerNamespace], Name: objectLabels[render.LabelOwnerName]}
-	if key.Namespace == "" || key.Name == "" {
+	if key.Namespace != object.GetNamespace() || key.Name == "" {
 		return false, nil
 	}
 	cr := &v1.SecondaryScheduler{}

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"time"
 
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "github.com/secondary-scheduler/secondary-scheduler-operator/api/v1"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
@@ -164,4 +166,41 @@ func (s *scenario) secondaryScheduler(cr *v1.SecondaryScheduler) *v1.SecondarySc
 func podTemplate(labels map[string]string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "theirs", Image: "example.com/theirs:v1"}}}}
+}
+
+// A Deployment asks for the controller on behalf of a live SecondaryScheduler only when its
+// owner labels name one in its own namespace, UID included; labels naming another
+// namespace are no scheduler's, and are not read (the cache may not hold that namespace).
+func TestOwnerIsLiveOnlyInTheDeploymentsNamespace(t *testing.T) {
+	cr := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "gangs", UID: "uid-1"}}
+	going := &v1.SecondaryScheduler{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "going", UID: "uid-2",
+		DeletionTimestamp: ptr.To(metav1.Now()), Finalizers: []string{"test"}}}
+	reader := fake.NewClientBuilder().WithScheme(testScheme).WithObjects(cr, going).Build()
+	deployment := func(namespace, ownerNamespace, ownerName, ownerUID string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "d", Labels: map[string]string{
+			render.LabelOwnerNamespace: ownerNamespace, render.LabelOwnerName: ownerName, render.LabelOwnerUID: ownerUID}}}
+	}
+	tests := []struct {
+		name       string
+		deployment *appsv1.Deployment
+		want       bool
+	}{
+		{"its live owner", deployment("team-a", "team-a", "gangs", "uid-1"), true},
+		{"another UID of that name", deployment("team-a", "team-a", "gangs", "uid-9"), false},
+		{"an owner being deleted", deployment("team-a", "team-a", "going", "uid-2"), false},
+		{"an owner that is not there", deployment("team-a", "team-a", "gone", "uid-3"), false},
+		{"labels naming another namespace", deployment("team-b", "team-a", "gangs", "uid-1"), false},
+		{"no owner labels", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "d"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ownerIsLive(context.Background(), reader, tt.deployment)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("ownerIsLive = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
