@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -181,12 +180,11 @@ var ownerOf = handler.EnqueueRequestsFromMapFunc(func(_ context.Context, object 
 // ownerRequest is the request of the SecondaryScheduler whose owner labels object
 // carries, none without them.
 func ownerRequest(object client.Object) []reconcile.Request {
-	objectLabels := labels.Set(object.GetLabels())
-	namespace, name := objectLabels.Get(render.LabelOwnerNamespace), objectLabels.Get(render.LabelOwnerName)
-	if namespace == "" || name == "" {
+	key, ok := ownership.OwnerKey(object)
+	if !ok {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: namespace, Name: name}}}
+	return []reconcile.Request{{NamespacedName: key}}
 }
 
 // deleteOwned deletes object if, and only if, it is cr's, with a precondition on its UID

@@ -28,6 +28,7 @@ import (
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/drift"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/gather"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/observe"
+	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/ownership"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/render"
 	"github.com/secondary-scheduler/secondary-scheduler-operator/internal/schedconfig"
 )
@@ -209,9 +210,8 @@ func deploymentsAskingForPluginController(ctx context.Context, cache client.Read
 // SecondaryScheduler's namespace: labels naming another are no scheduler's (and may name
 // a namespace the cache does not hold).
 func ownerIsLive(ctx context.Context, cache client.Reader, object client.Object) (bool, error) {
-	objectLabels := object.GetLabels()
-	key := client.ObjectKey{Namespace: objectLabels[render.LabelOwnerNamespace], Name: objectLabels[render.LabelOwnerName]}
-	if key.Namespace != object.GetNamespace() || key.Name == "" {
+	key, ok := ownership.OwnerKey(object)
+	if !ok || key.Namespace != object.GetNamespace() {
 		return false, nil
 	}
 	cr := &v1.SecondaryScheduler{}
@@ -220,7 +220,7 @@ func ownerIsLive(ctx context.Context, cache client.Reader, object client.Object)
 	} else if err != nil {
 		return false, fmt.Errorf("read SecondaryScheduler %s: %w", key, err)
 	}
-	return string(cr.UID) == objectLabels[render.LabelOwnerUID] && cr.DeletionTimestamp.IsZero(), nil
+	return string(cr.UID) == object.GetLabels()[render.LabelOwnerUID] && cr.DeletionTimestamp.IsZero(), nil
 }
 
 // pluginControllerImageOf is the controller image a scheduler's Deployment asks for, ""

@@ -213,20 +213,27 @@ func NameSelector(cr *v1.SecondaryScheduler) client.MatchingLabels {
 // schedulers read N times N objects.
 const OwnerNameIndex = "operator.secondary-scheduler.io/owner-name"
 
-// IndexOwnerName is OwnerNameIndex's index function: "namespace/name" of the owner that
-// object's labels name, none without both labels.
-func IndexOwnerName(object client.Object) []string {
+// OwnerKey is the namespace and name of the SecondaryScheduler that object's owner labels
+// name, false without both labels. It finds; OwnedBy proves.
+func OwnerKey(object client.Object) (client.ObjectKey, bool) {
 	objectLabels := object.GetLabels()
-	namespace, name := objectLabels[render.LabelOwnerNamespace], objectLabels[render.LabelOwnerName]
-	if namespace == "" || name == "" {
+	key := client.ObjectKey{Namespace: objectLabels[render.LabelOwnerNamespace], Name: objectLabels[render.LabelOwnerName]}
+	return key, key.Namespace != "" && key.Name != ""
+}
+
+// IndexOwnerName is OwnerNameIndex's index function: "namespace/name" of the owner that
+// object's labels name (OwnerKey), none without both labels.
+func IndexOwnerName(object client.Object) []string {
+	key, ok := OwnerKey(object)
+	if !ok {
 		return nil
 	}
-	return []string{namespace + "/" + name}
+	return []string{key.String()}
 }
 
 // NameIndex selects, from a cache indexed by OwnerNameIndex, what NameSelector selects.
 func NameIndex(cr *v1.SecondaryScheduler) client.MatchingFields {
-	return client.MatchingFields{OwnerNameIndex: cr.Namespace + "/" + cr.Name}
+	return client.MatchingFields{OwnerNameIndex: client.ObjectKeyFromObject(cr).String()}
 }
 
 // KindOf is an object's kind, for messages: its GVK's, or its Go type.

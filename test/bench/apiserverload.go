@@ -1,16 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // apiServerLoad is a sample of what the API server has served, every client's requests
@@ -49,12 +50,23 @@ func (e *env) sampleAPIServerLoad(ctx context.Context) (apiServerLoad, error) {
 			return load, fmt.Errorf("the API server's CPU time: %w", err)
 		}
 	}
-	stat, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return load, err
-	}
-	load.machineBusy, err = parseBusySeconds(string(stat))
+	load.machineBusy, err = machineBusySeconds()
 	return load, err
+}
+
+// machineBusySeconds is the time every CPU of the machine has spent neither idle nor
+// waiting for I/O (/proc/stat's first line, read with procfs).
+func machineBusySeconds() (float64, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0, err
+	}
+	stat, err := fs.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("read /proc/stat: %w", err)
+	}
+	cpu := stat.CPUTotal
+	return cpu.User + cpu.Nice + cpu.System + cpu.IRQ + cpu.SoftIRQ + cpu.Steal, nil
 }
 
 // apiServerWork is what the API server served between two samples.
@@ -86,10 +98,7 @@ func (w apiServerWork) busyCores() float64 { return w.machineBusy / w.duration.S
 func (w apiServerWork) mostServed(title string, limit int) detail {
 	keys := slices.Collect(maps.Keys(w.requests))
 	slices.SortFunc(keys, func(a, b string) int {
-		if c := int(w.requests[b] - w.requests[a]); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
+		return cmp.Or(cmp.Compare(w.requests[b], w.requests[a]), strings.Compare(a, b))
 	})
 	rows := make([][]string, 0, limit)
 	for _, key := range keys[:min(limit, len(keys))] {
@@ -97,27 +106,4 @@ func (w apiServerWork) mostServed(title string, limit int) detail {
 		rows = append(rows, []string{verb, resource, strconv.FormatFloat(w.requests[key], 'f', 0, 64)})
 	}
 	return detail{title: title, header: []string{"verb", "resource", "requests"}, rows: rows}
-}
-
-// parseBusySeconds reads the first line of /proc/stat ("cpu user nice system idle iowait
-// irq softirq steal ...") and returns the time every CPU spent neither idle nor waiting
-// for I/O, in seconds (clockTicks, as /proc/PID/stat).
-func parseBusySeconds(stat string) (float64, error) {
-	line, _, _ := strings.Cut(stat, "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 9 || fields[0] != "cpu" {
-		return 0, errors.New("/proc/stat: no cpu line of at least 8 times first")
-	}
-	var busy float64
-	for i, field := range fields[1:9] {
-		ticks, err := strconv.ParseFloat(field, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/stat: %w", err)
-		}
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		busy += ticks
-	}
-	return busy / clockTicks, nil
 }

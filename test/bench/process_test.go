@@ -56,34 +56,3 @@ func TestParseMemoryStatus(t *testing.T) {
 		})
 	}
 }
-
-func TestParseBusySeconds(t *testing.T) {
-	tests := []struct {
-		name    string
-		stat    string
-		want    float64
-		wantErr bool
-	}{
-		{
-			// user nice system idle iowait irq softirq steal guest guest_nice: idle and
-			// iowait are not busy.
-			name: "every time but idle and iowait",
-			stat: "cpu  1000 200 300 999999 8888 40 60 100 0 0\ncpu0 500 100 150 500000 4444 20 30 50 0 0\n",
-			want: 17,
-		},
-		{name: "a per-CPU line first", stat: "cpu0 1 2 3 4 5 6 7 8\n", wantErr: true},
-		{name: "too few times", stat: "cpu 1 2 3 4\n", wantErr: true},
-		{name: "not a number", stat: "cpu 1 2 x 4 5 6 7 8\n", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseBusySeconds(tt.stat)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
-			}
-			if got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}

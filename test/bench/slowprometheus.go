@@ -239,12 +239,11 @@ func targetLoadPacking(namespace, name, address string) *v1.SecondaryScheduler {
 	}
 }
 
-// createBinPackingInTurn creates the BinPacking SecondarySchedulers namePrefix-000 and
-// on one after another,
-// each once the one before has all its objects, and returns how long each took from its
-// create to its last object, and how many schedulers had each object count. The first
-// is awaited until Available, when its objects are complete; its count of objects is
-// what the others are awaited for.
+// createBinPackingInTurn creates the BinPacking SecondarySchedulers namePrefix-000 and on
+// one after another, each once the one before has all its objects, and returns how long
+// each took from its create to its last object, and how many schedulers had each object
+// count. The first is awaited until Available, when its objects are complete; its count
+// of objects is what the others are awaited for.
 func (e *env) createBinPackingInTurn(ctx context.Context, namePrefix string) ([]time.Duration, map[int]int, error) {
 	toObjects := make([]time.Duration, 0, slowBinPackingCount)
 	objectCounts := map[int]int{}
